@@ -1,0 +1,41 @@
+# The README's two commands: `make serve` and `make test`.
+# Needs only python3 (3.11+) and make; everything else goes into .venv.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: serve test lint fmt clean
+
+# Create the virtualenv once.
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# (Re)install the project, editable, with its dev extras whenever pyproject.toml changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --editable '.[dev]'
+	touch $@
+
+serve: $(STAMP)
+	$(BIN)/canasta-server serve
+
+# Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

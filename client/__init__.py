@@ -1,0 +1,1 @@
+"""The ``canasta`` command-line client: Typer commands, RPC helper, key store, rendering."""

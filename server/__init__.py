@@ -1,0 +1,1 @@
+"""The Canasta correspondence server: gRPC edge, service layer, storage, notifications."""

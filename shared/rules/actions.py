@@ -1,0 +1,115 @@
+"""The actions a seat can take: small frozen values with a canonical text form.
+
+Cards in actions are faces (``shared.rules.cards``); the engine takes the copies from the
+acting player's hand. ``str(action)`` is the canonical notation that ``notation.parse_action``
+reads back, so an action survives a round trip through text exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cards import Card, cards_text, rank_text
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """Take the top card(s) of the stock (§1.6 T1)."""
+
+    def __str__(self) -> str:
+        return "draw"
+
+
+@dataclass(frozen=True, slots=True)
+class TakePile:
+    """Take the whole discard pile (§1.6 T1, §1.8).
+
+    ``cards`` go from the hand into one meld with the top card (empty: lay the top card off on
+    the side's meld of its rank). ``melds`` are further melds from the hand made in the same
+    move, which count toward the initial-meld minimum of an unopened side (§1.10 rule 4).
+    """
+
+    cards: tuple[Card, ...] = ()
+    melds: tuple[tuple[Card, ...], ...] = ()
+
+    def __str__(self) -> str:
+        parts = [cards_text(self.cards)] + [cards_text(m) for m in self.melds]
+        text = ", ".join(parts).strip()
+        return f"pickup {text}" if text else "pickup"
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """Lay down one or more melds from the hand (§1.6 T2, §1.9).
+
+    Cards of a rank the side already has join that meld. An unopened side's first meld of the
+    hand is one ``Meld`` whose melds together meet the minimum (§1.10 rule 2).
+    """
+
+    melds: tuple[tuple[Card, ...], ...]
+
+    def __str__(self) -> str:
+        return "meld " + ", ".join(cards_text(m) for m in self.melds)
+
+
+@dataclass(frozen=True, slots=True)
+class LayOff:
+    """Add cards from the hand to the side's existing meld of ``rank`` (§1.6 T2)."""
+
+    rank: int
+    cards: tuple[Card, ...]
+
+    def __str__(self) -> str:
+        return f"lay {rank_text(self.rank)} {cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """Put one card from the hand on the discard pile, ending the turn (§1.6 T3)."""
+
+    card: Card
+
+    def __str__(self) -> str:
+        return f"discard {cards_text((self.card,))}"
+
+
+@dataclass(frozen=True, slots=True)
+class AskPartner:
+    """Ask partner "may I go out?"; the answer binds for this turn (§1.11.2)."""
+
+    def __str__(self) -> str:
+        return "ask"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """Partner's binding answer to "may I go out?" (§1.11.2)."""
+
+    yes: bool
+
+    def __str__(self) -> str:
+        return "answer yes" if self.yes else "answer no"
+
+
+@dataclass(frozen=True, slots=True)
+class Pass:
+    """Decline to take the pile once the stock is gone, which ends the hand (§1.12).
+
+    Also ends the turn of a player who drew a red three as the last card under
+    ``last_card_red3 = "meld_no_discard"`` (D13), since that player may not discard.
+    """
+
+    def __str__(self) -> str:
+        return "pass"
+
+
+Action = Draw | TakePile | Meld | LayOff | Discard | AskPartner | Answer | Pass
+"""Any action a seat can submit."""
+
+DRAW = Draw()
+ASK = AskPartner()
+PASS = Pass()
+YES = Answer(True)
+NO = Answer(False)
+DISCARDS = tuple(Discard(c) for c in range(53))
+"""Shared instances: actions are immutable values, so the engine can reuse them."""

@@ -1,0 +1,173 @@
+"""Cards as small integers, their rule properties, and the text people type for them.
+
+A card is identified by its *face*: rank and suit, or joker. Two copies of the queen of hearts
+are the same card for every rule of the game (RULES.md §1.2), so the engine never tracks which
+pack a card came from; it keeps multisets of faces. That makes "the engine picks the copy"
+trivial and keeps states small and fast to copy.
+
+Encoding: ``card = suit * 13 + rank`` for the 52 suited faces, ``JOKER = 52``.
+Ranks are indexed ``0 = '2', 1 = '3', 2 = '4', ..., 8 = '10', 9 = 'J', 10 = 'Q', 11 = 'K',
+12 = 'A'``; suits ``0 = clubs, 1 = diamonds, 2 = hearts, 3 = spades``. Every property a rule
+asks about is a tuple lookup indexed by the card (``RANK[c]``, ``VALUE[c]``, ``IS_WILD[c]``...).
+
+>>> parse_card("10d") == parse_card("td") == parse_card("TD")
+True
+>>> card_text(parse_card("jk")), card_text(parse_card("7♥"))
+('jk', '7h')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import NotationError
+
+Card = int
+"""A card face: ``suit * 13 + rank`` (0..51), or ``JOKER`` (52)."""
+
+JOKER: Card = 52
+CARD_FACES = 53
+
+TWO, THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(13)
+JOKER_RANK = 13
+"""Rank index of a joker (jokers have no natural rank)."""
+
+CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+SUIT_LETTERS = "cdhs"
+SUIT_SYMBOLS = "♣♦♥♠"
+RANK_TEXT = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a")
+"""How each rank index is written (lower case; parsing is case-insensitive)."""
+
+MELD_RANKS = tuple(range(THREE, ACE + 1))
+"""Rank indexes that can name a meld: the naturals 4..A, plus 3 for a black-three meld."""
+
+NATURAL_RANKS = tuple(range(FOUR, ACE + 1))
+
+
+def make_card(rank: int, suit: int) -> Card:
+    """The card of a natural rank index and suit index."""
+    return suit * 13 + rank
+
+
+def _rank(card: Card) -> int:
+    return JOKER_RANK if card == JOKER else card % 13
+
+
+def _suit(card: Card) -> int:
+    return -1 if card == JOKER else card // 13
+
+
+def _value(card: Card) -> int:
+    """Point value (RULES.md §1.2): joker 50, 2 and ace 20, 8..K 10, 4..7 5, black 3 5."""
+    rank = _rank(card)
+    if rank == JOKER_RANK:
+        return 50
+    if rank in (TWO, ACE):
+        return 20
+    if rank >= EIGHT:
+        return 10
+    if rank == THREE:
+        return 0 if _suit(card) in (DIAMONDS, HEARTS) else 5
+    return 5
+
+
+_ALL = range(CARD_FACES)
+RANK: tuple[int, ...] = tuple(_rank(c) for c in _ALL)
+SUIT: tuple[int, ...] = tuple(_suit(c) for c in _ALL)
+VALUE: tuple[int, ...] = tuple(_value(c) for c in _ALL)
+IS_WILD: tuple[bool, ...] = tuple(_rank(c) in (TWO, JOKER_RANK) for c in _ALL)
+IS_RED3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (1, 2) for c in _ALL)
+IS_BLACK3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (0, 3) for c in _ALL)
+IS_NATURAL: tuple[bool, ...] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
+SORT_KEY: tuple[int, ...] = tuple(
+    (_rank(c) if _rank(c) > THREE else _rank(c) + 20) * 4 + max(_suit(c), 0) for c in _ALL
+)
+"""Display order: naturals 4..A, then threes, twos and jokers, suits within a rank."""
+
+RED_THREES = (make_card(THREE, DIAMONDS), make_card(THREE, HEARTS))
+BLACK_THREES = (make_card(THREE, CLUBS), make_card(THREE, SPADES))
+
+
+def card_text(card: Card) -> str:
+    """The canonical text of a card: ``'7h'``, ``'10d'``, ``'qs'``, ``'jk'``."""
+    if card == JOKER:
+        return "jk"
+    return RANK_TEXT[card % 13] + SUIT_LETTERS[card // 13]
+
+
+def cards_text(cards: Iterable[Card]) -> str:
+    """Space-separated canonical text of several cards."""
+    return " ".join(card_text(c) for c in cards)
+
+
+def rank_text(rank: int) -> str:
+    """How a rank is written in melds and messages: ``'7'``, ``'k'``, ``'3'``."""
+    return "jk" if rank == JOKER_RANK else RANK_TEXT[rank]
+
+
+def rank_name(rank: int) -> str:
+    """A rank in words for messages, plural: ``'sevens'``, ``'kings'``, ``'black threes'``."""
+    names = (
+        "twos", "threes", "fours", "fives", "sixes", "sevens", "eights", "nines", "tens",
+        "jacks", "queens", "kings", "aces",
+    )  # fmt: skip
+    return "jokers" if rank == JOKER_RANK else names[rank]
+
+
+_RANK_WORDS = {text: i for i, text in enumerate(RANK_TEXT)}
+_RANK_WORDS.update({"t": TEN, "1": ACE, "11": JACK, "12": QUEEN, "13": KING, "14": ACE})
+_SUIT_WORDS = {letter: i for i, letter in enumerate(SUIT_LETTERS)}
+_SUIT_WORDS.update({sym: i for i, sym in enumerate(SUIT_SYMBOLS)})
+_SUIT_WORDS.update({"♧": CLUBS, "♢": DIAMONDS, "♡": HEARTS, "♤": SPADES})
+_JOKER_WORDS = {"jk", "joker", "jo", "*"}
+_RANK_HELP = "ranks are 2-10 (or t), j, q, k, a; suits are c, d, h, s; a joker is jk"
+
+
+def parse_rank(text: str) -> int:
+    """Read a bare rank such as ``'9'``, ``'k'`` or ``'10'`` (used to name a meld)."""
+    word = text.strip().lower()
+    if word in _RANK_WORDS:
+        return _RANK_WORDS[word]
+    raise NotationError(f"could not read the rank {text!r}: {_RANK_HELP}")
+
+
+def parse_card(text: str) -> Card:
+    """Read one card: rank then suit (``'7h'``, ``'10d'``, ``'td'``, ``'Q♠'``) or ``'jk'``."""
+    word = text.strip().lower()
+    if not word:
+        raise NotationError("expected a card, found nothing")
+    if word in _JOKER_WORDS:
+        return JOKER
+    suit = _SUIT_WORDS.get(word[-1])
+    rank = _RANK_WORDS.get(word[:-1])
+    if suit is None or rank is None:
+        if word in _RANK_WORDS:
+            raise NotationError(
+                f"the card {text!r} has no suit: write it like {word}h ({_RANK_HELP})"
+            )
+        raise NotationError(f"could not read the card {text!r}: {_RANK_HELP}")
+    return make_card(rank, suit)
+
+
+def parse_cards(text: str | Iterable[str]) -> tuple[Card, ...]:
+    """Read several cards separated by spaces or commas, or given as separate strings."""
+    words = text.replace(",", " ").split() if isinstance(text, str) else list(text)
+    return tuple(parse_card(w) for w in words)
+
+
+def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
+    """Cards in display order (grouped by rank)."""
+    return tuple(sorted(cards, key=SORT_KEY.__getitem__))
+
+
+def deck(decks: int = 2, jokers_per_deck: int = 2) -> tuple[Card, ...]:
+    """The cards of ``decks`` packs in a fixed canonical order (RULES.md §1.2 id order).
+
+    The index of a card in this tuple is its card id in RULES.md's scheme when
+    ``jokers_per_deck == 2``: ``d*54 + suit*13 + rank``, jokers at ``d*54 + 52 + j``.
+
+    >>> len(deck()), sum(VALUE[c] for c in deck() if not IS_RED3[c])
+    (108, 1180)
+    """
+    one_pack = tuple(range(52)) + (JOKER,) * jokers_per_deck
+    return one_pack * decks

@@ -1,0 +1,293 @@
+"""Rule configuration: the table, the presets, and one named option per source disagreement.
+
+A ``RuleConfig`` is static for a whole match; the dynamic game lives in ``GameState``. Every
+point where RULES.md Part 2 records a disagreement between sources is an option here, with the
+recommended default; the presets of RULES.md Part 3 (two-, three- and six-player forms) are
+classic plus their listed changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "wild_limit": ("max3", "not_more_than_naturals"),
+    "red3_negative_if": ("no_meld", "no_canasta"),
+    "red3_scoring": ("side", "individual"),
+    "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze"),
+    "red3_deal_timing": ("immediate", "first_turn"),
+    "last_card_red3": ("end_no_play", "meld_no_discard"),
+    "stock_out_forced_take": ("layoff_only", "any_legal"),
+    "stock_out_rule": ("forced_take", "end_after_last_discard"),
+    "ask_timing": ("after_draw_before_meld", "before_or_after_draw"),
+    "tie_policy": ("play_another_hand", "draw", "raise_target_500"),
+    "open_via_pile": ("allowed", "forbidden", "required"),
+    "dealer_selection": ("random", "seat0"),
+}
+TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
+
+CLASSIC_MINIMUMS: tuple[tuple[int | None, int], ...] = (
+    (None, 15),
+    (0, 50),
+    (1500, 90),
+    (3000, 120),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleConfig:
+    """Everything that distinguishes one form of Canasta from another (RULES.md §3.9).
+
+    Field docstrings cite the RULES.md entry that the option settles.
+    """
+
+    preset: str = "classic"
+    """The preset these values started from (informational)."""
+    players: int = 4
+    partnerships: tuple[tuple[int, ...], ...] = ((0, 2), (1, 3))
+    """Seats of each side at the start of a hand; one cumulative score column per entry."""
+    cutthroat: bool = False
+    """Three-handed cutthroat: the first to take the pile plays alone, the others pair up (§3.2)."""
+    decks: int = 2
+    jokers_per_deck: int = 2
+    """D1: 2 (108 cards) or 3 (110 cards)."""
+    hand_size: int = 11
+    draw_count: int = 1
+    canastas_to_go_out: int = 1
+    target: int = 5000
+    min_meld_table: tuple[tuple[int | None, int], ...] = CLASSIC_MINIMUMS
+    """D19: (lowest cumulative score, minimum) rows in ascending order; ``None`` = below zero."""
+    wild_limit: str = "max3"
+    """D9: at most three wild cards per meld, or never more wilds than naturals."""
+    natural_canasta_bonus: int = 500
+    mixed_canasta_bonus: int = 300
+    """D18: canasta bonuses."""
+    red3_value: int = 100
+    red3_special_totals: tuple[tuple[int, int], ...] = ((4, 800),)
+    """D17: (count, total) overrides; classic: all four red threes are worth 800."""
+    red3_negative_if: str = "no_meld"
+    """D16: red threes count minus for a side that made no meld (or, option, no canasta)."""
+    red3_scoring: str = "side"
+    """Red threes pooled per side, or scored by each player individually (cutthroat)."""
+    red3_counts_toward_minimum: bool = False
+    """D4: red threes never help the initial-meld minimum by default."""
+    going_out_bonus: int = 100
+    concealed_bonus_total: int = 200
+    """D12: the concealed bonus replaces the ordinary one (200 in total, not 300)."""
+    concealed_min_exempt: bool = True
+    """D10: a concealed going-out after a stock draw need not meet the minimum."""
+    concealed_requires_own_canasta: bool = True
+    """D11: a concealed hand must itself contain a canasta."""
+    upcard_mode: str = "cover_and_freeze"
+    """D2: how a wild or red three turned as the upcard is handled."""
+    red3_deal_timing: str = "immediate"
+    """D3: dealt red threes are laid out at once, or at each player's first turn."""
+    black3_freezes: bool = False
+    """D5: a black three only blocks the next player by default."""
+    black3_top_takeable_to_go_out: bool = False
+    """D6: a black three on top may be taken to go out (Britannica) if set."""
+    frozen_allows_layoff: bool = False
+    """D7: a frozen pile needs a natural pair even if the side has a meld of that rank."""
+    unfrozen_take_methods: tuple[str, ...] = TAKE_METHODS
+    """D8: the ways an unfrozen pile may be taken."""
+    one_card_pile_rule: bool = True
+    """D15: a player holding one card may not take a one-card pile."""
+    last_card_red3: str = "end_no_play"
+    """D13: a red three drawn as the last stock card ends the hand at once."""
+    stock_out_forced_take: str = "layoff_only"
+    """D14: after the stock is gone, taking is compulsory when the top card fits a meld."""
+    stock_out_rule: str = "forced_take"
+    """After the stock is gone: play on by taking the pile (classic) or end at once (cutthroat)."""
+    ask_timing: str = "after_draw_before_meld"
+    """D22: when a player may ask partner for permission to go out."""
+    ask_limit_per_hand: int | None = None
+    """D22: how often one player may ask per hand; ``None`` = once per turn, no hand limit."""
+    tie_policy: str = "play_another_hand"
+    """D20: what happens when the top scores tie at or above the target."""
+    open_via_pile: str = "allowed"
+    """D21: whether a side may (or must) open by taking the pile."""
+    dealer_selection: str = "random"
+    """D23: the first dealer is drawn from the match seed, or is seat 0."""
+    _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._validate()
+        seat_side = [0] * self.players
+        for side, seats in enumerate(self.partnerships):
+            for seat in seats:
+                seat_side[seat] = side
+        object.__setattr__(self, "_seat_side", tuple(seat_side))
+
+    # -- derived facts ---------------------------------------------------------------------
+
+    @property
+    def deck_size(self) -> int:
+        return self.decks * (52 + self.jokers_per_deck)
+
+    @property
+    def sides(self) -> int:
+        """Number of score columns (sides at the start of a hand)."""
+        return len(self.partnerships)
+
+    def initial_side(self, seat: int) -> int:
+        """The side (and score column) a seat belongs to when a hand starts."""
+        return self._seat_side[seat]
+
+    @property
+    def has_partners(self) -> bool:
+        """Whether asking partner exists: fixed partnerships of two or more (§1.11.2)."""
+        return not self.cutthroat and all(len(s) >= 2 for s in self.partnerships)
+
+    def partner_to_ask(self, seat: int) -> int:
+        """The partner who answers "may I go out?": the next partner clockwise [engine policy]."""
+        side = self.partnerships[self._seat_side[seat]]
+        for step in range(1, self.players):
+            other = (seat + step) % self.players
+            if other in side:
+                return other
+        raise ConfigError("this form of the game has no partners")
+
+    def initial_minimum(self, score: int) -> int:
+        """The initial-meld minimum for a cumulative score (§1.10; D19).
+
+        >>> [CLASSIC.initial_minimum(s) for s in (-5, 0, 1495, 1500, 2995, 3000, 4990)]
+        [15, 50, 50, 90, 90, 120, 120]
+        """
+        minimum = self.min_meld_table[0][1]
+        for lowest, value in self.min_meld_table:
+            if lowest is None or score >= lowest:
+                minimum = value
+        return minimum
+
+    def red3_total(self, count: int) -> int:
+        """Unsigned value of ``count`` red threes held together (§1.13; D17)."""
+        for n, total in self.red3_special_totals:
+            if n == count:
+                return total
+        return self.red3_value * count
+
+    def max_wilds(self, naturals: int) -> int:
+        """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9)."""
+        return 3 if self.wild_limit == "max3" else naturals
+
+    # -- (de)serialisation -------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field (lists for tuples)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name.startswith("_"):
+                continue
+            out[f.name] = _to_json(getattr(self, f.name))
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleConfig:
+        """Rebuild a config from ``to_dict`` output (unknown keys are refused)."""
+        preset = str(data.get("preset", "classic"))
+        options = {k: v for k, v in data.items() if k != "preset"}
+        return make_config(preset, options)
+
+    def _validate(self) -> None:
+        for name, allowed in _CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise ConfigError(
+                    f"option {name} cannot be {value!r}; choose one of {', '.join(allowed)}"
+                )
+        if self.players not in (2, 3, 4, 6):
+            raise ConfigError("a match has 2, 3, 4 or 6 players")
+        seats = sorted(s for side in self.partnerships for s in side)
+        if seats != list(range(self.players)):
+            raise ConfigError("partnerships must name every seat exactly once")
+        if (
+            not set(self.unfrozen_take_methods) <= set(TAKE_METHODS)
+            or not self.unfrozen_take_methods
+        ):
+            raise ConfigError(
+                f"unfrozen_take_methods must be chosen from {', '.join(TAKE_METHODS)}"
+            )
+        if self.cutthroat and self.players != 3:
+            raise ConfigError("cutthroat play needs exactly three players")
+        if self.decks < 1 or self.jokers_per_deck < 0 or self.hand_size < 1:
+            raise ConfigError("decks, jokers per deck and hand size must be positive")
+        if self.draw_count < 1 or self.canastas_to_go_out < 1 or self.target <= 0:
+            raise ConfigError("draw count, canastas to go out and target must be positive")
+        if self.players * self.hand_size + 10 > self.deck_size:
+            raise ConfigError("the deal would not leave enough cards for the stock")
+        if not self.min_meld_table or self.min_meld_table[0][0] is not None:
+            raise ConfigError("min_meld_table must start with a row for negative scores (null)")
+        lows = [low for low, _ in self.min_meld_table[1:]]
+        if any(low is None for low in lows) or lows != sorted(lows):  # type: ignore[type-var]
+            raise ConfigError("min_meld_table rows must ascend by score")
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _from_json(name: str, value: Any) -> Any:
+    """Turn JSON lists back into the tuples a frozen config holds."""
+    if name in ("partnerships", "min_meld_table", "red3_special_totals"):
+        return tuple(tuple(row) for row in value)
+    if name == "unfrozen_take_methods":
+        return tuple(value)
+    return value
+
+
+CLASSIC = RuleConfig()
+
+_SIX_RED3 = ((5, 1000), (6, 1200))
+PRESETS: dict[str, dict[str, Any]] = {
+    "classic": {},
+    "two_player": {
+        "players": 2, "partnerships": ((0,), (1,)), "hand_size": 15, "draw_count": 2,
+        "canastas_to_go_out": 2,
+    },
+    "three_simple": {"players": 3, "partnerships": ((0,), (1,), (2,)), "hand_size": 13},
+    "three_cutthroat": {
+        "players": 3, "partnerships": ((0,), (1,), (2,)), "cutthroat": True, "hand_size": 13,
+        "draw_count": 2, "canastas_to_go_out": 2, "target": 7500, "red3_scoring": "individual",
+        "stock_out_rule": "end_after_last_discard",
+    },
+    "six_2x3": {
+        "players": 6, "partnerships": ((0, 2, 4), (1, 3, 5)), "decks": 3, "hand_size": 13,
+        "canastas_to_go_out": 2, "target": 10000, "red3_special_totals": _SIX_RED3,
+        "min_meld_table": (*CLASSIC_MINIMUMS, (7500, 150)),
+    },
+    "six_3x2": {
+        "players": 6, "partnerships": ((0, 3), (1, 4), (2, 5)), "decks": 3, "hand_size": 13,
+        "canastas_to_go_out": 2, "target": 7500, "red3_special_totals": _SIX_RED3,
+    },
+}  # fmt: skip
+"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.3)."""
+
+OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
+
+
+def make_config(preset: str = "classic", options: Mapping[str, Any] | None = None) -> RuleConfig:
+    """A preset with house-rule options applied on top; unknown names are a ``ConfigError``.
+
+    >>> make_config("two_player").hand_size
+    15
+    >>> make_config("classic", {"black3_freezes": True}).black3_freezes
+    True
+    """
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    values: dict[str, Any] = dict(PRESETS[preset])
+    for name, value in (options or {}).items():
+        if name not in OPTION_NAMES or name == "preset":
+            raise ConfigError(f"unknown rule option {name!r}")
+        values[name] = _from_json(name, value)
+    try:
+        return RuleConfig(preset=preset, **values)
+    except TypeError as exc:  # a value of the wrong type reached a comparison
+        raise ConfigError(f"invalid rule options: {exc}") from None

@@ -1,0 +1,262 @@
+"""Starting a match and dealing a hand: deal, upcard, dealt red threes (RULES.md §1.3, §1.5).
+
+Dealing is a chance step outside the players' control, so it takes its randomness from the
+caller: a full card order (``deal_hand``), an explicit position (``deal_position``) or a seed
+(``shuffled_deck``). The server derives the order by commit-reveal (``shared.crypto``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, SORT_KEY, Card, card_text, deck
+from .config import RuleConfig
+from .errors import ConfigError, WrongPhaseError
+from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
+
+
+def new_match(config: RuleConfig, *, seed: int | str | bytes | None = None) -> GameState:
+    """A match before its first deal; the first dealer is drawn from ``seed`` (D23)."""
+    if config.dealer_selection == "seat0" or seed is None:
+        dealer = 0
+    else:
+        dealer = random.Random(_seed_int(seed)).randrange(config.players)
+    n, sides = config.players, config.sides
+    return GameState(
+        config=config,
+        phase=Phase.DEAL,
+        hand_number=0,
+        dealer=dealer,
+        turn=0,
+        scores=(0,) * sides,
+        target=config.target,
+        stock=(),
+        pile=(),
+        pile_frozen=False,
+        hands=((),) * n,
+        side_of=tuple(config.initial_side(s) for s in range(n)),
+        melds=(EMPTY_MELDS,) * sides,
+        red3=((),) * n,
+        melded_seats=(False,) * n,
+        pending_red3=(False,) * n,
+        asks=(0,) * n,
+    )
+
+
+def shuffled_deck(config: RuleConfig, seed: int | str | bytes) -> tuple[Card, ...]:
+    """The deck in an order drawn from ``seed`` (for tests, bots and offline play)."""
+    cards = list(deck(config.decks, config.jokers_per_deck))
+    random.Random(_seed_int(seed)).shuffle(cards)
+    return tuple(cards)
+
+
+def _seed_int(seed: int | str | bytes) -> int:
+    if isinstance(seed, int):
+        return seed
+    data = seed.encode() if isinstance(seed, str) else seed
+    return int.from_bytes(data, "big") if data else 0
+
+
+def deal_hand(state: GameState, order: Sequence[Card]) -> GameState:
+    """Deal the next hand from a full deck ``order`` (top card first).
+
+    Cards go one at a time clockwise from the dealer's left (§1.5 H2); the rest is the stock.
+    """
+    config = state.config
+    _require_deal_phase(state)
+    _require_full_deck(config, order)
+    n = config.players
+    dealt = n * config.hand_size
+    hands: list[list[Card]] = [[] for _ in range(n)]
+    for i in range(dealt):
+        hands[(state.dealer + 1 + i) % n].append(order[i])
+    return _start_hand(state, hands, tuple(order[dealt:]))
+
+
+def deal_position(
+    state: GameState,
+    hands: Sequence[Sequence[Card]],
+    stock: Sequence[Card],
+    *,
+    pile: Sequence[Card] = (),
+    melds: Sequence[Sequence[Sequence[Card]]] | None = None,
+    red3: Sequence[Sequence[Card]] | None = None,
+    turn: int | None = None,
+    fill: str = "stock",
+) -> GameState:
+    """Start a hand from an explicit position, for scenarios and bug reports.
+
+    ``stock`` is top first and begins with the card(s) to be turned as the upcard unless
+    ``pile`` is given, in which case no upcard is turned and play starts from that pile.
+    Cards of the deck that appear nowhere go under the stock (``fill="stock"``) or out of
+    play (``fill="box"``), so every card stays accounted for.
+    """
+    config = state.config
+    _require_deal_phase(state)
+    n = config.players
+    if len(hands) != n:
+        raise ConfigError(f"the position names {len(hands)} hands for {n} players")
+    side_melds: list[Melds] = [EMPTY_MELDS] * config.sides
+    for side, groups in enumerate(melds or ()):
+        table = list(EMPTY_MELDS)
+        for group in groups:
+            if not group:
+                continue
+            rank = next((RANK[c] for c in group if not IS_WILD[c]), None)
+            if rank is None:
+                raise ConfigError("a meld in the position has no natural card")
+            table[rank] = tuple(group)
+        side_melds[side] = tuple(table)
+    laid = [tuple(r) for r in (red3 or [()] * n)]
+    used = Counter(c for h in hands for c in h)
+    used.update(stock)
+    used.update(pile)
+    used.update(c for side in side_melds for m in side for c in m)
+    used.update(c for r in laid for c in r)
+    remaining = Counter(deck(config.decks, config.jokers_per_deck))
+    remaining.subtract(used)
+    over = [card_text(c) for c, k in remaining.items() if k < 0]
+    if over:
+        raise ConfigError(f"the position uses more copies than the deck has of: {', '.join(over)}")
+    rest = tuple(sorted(remaining.elements()))
+    full_stock = tuple(stock) + (rest if fill == "stock" else ())
+    start = _start_hand(state, [list(h) for h in hands], full_stock, turn_upcard=not pile)
+    start.box = rest if fill == "box" else ()
+    if pile:
+        start.pile = tuple(pile)
+        start.pile_frozen = any(
+            IS_WILD[c] or IS_RED3[c] or (config.black3_freezes and IS_BLACK3[c]) for c in pile
+        )
+    start.melds = tuple(side_melds)
+    start.red3 = tuple(tuple(a) + tuple(b) for a, b in zip(laid, start.red3, strict=True))
+    if turn is not None:
+        start.turn = turn
+    return start
+
+
+def _require_deal_phase(state: GameState) -> None:
+    if state.phase is not Phase.DEAL:
+        raise WrongPhaseError("a new hand can only be dealt when the previous one is over")
+
+
+def _require_full_deck(config: RuleConfig, order: Sequence[Card]) -> None:
+    if Counter(order) != Counter(deck(config.decks, config.jokers_per_deck)):
+        raise ConfigError(f"the deal order must hold exactly the {config.deck_size}-card deck")
+
+
+def _start_hand(
+    state: GameState, hands: list[list[Card]], stock: tuple[Card, ...], turn_upcard: bool = True
+) -> GameState:
+    config = state.config
+    n = config.players
+    s = state._clone()
+    s.hand_number = state.hand_number + 1
+    s.phase = Phase.DRAW
+    s.turn = (state.dealer + 1) % n
+    s.stock = stock
+    s.pile = ()
+    s.pile_frozen = False
+    s.hands = tuple(tuple(sorted(h, key=SORT_KEY.__getitem__)) for h in hands)
+    s.side_of = tuple(config.initial_side(seat) for seat in range(n))
+    s.melds = (EMPTY_MELDS,) * config.sides
+    s.red3 = ((),) * n
+    s.box = ()
+    s.melded_seats = (False,) * n
+    s.pending_red3 = (False,) * n
+    s.lone_seat = None
+    s.asks = (0,) * n
+    s.last_hand = state.last_hand
+    s.events = tuple(
+        Event(seat, "deal", private=s.hands[seat], text=f"dealt {len(s.hands[seat])} cards")
+        for seat in range(n)
+    )
+    reset_turn(s)
+    if turn_upcard:
+        _turn_upcard(s)
+    if config.red3_deal_timing == "immediate":
+        for step in range(n):
+            lay_out_red_threes(s, (s.turn + step) % n)
+    else:
+        s.pending_red3 = tuple(any(IS_RED3[c] for c in h) for h in s.hands)
+        if s.pending_red3[s.turn]:
+            lay_out_red_threes(s, s.turn)
+    return s
+
+
+def reset_turn(s: GameState) -> None:
+    """Clear the per-turn flags at the start of a turn."""
+    s.drew_from_stock = False
+    s.turn_melded = False
+    s.turn_put_down = False
+    s.touched_old_meld = False
+    s.turn_new_ranks = 0
+    s.asked = False
+    s.permission = None
+    s.must_go_out = False
+    s.answer_phase = Phase.PLAY
+    s.no_discard = False
+
+
+def _turn_upcard(s: GameState) -> None:
+    """Start the pile (§1.5 H3; D2 for the other modes)."""
+    mode = s.config.upcard_mode
+    turned: list[Card] = []
+    for _ in range(len(s.stock)):
+        card = s.stock[0]
+        s.stock = s.stock[1:]
+        special = IS_WILD[card] or IS_RED3[card]
+        if mode == "bury_and_redraw":
+            if special or IS_BLACK3[card]:
+                s.stock = (*s.stock, card)
+                continue
+            s.pile = (card,)
+            turned.append(card)
+            break
+        s.pile = (*s.pile, card)
+        turned.append(card)
+        if special:
+            if mode == "cover_and_freeze":
+                s.pile_frozen = True
+            continue
+        if IS_BLACK3[card] and s.config.black3_freezes:
+            s.pile_frozen = True
+        break
+    s.events = (*s.events, Event(s.dealer, "upcard", tuple(turned), text="turned the upcard"))
+
+
+def lay_out_red_threes(s: GameState, seat: int) -> None:
+    """Lay out every red three in a hand and replace each from the stock (§1.5 H4, §1.7)."""
+    hand = s.hands[seat]
+    laid: list[Card] = []
+    drawn: list[Card] = []
+    while any(IS_RED3[c] for c in hand):
+        threes = [c for c in hand if IS_RED3[c]]
+        hand = tuple(c for c in hand if not IS_RED3[c])
+        laid.extend(threes)
+        for _ in threes:
+            if not s.stock:
+                break
+            card = s.stock[0]
+            s.stock = s.stock[1:]
+            drawn.append(card)
+            hand = (*hand, card)
+    drawn_kept = tuple(c for c in drawn if not IS_RED3[c])
+    _set(s, seat, hand, laid)
+    s.pending_red3 = tuple(False if i == seat else p for i, p in enumerate(s.pending_red3))
+    if laid:
+        s.events = (
+            *s.events,
+            Event(seat, "red3", tuple(laid), drawn_kept, text="laid out red threes"),
+        )
+
+
+def _set(s: GameState, seat: int, hand: tuple[Card, ...], laid: list[Card]) -> None:
+    hands = list(s.hands)
+    hands[seat] = tuple(sorted(hand, key=SORT_KEY.__getitem__))
+    s.hands = tuple(hands)
+    if laid:
+        red3 = list(s.red3)
+        red3[seat] = (*red3[seat], *laid)
+        s.red3 = tuple(red3)

@@ -1,0 +1,106 @@
+"""Can this hand still go out this turn? The feasibility search behind §1.11.3.
+
+The engine uses it for three rules: asking partner is allowed only when going out is possible
+(so a "yes" never creates an impossible obligation), a player obliged to go out may not make a
+play that rules it out, and a black-three meld is legal only in a going-out turn.
+
+The search is exact and small: one optional discard is set aside, every other card must be
+placed. Naturals of a rank join the side's meld of that rank or form a new meld (two or more
+naturals); black threes form one meld of three or more; wild cards are spread over the melds
+within the wild limit; and enough melds must reach seven cards for the canastas required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, RANK, THREE, VALUE, Card
+from .config import RuleConfig
+from .melds import CANASTA_SIZE
+from .state import Melds
+
+
+def can_go_out(
+    config: RuleConfig,
+    hand: Sequence[Card],
+    melds: Melds,
+    *,
+    minimum: int | None = None,
+    allow_discard: bool = True,
+) -> bool:
+    """Whether ``hand`` can be melded out this turn onto ``melds`` (a side's melds).
+
+    ``minimum`` is the initial-meld minimum the melded cards must reach when the side has not
+    opened and no exemption applies; ``None`` when none applies. ``allow_discard`` is false
+    for a player who may not discard (a red three drawn as the last card, D13 option).
+    """
+    if _can_place_all(config, hand, melds, minimum):
+        return True
+    if not allow_discard:
+        return False
+    tried: set[Card] = set()
+    for card in hand:
+        if card in tried:
+            continue
+        tried.add(card)
+        rest = list(hand)
+        rest.remove(card)
+        if _can_place_all(config, rest, melds, minimum):
+            return True
+    return False
+
+
+def _can_place_all(
+    config: RuleConfig, cards: Sequence[Card], melds: Melds, minimum: int | None
+) -> bool:
+    need = config.canastas_to_go_out
+    if not cards:
+        return sum(1 for m in melds if len(m) >= CANASTA_SIZE) >= need and minimum is None
+    naturals = [0] * 13
+    wilds = 0
+    black = 0
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        elif IS_BLACK3[card]:
+            black += 1
+        else:
+            naturals[RANK[card]] += 1
+    if 0 < black < 3 and not melds[THREE]:
+        return False
+    if minimum is not None and sum(VALUE[c] for c in cards) < minimum:
+        return False
+    complete = 0
+    lows = 0
+    highs = 0
+    extra_costs: list[int] = []  # wilds beyond the minimum that would complete a canasta
+    for rank in range(FOUR, ACE + 1):
+        existing = melds[rank]
+        added = naturals[rank]
+        if not existing and not added:
+            continue
+        old_wilds = sum(1 for c in existing if IS_WILD[c])
+        size = len(existing) + added
+        nat = size - old_wilds
+        if not existing and added < 2:
+            return False
+        low = 1 if not existing and added == 2 else 0
+        high = max(config.max_wilds(nat) - old_wilds, 0)
+        if low > high:
+            return False
+        lows += low
+        highs += high
+        missing = CANASTA_SIZE - size
+        if missing <= 0:
+            complete += 1
+        elif missing <= high:
+            extra_costs.append(max(missing, low) - low)
+    if not lows <= wilds <= highs:
+        return False
+    budget = wilds - lows
+    for cost in sorted(extra_costs):
+        if complete >= need or cost > budget:
+            break
+        budget -= cost
+        complete += 1
+    return complete >= need

@@ -1,0 +1,95 @@
+"""Meld validity and canasta classification (RULES.md §1.9).
+
+These functions look only at cards and the config: whose meld it is and whether the move is
+allowed now is the engine's business. Errors name the rule that the cards break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
+from .config import RuleConfig
+from .errors import IllegalMoveError
+
+CANASTA_SIZE = 7
+
+
+def meld_rank(cards: Sequence[Card]) -> int:
+    """The rank a group of cards would be melded as, read from its natural cards.
+
+    Raises ``IllegalMoveError`` for red threes, mixed ranks, black threes with other cards,
+    and groups with no natural card to give them a rank.
+    """
+    rank = -1
+    for card in cards:
+        if IS_RED3[card]:
+            raise IllegalMoveError(
+                "red threes cannot be melded: they are laid out by themselves", "1.7"
+            )
+        if IS_WILD[card]:
+            continue
+        if rank == -1:
+            rank = RANK[card]
+        elif RANK[card] != rank:
+            raise IllegalMoveError(
+                f"a meld holds cards of one rank; these mix {rank_name(rank)} and "
+                f"{rank_name(RANK[card])} (sequences are not melds in this game)",
+                "1.9",
+            )
+    if rank == -1:
+        raise IllegalMoveError(
+            "a meld needs natural cards: wild cards alone cannot be melded "
+            "(to add a wild card to a meld, lay it off: lay RANK CARD)",
+            "1.9",
+        )
+    if rank == THREE and any(IS_WILD[c] for c in cards):
+        raise IllegalMoveError("black threes may not be melded with wild cards", "1.9")
+    return rank
+
+
+def check_meld(config: RuleConfig, rank: int, cards: Sequence[Card], *, new: bool) -> None:
+    """Raise unless ``cards`` (the whole meld after the move) form a valid meld of ``rank``.
+
+    ``new`` says the meld starts now, so it must reach the three-card minimum by itself.
+    """
+    wilds = sum(1 for c in cards if IS_WILD[c])
+    naturals = len(cards) - wilds
+    if new and len(cards) < 3:
+        raise IllegalMoveError(
+            f"a new meld needs at least three cards; {len(cards)} "
+            f"{rank_name(rank) if len(cards) != 1 else 'card'} are not enough",
+            "1.9",
+        )
+    if rank == THREE:
+        return  # black threes: three or four of them, no wilds (checked by meld_rank)
+    if naturals < 2:
+        raise IllegalMoveError("a meld needs at least two natural cards", "1.9")
+    limit = config.max_wilds(naturals)
+    if wilds > limit:
+        if config.wild_limit == "max3":
+            raise IllegalMoveError(
+                f"a meld may hold at most three wild cards; this one would hold {wilds}", "1.9"
+            )
+        raise IllegalMoveError(
+            f"a meld may not hold more wild cards than natural cards "
+            f"({wilds} wild, {naturals} natural)",
+            "1.9",
+        )
+
+
+def is_canasta(meld: Sequence[Card]) -> bool:
+    return len(meld) >= CANASTA_SIZE
+
+
+def is_natural(meld: Sequence[Card]) -> bool:
+    """A meld without wild cards (a natural canasta once it has seven cards)."""
+    return not any(IS_WILD[c] for c in meld)
+
+
+def wild_count(meld: Sequence[Card]) -> int:
+    return sum(1 for c in meld if IS_WILD[c])
+
+
+def black_three_count(cards: Sequence[Card]) -> int:
+    return sum(1 for c in cards if IS_BLACK3[c])

@@ -1,0 +1,134 @@
+"""Reading actions that people type, and the whole-turn form (DESIGN.md, README "Notation").
+
+Grammar (case-insensitive; cards as in ``cards.parse_card``)::
+
+    draw                         take from the stock            (also: d, stock)
+    pickup [CARDS] [, MELD]...   take the discard pile          (also: take, pick)
+    meld CARDS [, CARDS]...      one or more melds              (also: m)
+    lay [RANK] CARDS             add to a meld of your side     (also: layoff, add, l)
+    discard CARD                 end the turn                   (also: x, throw)
+    ask                          ask partner "may I go out?"
+    answer yes|no                answer partner                 (also: yes, no)
+    pass                         decline the pile after the stock ran out
+
+Groups of a ``meld`` or ``pickup`` are separated by commas or slashes. ``lay`` may name its
+meld as ``lay 9 9d 2c`` or ``lay 9: 9d 2c``; without a rank the cards' natural rank is used.
+A whole turn is several actions separated by semicolons or new lines.
+
+>>> str(parse_action("MELD 7H 7C 2S, kd kc ks"))
+'meld 7h 7c 2s, kd kc ks'
+>>> [str(a) for a in parse_turn("draw; lay 9: 9d; discard td")]
+['draw', 'lay 9 9d', 'discard 10d']
+"""
+
+from __future__ import annotations
+
+import re
+
+from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
+from .cards import IS_WILD, RANK, Card, parse_card, parse_cards, parse_rank
+from .errors import NotationError
+
+_VERBS = {
+    "draw": "draw", "d": "draw", "stock": "draw",
+    "pickup": "pickup", "take": "pickup", "pick": "pickup", "pick-up": "pickup",
+    "meld": "meld", "m": "meld",
+    "lay": "lay", "layoff": "lay", "lay-off": "lay", "add": "lay", "l": "lay",
+    "discard": "discard", "x": "discard", "throw": "discard",
+    "ask": "ask", "answer": "answer", "yes": "yes", "no": "no", "pass": "pass",
+}  # fmt: skip
+_HELP = "use draw, pickup, meld, lay, discard, ask, answer yes|no or pass"
+MAX_ACTION_TEXT = 2000
+"""Longer text is refused before parsing: no real action needs more."""
+
+
+def parse_action(text: str) -> Action:
+    """Read one action; raises ``NotationError`` with a message a player understands."""
+    if len(text) > MAX_ACTION_TEXT:
+        raise NotationError("that action is far too long to be a Canasta move")
+    words = text.strip().split(None, 1)
+    if not words:
+        raise NotationError(f"expected an action, found nothing: {_HELP}")
+    verb = _VERBS.get(words[0].lower())
+    rest = words[1].strip() if len(words) > 1 else ""
+    if verb is None:
+        raise NotationError(f"unknown action {words[0]!r}: {_HELP}")
+    if verb in ("draw", "ask", "pass", "yes", "no"):
+        if rest:
+            raise NotationError(f"{verb} takes nothing after it (found {rest!r})")
+        simple: dict[str, Action] = {"draw": DRAW, "ask": ASK, "pass": PASS, "yes": YES, "no": NO}
+        return simple[verb]
+    if verb == "answer":
+        answer = rest.lower()
+        if answer in ("yes", "y"):
+            return YES
+        if answer in ("no", "n"):
+            return NO
+        raise NotationError("answer yes or answer no")
+    if verb == "discard":
+        cards = parse_cards(rest)
+        if len(cards) != 1:
+            raise NotationError(f"discard exactly one card, for example: discard kd (got {rest!r})")
+        return DISCARDS[cards[0]]
+    if verb == "lay":
+        return _parse_lay(rest)
+    groups = _groups(rest)
+    if verb == "meld":
+        if not groups:
+            raise NotationError("meld needs cards, for example: meld 7h 7c 2s")
+        return Meld(groups)
+    if not groups:
+        return TakePile()
+    return TakePile(groups[0], groups[1:])
+
+
+def parse_turn(text: str) -> list[Action]:
+    """Read several actions separated by ``;`` or new lines (a whole turn)."""
+    parts = [p for p in re.split(r"[;\n]", text) if p.strip()]
+    if not parts:
+        raise NotationError(f"expected at least one action: {_HELP}")
+    actions = []
+    for number, part in enumerate(parts, 1):
+        try:
+            actions.append(parse_action(part))
+        except NotationError as exc:
+            if len(parts) == 1:
+                raise
+            raise NotationError(f"action {number} ({part.strip()!r}): {exc.message}") from None
+    return actions
+
+
+def _groups(text: str) -> tuple[tuple[Card, ...], ...]:
+    groups = list(re.split(r"[,/]", text))
+    if len(groups) > 1 and any(not g.strip() for g in groups):
+        raise NotationError("an empty group between commas: each meld needs cards")
+    return tuple(parse_cards(g) for g in groups if g.strip())
+
+
+def _parse_lay(text: str) -> LayOff:
+    words = text.replace(":", " : ").split()
+    if not words:
+        raise NotationError("lay needs cards, for example: lay 9 9d 2c")
+    rank: int | None = None
+    first = words[0]
+    if len(words) > 1 and words[1] == ":":
+        rank = parse_rank(first)
+        words = words[2:]
+    else:
+        try:
+            parse_card(first)
+        except NotationError:
+            rank = parse_rank(first)
+            words = words[1:]
+    words = [w for w in words if w != ":"]
+    cards = parse_cards(words)
+    if not cards:
+        raise NotationError("lay needs cards after the meld's rank, for example: lay 9 9d")
+    if rank is None:
+        ranks = {RANK[c] for c in cards if not IS_WILD[c]}
+        if len(ranks) != 1:
+            raise NotationError(
+                "say which meld to lay off to, for example: lay 9 2c (or lay 9: 9d 2c)"
+            )
+        rank = ranks.pop()
+    return LayOff(rank, cards)

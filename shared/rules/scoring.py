@@ -1,0 +1,80 @@
+"""Scoring a finished hand and deciding the match (RULES.md §1.13, §1.14, §3.2, §3.3).
+
+Pure functions of a finished position: they read the melds, red threes and hands left on
+the table and return a ``HandResult`` per score column.
+"""
+
+from __future__ import annotations
+
+from .cards import VALUE
+from .melds import is_canasta, is_natural
+from .state import EndReason, GameState, HandResult, SideScore
+
+
+def score_hand(
+    state: GameState, reason: EndReason, went_out: int | None, concealed: bool
+) -> HandResult:
+    """Score every column of a finished hand (§1.13).
+
+    For each side: card values of its melds, canasta bonuses (500 natural, 300 mixed), red
+    threes (100 each, all four 800, minus if the side made no meld), the going-out bonus
+    (100, or 200 concealed), less the value of the cards left in its players' hands.
+    Cutthroat (§3.2): each partner scores the partnership's total, red threes individually.
+    """
+    config = state.config
+    columns = []
+    for column, seats in enumerate(config.partnerships):
+        side = state.side_of[seats[0]]
+        melds = state.melds[side]
+        meld_points = sum(VALUE[c] for meld in melds for c in meld)
+        naturals = sum(1 for m in melds if is_canasta(m) and is_natural(m))
+        mixed = sum(1 for m in melds if is_canasta(m) and not is_natural(m))
+        canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
+        if config.red3_scoring == "individual":
+            threes = sum(len(state.red3[s]) for s in seats)
+        else:
+            threes = sum(len(state.red3[s]) for s in state.side_seats(side))
+        negative = not any(melds) if config.red3_negative_if == "no_meld" else naturals + mixed == 0
+        red3_points = config.red3_total(threes) * (-1 if negative else 1) if threes else 0
+        bonus = 0
+        if went_out is not None and state.side_of[went_out] == side:
+            bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
+        penalty = sum(VALUE[c] for s in state.side_seats(side) for c in state.hands[s])
+        total = meld_points + canasta_bonus + red3_points + bonus - penalty
+        columns.append(
+            SideScore(
+                column=column,
+                seats=state.side_seats(side),
+                meld_points=meld_points,
+                natural_canastas=naturals,
+                mixed_canastas=mixed,
+                canasta_bonus=canasta_bonus,
+                red_threes=threes,
+                red_three_points=red3_points,
+                going_out_bonus=bonus,
+                hand_penalty=penalty,
+                hand_total=total,
+                cumulative=state.scores[column] + total,
+            )
+        )
+    return HandResult(
+        hand_number=state.hand_number,
+        reason=reason,
+        went_out=went_out,
+        concealed=concealed,
+        columns=tuple(columns),
+    )
+
+
+def match_winners(scores: tuple[int, ...], target: int) -> tuple[int, ...]:
+    """The columns with the highest total once any column reached the target (§1.14).
+
+    Empty while no column has reached the target. Two or more columns: an exact tie.
+
+    >>> match_winners((5010, 5400), 5000), match_winners((4990, 3000), 5000)
+    ((1,), ())
+    """
+    if max(scores) < target:
+        return ()
+    best = max(scores)
+    return tuple(i for i, s in enumerate(scores) if s == best)

@@ -1,0 +1,325 @@
+"""The dynamic game: one mutable-by-the-engine-only record per match position.
+
+``GameState`` is treated as an immutable value by everyone outside ``engine``: the engine
+clones it (``_clone`` copies only the references, every container inside is a tuple) and
+changes the clone, so a refused move can never leave a half-changed state behind. States
+serialise to JSON and back exactly (``to_json`` / ``from_json``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .cards import Card, card_text, parse_card
+from .config import RuleConfig
+
+
+class Phase(StrEnum):
+    """Where the match stands (RULES.md §1.4)."""
+
+    DEAL = "deal"
+    """Waiting for the next hand to be dealt (before the first hand and between hands)."""
+    DRAW = "draw"
+    """The seat to play must draw from the stock or take the pile (§1.6 T1)."""
+    PLAY = "play"
+    """The seat to play may meld, lay off, ask partner, and must end by discarding (T2, T3)."""
+    ANSWER = "answer"
+    """Partner must answer "may I go out?" (§1.11.2)."""
+    MATCH_OVER = "match_over"
+
+
+class EndReason(StrEnum):
+    """Why a hand ended (§1.4 HAND_END, §3.2 cutthroat)."""
+
+    WENT_OUT = "went_out"
+    RED3_LAST_CARD = "red3_last_card"
+    STOCK_OUT_NO_TAKE = "stock_out_no_take"
+    STOCK_EXHAUSTED = "stock_exhausted"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One public happening of the hand, with the part only its seat may see kept apart.
+
+    ``cards`` are visible to everyone (a meld, a discard, the pile taken). ``private`` cards
+    are visible only to ``seat`` (the cards it drew from the stock, its dealt hand).
+    """
+
+    seat: int
+    kind: str
+    cards: tuple[Card, ...] = ()
+    private: tuple[Card, ...] = ()
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seat": self.seat,
+            "kind": self.kind,
+            "cards": [card_text(c) for c in self.cards],
+            "private": [card_text(c) for c in self.private],
+            "text": self.text,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Event:
+        return cls(
+            seat=data["seat"],
+            kind=data["kind"],
+            cards=tuple(parse_card(c) for c in data["cards"]),
+            private=tuple(parse_card(c) for c in data["private"]),
+            text=data["text"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SideScore:
+    """The score breakdown of one score column for one hand (§1.13)."""
+
+    column: int
+    seats: tuple[int, ...]
+    meld_points: int
+    natural_canastas: int
+    mixed_canastas: int
+    canasta_bonus: int
+    red_threes: int
+    red_three_points: int
+    going_out_bonus: int
+    hand_penalty: int
+    hand_total: int
+    cumulative: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandResult:
+    """How a hand ended and what every score column made of it."""
+
+    hand_number: int
+    reason: EndReason
+    went_out: int | None
+    concealed: bool
+    columns: tuple[SideScore, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["reason"] = self.reason.value
+        for col in out["columns"]:
+            col["seats"] = list(col["seats"])
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HandResult:
+        return cls(
+            hand_number=data["hand_number"],
+            reason=EndReason(data["reason"]),
+            went_out=data["went_out"],
+            concealed=data["concealed"],
+            columns=tuple(SideScore(**{**c, "seats": tuple(c["seats"])}) for c in data["columns"]),
+        )
+
+
+Melds = tuple[tuple[Card, ...], ...]
+"""One side's melds indexed by rank (index 1 holds a black-three meld; index 0 is unused)."""
+EMPTY_MELDS: Melds = ((),) * 13
+
+
+@dataclass(slots=True)
+class GameState:
+    """A whole match at one moment: hand in progress, cumulative scores, whose turn.
+
+    Treat instances as immutable values; only ``engine`` builds new ones.
+    """
+
+    config: RuleConfig
+    phase: Phase
+    hand_number: int
+    """1 for the first hand; 0 before any deal."""
+    dealer: int
+    """The dealer of the current hand (in ``DEAL`` phase: of the hand about to be dealt)."""
+    turn: int
+    """The seat whose turn it is (in ``ANSWER`` phase the partner answers for this turn)."""
+    scores: tuple[int, ...]
+    """Cumulative score per column (``config.partnerships``)."""
+    target: int
+    stock: tuple[Card, ...]
+    """Top card first."""
+    pile: tuple[Card, ...]
+    """Bottom card first; ``pile[-1]`` is the top."""
+    pile_frozen: bool
+    """Frozen for everyone: a wild card (or upcard red three) is in the pile (§1.8.1)."""
+    hands: tuple[tuple[Card, ...], ...]
+    """Per seat, kept in ``cards.SORT_KEY`` order."""
+    side_of: tuple[int, ...]
+    """Seat -> side whose melds it plays to (changes only in cutthroat)."""
+    melds: tuple[Melds, ...]
+    """Per side: rank -> cards of that side's meld."""
+    red3: tuple[tuple[Card, ...], ...]
+    """Per seat: red threes laid out this hand."""
+    box: tuple[Card, ...] = ()
+    """Cards out of play; only scenario positions put cards here."""
+    melded_seats: tuple[bool, ...] = ()
+    """Seats that melded or laid off in an earlier turn of this hand (concealed going out)."""
+    pending_red3: tuple[bool, ...] = ()
+    """Seats still to lay out dealt red threes (``red3_deal_timing = "first_turn"``)."""
+    lone_seat: int | None = None
+    """Cutthroat: the seat playing alone this hand, once known."""
+    drew_from_stock: bool = False
+    turn_melded: bool = False
+    """A MELD or LAY_OFF was made this turn (asking partner must come before, §1.11.2)."""
+    turn_put_down: bool = False
+    """The acting seat put cards on the table this turn (meld, lay-off or pile take)."""
+    touched_old_meld: bool = False
+    """This turn added to a meld the side had before the turn (spoils concealed, §1.11.4)."""
+    turn_new_ranks: int = 0
+    """Bit set of ranks whose meld was started this turn."""
+    asked: bool = False
+    permission: str | None = None
+    """Partner's answer this turn: ``"yes"``, ``"no"`` or ``None``."""
+    must_go_out: bool = False
+    """This turn must end with the player out (partner said yes, or a black-three meld)."""
+    answer_phase: Phase = Phase.PLAY
+    """The phase to return to after partner answers."""
+    no_discard: bool = False
+    """The player drew a red three as the last card and may not discard (D13 option)."""
+    asks: tuple[int, ...] = ()
+    """Per seat: times asked this hand (``ask_limit_per_hand``)."""
+    last_hand: HandResult | None = None
+    winners: tuple[int, ...] = ()
+    """Score columns that won the match (two or more: a drawn match)."""
+    events: tuple[Event, ...] = ()
+    """This hand's events in order."""
+
+    def _clone(self) -> GameState:
+        copy = object.__new__(GameState)
+        for name in _FIELD_NAMES:
+            object.__setattr__(copy, name, getattr(self, name))
+        return copy
+
+    # -- small derived facts used everywhere ----------------------------------------------
+
+    @property
+    def players(self) -> int:
+        return self.config.players
+
+    def actor(self) -> int | None:
+        """The seat that must act now, or ``None`` between hands and after the match."""
+        if self.phase in (Phase.DEAL, Phase.MATCH_OVER):
+            return None
+        if self.phase is Phase.ANSWER:
+            return self.config.partner_to_ask(self.turn)
+        return self.turn
+
+    def side_seats(self, side: int) -> tuple[int, ...]:
+        return tuple(s for s in range(self.players) if self.side_of[s] == side)
+
+    def opened(self, side: int) -> bool:
+        """A side is opened once it has any meld this hand (§1.1)."""
+        return any(self.melds[side])
+
+    def canastas(self, side: int) -> int:
+        return sum(1 for m in self.melds[side] if len(m) >= 7)
+
+    def column_of(self, seat: int) -> int:
+        """The cumulative score column of a seat (its side at the start of the hand)."""
+        return self.config.initial_side(seat)
+
+    def all_cards(self) -> list[Card]:
+        """Every card in every zone (for the card-conservation invariant, §1.15)."""
+        cards = list(self.stock) + list(self.pile) + list(self.box)
+        for hand in self.hands:
+            cards.extend(hand)
+        for side in self.melds:
+            for meld in side:
+                cards.extend(meld)
+        for threes in self.red3:
+            cards.extend(threes)
+        return cards
+
+    # -- JSON -------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field, cards as text, so that ``from_json(to_json(s)) == s``."""
+        return {
+            "config": self.config.to_dict(),
+            "phase": self.phase.value,
+            "hand_number": self.hand_number,
+            "dealer": self.dealer,
+            "turn": self.turn,
+            "scores": list(self.scores),
+            "target": self.target,
+            "stock": _texts(self.stock),
+            "pile": _texts(self.pile),
+            "pile_frozen": self.pile_frozen,
+            "hands": [_texts(h) for h in self.hands],
+            "side_of": list(self.side_of),
+            "melds": [[_texts(m) for m in side] for side in self.melds],
+            "red3": [_texts(r) for r in self.red3],
+            "box": _texts(self.box),
+            "melded_seats": list(self.melded_seats),
+            "pending_red3": list(self.pending_red3),
+            "lone_seat": self.lone_seat,
+            "drew_from_stock": self.drew_from_stock,
+            "turn_melded": self.turn_melded,
+            "turn_put_down": self.turn_put_down,
+            "touched_old_meld": self.touched_old_meld,
+            "turn_new_ranks": self.turn_new_ranks,
+            "asked": self.asked,
+            "permission": self.permission,
+            "must_go_out": self.must_go_out,
+            "answer_phase": self.answer_phase.value,
+            "no_discard": self.no_discard,
+            "asks": list(self.asks),
+            "last_hand": self.last_hand.to_json() if self.last_hand else None,
+            "winners": list(self.winners),
+            "events": [e.to_json() for e in self.events],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameState:
+        return cls(
+            config=RuleConfig.from_dict(data["config"]),
+            phase=Phase(data["phase"]),
+            hand_number=data["hand_number"],
+            dealer=data["dealer"],
+            turn=data["turn"],
+            scores=tuple(data["scores"]),
+            target=data["target"],
+            stock=_cards(data["stock"]),
+            pile=_cards(data["pile"]),
+            pile_frozen=data["pile_frozen"],
+            hands=tuple(_cards(h) for h in data["hands"]),
+            side_of=tuple(data["side_of"]),
+            melds=tuple(tuple(_cards(m) for m in side) for side in data["melds"]),
+            red3=tuple(_cards(r) for r in data["red3"]),
+            box=_cards(data["box"]),
+            melded_seats=tuple(data["melded_seats"]),
+            pending_red3=tuple(data["pending_red3"]),
+            lone_seat=data["lone_seat"],
+            drew_from_stock=data["drew_from_stock"],
+            turn_melded=data["turn_melded"],
+            turn_put_down=data["turn_put_down"],
+            touched_old_meld=data["touched_old_meld"],
+            turn_new_ranks=data["turn_new_ranks"],
+            asked=data["asked"],
+            permission=data["permission"],
+            must_go_out=data["must_go_out"],
+            answer_phase=Phase(data["answer_phase"]),
+            no_discard=data["no_discard"],
+            asks=tuple(data["asks"]),
+            last_hand=HandResult.from_json(data["last_hand"]) if data["last_hand"] else None,
+            winners=tuple(data["winners"]),
+            events=tuple(Event.from_json(e) for e in data["events"]),
+        )
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(GameState))
+
+
+def _texts(cards: tuple[Card, ...]) -> list[str]:
+    return [card_text(c) for c in cards]
+
+
+def _cards(texts: list[str]) -> tuple[Card, ...]:
+    return tuple(parse_card(t) for t in texts)

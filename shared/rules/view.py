@@ -1,0 +1,182 @@
+"""What one seat may see: the only way state leaves the engine toward a player (DESIGN.md).
+
+A ``PlayerView`` holds what the seat could see at a real table: its own hand, the other hand
+sizes, every meld and red three, the pile's top, size and freeze, the stock's size, the
+scores, whose move it is, and the hand's events with other players' stock draws hidden.
+It never contains another player's cards, the stock order or anything that reveals them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .cards import IS_BLACK3, Card, card_text, rank_text, sort_cards
+from .engine import _frozen_reason
+from .legal import legal_action_kinds
+from .melds import is_canasta, is_natural
+from .state import Event, GameState, HandResult, Phase
+
+
+@dataclass(frozen=True, slots=True)
+class MeldView:
+    rank: str
+    cards: tuple[Card, ...]
+    canasta: str
+    """``"natural"``, ``"mixed"`` or ``""`` (not yet a canasta)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SideView:
+    side: int
+    seats: tuple[int, ...]
+    melds: tuple[MeldView, ...]
+    red_threes: tuple[Card, ...]
+    opened: bool
+    canastas: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """Everything ``seat`` may know now."""
+
+    seat: int
+    preset: str
+    players: int
+    phase: str
+    actor: int | None
+    turn: int
+    dealer: int
+    hand_number: int
+    hand: tuple[Card, ...]
+    hand_counts: tuple[int, ...]
+    sides: tuple[SideView, ...]
+    my_side: int
+    pile_top: Card | None
+    pile_size: int
+    pile_frozen: bool
+    frozen_reason: str
+    """Why the pile is frozen for this seat's side (``""`` when it is not)."""
+    pile_blocked: bool
+    """A black three is on top: nobody may take the pile this turn."""
+    stock_size: int
+    scores: tuple[int, ...]
+    minimums: tuple[int, ...]
+    """The initial-meld minimum of every score column this hand (§1.10)."""
+    target: int
+    canastas_to_go_out: int
+    permission: str | None
+    must_go_out: bool
+    legal: tuple[str, ...]
+    events: tuple[Event, ...]
+    last_hand: HandResult | None
+    winners: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict with cards as text."""
+        return {
+            "seat": self.seat,
+            "preset": self.preset,
+            "players": self.players,
+            "phase": self.phase,
+            "actor": self.actor,
+            "turn": self.turn,
+            "dealer": self.dealer,
+            "hand_number": self.hand_number,
+            "hand": [card_text(c) for c in self.hand],
+            "hand_counts": list(self.hand_counts),
+            "sides": [
+                {
+                    "side": sv.side,
+                    "seats": list(sv.seats),
+                    "opened": sv.opened,
+                    "canastas": sv.canastas,
+                    "red_threes": [card_text(c) for c in sv.red_threes],
+                    "melds": [
+                        {
+                            "rank": m.rank,
+                            "cards": [card_text(c) for c in m.cards],
+                            "canasta": m.canasta,
+                        }
+                        for m in sv.melds
+                    ],
+                }
+                for sv in self.sides
+            ],
+            "my_side": self.my_side,
+            "pile_top": card_text(self.pile_top) if self.pile_top is not None else None,
+            "pile_size": self.pile_size,
+            "pile_frozen": self.pile_frozen,
+            "frozen_reason": self.frozen_reason,
+            "pile_blocked": self.pile_blocked,
+            "stock_size": self.stock_size,
+            "scores": list(self.scores),
+            "minimums": list(self.minimums),
+            "target": self.target,
+            "canastas_to_go_out": self.canastas_to_go_out,
+            "permission": self.permission,
+            "must_go_out": self.must_go_out,
+            "legal": list(self.legal),
+            "events": [e.to_json() for e in self.events],
+            "last_hand": self.last_hand.to_json() if self.last_hand else None,
+            "winners": list(self.winners),
+        }
+
+
+def redact_event(event: Event, seat: int) -> Event:
+    """The event as ``seat`` may see it: private cards only for the seat they belong to."""
+    if event.private and event.seat != seat:
+        return Event(event.seat, event.kind, event.cards, (), event.text)
+    return event
+
+
+def player_view(state: GameState, seat: int) -> PlayerView:
+    """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine")."""
+    config = state.config
+    in_hand = state.phase not in (Phase.DEAL, Phase.MATCH_OVER)
+    my_side = state.side_of[seat]
+    sides = []
+    for side in sorted(set(state.side_of)):
+        seats = state.side_seats(side)
+        melds = tuple(
+            MeldView(
+                rank_text(rank),
+                sort_cards(cards),
+                ("natural" if is_natural(cards) else "mixed") if is_canasta(cards) else "",
+            )
+            for rank, cards in enumerate(state.melds[side])
+            if cards
+        )
+        threes = tuple(c for s in seats for c in state.red3[s])
+        sides.append(SideView(side, seats, melds, threes, state.opened(side), state.canastas(side)))
+    top = state.pile[-1] if state.pile else None
+    return PlayerView(
+        seat=seat,
+        preset=config.preset,
+        players=config.players,
+        phase=state.phase.value,
+        actor=state.actor(),
+        turn=state.turn,
+        dealer=state.dealer,
+        hand_number=state.hand_number,
+        hand=sort_cards(state.hands[seat]),
+        hand_counts=tuple(len(h) for h in state.hands),
+        sides=tuple(sides),
+        my_side=my_side,
+        pile_top=top,
+        pile_size=len(state.pile),
+        pile_frozen=bool(_frozen_reason(state, my_side)) if in_hand else False,
+        frozen_reason=_frozen_reason(state, my_side) if in_hand and state.pile else "",
+        pile_blocked=top is not None and IS_BLACK3[top],
+        stock_size=len(state.stock),
+        scores=state.scores,
+        minimums=tuple(config.initial_minimum(s) for s in state.scores),
+        target=state.target,
+        canastas_to_go_out=config.canastas_to_go_out,
+        permission=state.permission if in_hand else None,
+        must_go_out=state.must_go_out if in_hand else False,
+        legal=tuple(legal_action_kinds(state, seat)) if state.actor() == seat else (),
+        events=tuple(redact_event(e, seat) for e in state.events),
+        last_hand=state.last_hand,
+        winners=state.winners,
+    )

@@ -1,0 +1,92 @@
+"""The project's skeleton: installed entry points, and the rules engine's import boundary."""
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RULES_DIR = REPO_ROOT / "shared" / "rules"
+SCRIPTS_DIR = Path(sys.executable).parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+
+
+def _script(name: str) -> str:
+    path = shutil.which(name, path=str(SCRIPTS_DIR))
+    assert path is not None, f"{name} is not installed beside {sys.executable}"
+    return path
+
+
+@pytest.mark.parametrize(
+    ("script", "command"), [("canasta", "version"), ("canasta-server", "serve")]
+)
+def test_console_script_help(script: str, command: str) -> None:
+    result = _run(_script(script), "--help")
+    assert result.returncode == 0, result.stderr
+    assert f"Usage: {script}" in result.stdout
+    assert command in result.stdout
+
+
+def test_python_dash_m_server_help() -> None:
+    result = _run(sys.executable, "-m", "server", "--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout
+    assert "serve" in result.stdout
+
+
+def test_client_version_prints_package_version() -> None:
+    from importlib.metadata import version
+
+    result = _run(_script("canasta"), "version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"canasta {version('canasta')}"
+
+
+def test_server_serve_exits_cleanly() -> None:
+    result = _run(_script("canasta-server"), "serve")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("canasta-server ")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imported_modules(path: Path) -> list[str]:
+    """Absolute dotted names that the file imports (relative imports resolved)."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = [node.module] if node.module else []
+            if node.level > 0:
+                base = package.split(".")
+                parts = base[: len(base) - (node.level - 1)] + parts
+            names.extend(".".join([*parts, alias.name]) for alias in node.names)
+    return names
+
+
+@pytest.mark.skipif(not RULES_DIR.is_dir(), reason="shared/rules does not exist yet")
+def test_rules_engine_imports_only_the_standard_library() -> None:
+    offenders: list[str] = []
+    for path in sorted(RULES_DIR.rglob("*.py")):
+        for name in _imported_modules(path):
+            top = name.partition(".")[0]
+            own = name == "shared.rules" or name.startswith("shared.rules.")
+            if not own and top not in sys.stdlib_module_names:
+                offenders.append(f"{path.relative_to(REPO_ROOT)}: {name}")
+    assert not offenders, "shared/rules must import only the standard library:\n" + "\n".join(
+        offenders
+    )
