@@ -162,7 +162,7 @@ def _draw(s: GameState, seat: int) -> None:
         _add_red3(s, seat, threes)
     s.events = (
         *s.events,
-        Event(seat, "draw", tuple(threes), tuple(got), text=f"drew {len(got)} from the stock"),
+        Event(seat, "draw", tuple(threes), tuple(got)),
     )
     s.drew_from_stock = True
     s.phase = Phase.PLAY
@@ -329,7 +329,7 @@ def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
         _add_red3(s, seat, threes)
     s.events = (
         *s.events,
-        Event(seat, "take", (top, *support, *rest), text=str(action)),
+        Event(seat, "take", (top, *support, *rest), text=f"{len(support)} from hand"),
     )
     s.pile = ()
     s.pile_frozen = False
@@ -396,7 +396,7 @@ def _meld(s: GameState, seat: int, action: Meld) -> None:
     _set_hand(s, seat, hand)
     s.turn_melded = True
     cards_down = tuple(c for g in by_rank.values() for c in g)
-    s.events = (*s.events, Event(seat, "meld", cards_down, text=str(action)))
+    s.events = (*s.events, Event(seat, "meld", cards_down))
     if THREE in by_rank and hand:
         s.must_go_out = True
     _after_put_down(s, seat)
@@ -430,7 +430,7 @@ def _lay_off(s: GameState, seat: int, action: LayOff) -> None:
     _set_melds(s, side, tuple(melds))
     _set_hand(s, seat, hand)
     s.turn_melded = True
-    s.events = (*s.events, Event(seat, "layoff", action.cards, text=str(action)))
+    s.events = (*s.events, Event(seat, "layoff", action.cards))
     _after_put_down(s, seat)
 
 
@@ -537,8 +537,23 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
             "1.6",
         )
     hand = _remove(s.hands[seat], (card,), "to discard")
-    side = s.side_of[seat]
+    check_discard_allowed(s, seat)
+    _set_hand(s, seat, hand)
+    s.pile = (*s.pile, card)
+    if IS_WILD[card] or (IS_BLACK3[card] and s.config.black3_freezes):
+        s.pile_frozen = True
+    s.events = (*s.events, Event(seat, "discard", (card,)))
     if not hand:
+        _go_out(s, seat)
+        return
+    _next_turn(s)
+
+
+def check_discard_allowed(s: GameState, seat: int) -> None:
+    """The rules on discarding that do not depend on which card (§1.11): the last card only
+    when going out is allowed, and no discard that keeps cards when one must go out."""
+    side = s.side_of[seat]
+    if len(s.hands[seat]) == 1:
         if s.permission == "no" or s.canastas(side) < s.config.canastas_to_go_out:
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
     elif s.must_go_out and can_go_out(s.config, s.hands[seat], s.melds[side]):
@@ -546,15 +561,6 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
         )
-    _set_hand(s, seat, hand)
-    s.pile = (*s.pile, card)
-    if IS_WILD[card] or (IS_BLACK3[card] and s.config.black3_freezes):
-        s.pile_frozen = True
-    s.events = (*s.events, Event(seat, "discard", (card,), text=f"discard {card_text(card)}"))
-    if not hand:
-        _go_out(s, seat)
-        return
-    _next_turn(s)
 
 
 def _go_out(s: GameState, seat: int) -> None:

@@ -34,20 +34,43 @@ def can_go_out(
     opened and no exemption applies; ``None`` when none applies. ``allow_discard`` is false
     for a player who may not discard (a red three drawn as the last card, D13 option).
     """
+    if not _enough_canastas_possible(config, hand, melds):
+        return False
     if _can_place_all(config, hand, melds, minimum):
         return True
     if not allow_discard:
         return False
-    tried: set[Card] = set()
-    for card in hand:
-        if card in tried:
-            continue
-        tried.add(card)
+    for card in _useful_discards(hand, melds):
         rest = list(hand)
         rest.remove(card)
         if _can_place_all(config, rest, melds, minimum):
             return True
     return False
+
+
+def _useful_discards(hand: Sequence[Card], melds: Melds) -> list[Card]:
+    """The only final discards worth trying when melding everything fails.
+
+    More naturals never make going out harder (they only add size and, under the
+    wild-limit option, capacity) and never lower the melded value, so setting a natural
+    aside helps only when it is the lone card of a rank the side has no meld of. Otherwise
+    only one wild card (the cheapest, to keep the melded value high) or a black three can
+    be the card that must go.
+    """
+    counts = [0] * 14
+    for card in hand:
+        counts[RANK[card]] += 1
+    out: list[Card] = []
+    wilds = [c for c in hand if IS_WILD[c]]
+    if wilds:
+        out.append(min(wilds, key=VALUE.__getitem__))
+    out.extend(dict.fromkeys(c for c in hand if IS_BLACK3[c]))
+    out.extend(
+        c
+        for c in hand
+        if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] == 1 and not melds[RANK[c]]
+    )
+    return out
 
 
 def _can_place_all(
@@ -104,3 +127,38 @@ def _can_place_all(
         budget -= cost
         complete += 1
     return complete >= need
+
+
+def _enough_canastas_possible(config: RuleConfig, hand: Sequence[Card], melds: Melds) -> bool:
+    """A cheap upper bound: could the side reach the canastas it needs at all?
+
+    Counts the melds (existing, or new with two naturals) that could reach seven cards if
+    they received as many of the hand's wild cards as their wild limit allows. Most
+    positions fail this, which spares the exact search.
+    """
+    naturals = [0] * 14
+    wilds = 0
+    for card in hand:
+        if IS_WILD[card]:
+            wilds += 1
+        else:
+            naturals[RANK[card]] += 1
+    possible = 0
+    for rank in range(FOUR, ACE + 1):
+        meld = melds[rank]
+        added = naturals[rank]
+        if meld:
+            size = len(meld) + added
+            if size >= CANASTA_SIZE:
+                possible += 1
+                continue
+            in_meld = sum(1 for c in meld if IS_WILD[c])
+            room = config.max_wilds(size - in_meld) - in_meld
+        elif added >= 2:
+            size = added
+            room = config.max_wilds(added)
+        else:
+            continue
+        if size + min(wilds, room) >= CANASTA_SIZE:
+            possible += 1
+    return possible >= config.canastas_to_go_out

@@ -22,7 +22,8 @@ from .cards import (
     Card,
 )
 from .config import RuleConfig
-from .engine import is_legal
+from .engine import check_discard_allowed, is_legal
+from .errors import IllegalMoveError
 from .state import GameState, Phase
 
 
@@ -33,20 +34,32 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
     if state.phase is Phase.ANSWER:
         return [YES, NO]
     candidates: list[Action] = []
+    known: list[Action] = []  # legal without a trial run
+    may_ask = state.config.has_partners and not state.asked and not state.turn_melded
     if state.phase is Phase.DRAW:
         if state.stock:
-            candidates.append(DRAW)
+            known.append(DRAW)
         else:
             candidates.append(PASS)
         candidates.extend(pile_takes(state, seat))
-        candidates.append(ASK)
+        if may_ask and state.config.ask_timing == "before_or_after_draw":
+            candidates.append(ASK)
     else:
-        candidates.append(ASK)
-        candidates.extend(_meld_candidates(state, seat))
-        candidates.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
+        if may_ask:
+            candidates.append(ASK)
+        sure, unsure = _meld_candidates(state, seat)
+        known.extend(sure)
+        candidates.extend(unsure)
         if state.no_discard:
             candidates.append(PASS)
-    return [a for a in dict.fromkeys(candidates) if is_legal(state, seat, a)]
+        else:
+            try:
+                check_discard_allowed(state, seat)
+            except IllegalMoveError:
+                pass
+            else:
+                known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
+    return known + [a for a in dict.fromkeys(candidates) if is_legal(state, seat, a)]
 
 
 def legal_action_kinds(state: GameState, seat: int) -> list[str]:
@@ -86,6 +99,11 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
         supports.append((naturals[0], wilds[0]))
     side = state.side_of[seat]
     opened = state.opened(side)
+    frozen = state.pile_frozen or not opened
+    if frozen and len(naturals) < 2 and not state.config.frozen_allows_layoff:
+        return []
+    if not state.melds[side][rank]:
+        supports.remove(())
     takes: list[TakePile] = []
     for support in supports:
         takes.append(TakePile(support))
@@ -125,12 +143,33 @@ def best_opening(
     return tuple(tuple(groups[r]) for r in sorted(groups))
 
 
-def _meld_candidates(state: GameState, seat: int) -> list[Action]:
+def _may_open(state: GameState, seat: int, opening: tuple[tuple[Card, ...], ...]) -> bool:
+    """Whether an opening is worth a trial: it meets the minimum, or could go out concealed."""
+    config = state.config
+    value = sum(VALUE[c] for group in opening for c in group)
+    if config.red3_counts_toward_minimum:
+        side = state.side_of[seat]
+        value += config.red3_value * sum(len(state.red3[x]) for x in state.side_seats(side))
+    if value >= config.initial_minimum(state.scores[state.column_of(seat)]):
+        return True
+    left = len(state.hands[seat]) - sum(len(g) for g in opening)
+    return config.concealed_min_exempt and state.drew_from_stock and left <= 1
+
+
+def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
+    """Melds and lay-offs worth listing: ``(known_legal, to_check)``.
+
+    A play is legal by construction when the side has opened, nothing obliges the player to
+    go out, at least two cards stay in hand (so the turn can end with a discard, §1.11.3) and
+    the meld stays valid (naturals never break a meld; a wild needs room under the limit).
+    Everything else goes through the engine's check.
+    """
     hand = state.hands[seat]
     side = state.side_of[seat]
     melds = state.melds[side]
     config = state.config
-    out: list[Action] = []
+    known: list[Action] = []
+    check: list[Action] = []
     by_rank: dict[int, list[Card]] = {}
     wilds: list[Card] = []
     for card in hand:
@@ -138,25 +177,41 @@ def _meld_candidates(state: GameState, seat: int) -> list[Action]:
             wilds.append(card)
         elif not IS_RED3[card]:
             by_rank.setdefault(RANK[card], []).append(card)
-    distinct_wilds = list(dict.fromkeys(wilds))
-    if not state.opened(side):
+    opened = state.opened(side)
+    simple = opened and not state.must_go_out and not state.no_discard
+    room = len(hand)
+    if not opened:
         opening = best_opening(config, hand)
-        if opening:
-            out.append(Meld(opening))
+        if opening and _may_open(state, seat, opening):
+            check.append(Meld(opening))
     for rank, cards in by_rank.items():
         if rank == THREE:
-            if len(cards) >= 3 or (cards and melds[THREE]):
-                out.append(
-                    Meld((tuple(cards),)) if not melds[THREE] else LayOff(THREE, tuple(cards))
-                )
+            if melds[THREE]:
+                check.append(LayOff(THREE, tuple(cards)))
+            elif len(cards) >= 3:
+                check.append(Meld((tuple(cards),)))
             continue
         if melds[rank]:
-            out.append(LayOff(rank, tuple(cards)))
+            action: Action = LayOff(rank, tuple(cards))
         elif len(cards) >= 3:
-            out.append(Meld((tuple(cards),)))
+            action = Meld((tuple(cards),))
         elif len(cards) == 2 and wilds:
-            out.append(Meld(((*cards, wilds[0]),)))
-    for rank in NATURAL_RANKS:
-        if melds[rank]:
-            out.extend(LayOff(rank, (w,)) for w in distinct_wilds)
-    return out
+            action = Meld(((*cards, wilds[0]),))
+        else:
+            continue
+        used = len(cards) + (0 if melds[rank] or len(cards) >= 3 else 1)
+        (known if simple and room - used >= 2 else check).append(action)
+    if wilds:
+        wild = min(wilds, key=VALUE.__getitem__)
+        for rank in NATURAL_RANKS:
+            meld = melds[rank]
+            if not meld:
+                continue
+            action = LayOff(rank, (wild,))
+            in_meld = sum(1 for c in meld if IS_WILD[c])
+            fits = in_meld < config.max_wilds(len(meld) - in_meld)
+            if simple and room > 2 and fits:
+                known.append(action)
+            elif fits:
+                check.append(action)
+    return known, check
