@@ -114,6 +114,7 @@ class RuleConfig:
     dealer_selection: str = "random"
     """D23: the first dealer is drawn from the match seed, or is seat 0."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._validate()
@@ -122,6 +123,18 @@ class RuleConfig:
             for seat in seats:
                 seat_side[seat] = side
         object.__setattr__(self, "_seat_side", tuple(seat_side))
+        if not self.cutthroat and all(len(s) >= 2 for s in self.partnerships):
+            partner = tuple(self._next_partner(seat) for seat in range(self.players))
+            object.__setattr__(self, "_partner", partner)
+
+    def _next_partner(self, seat: int) -> int:
+        """The partner who answers "may I go out?": the next partner clockwise [engine policy]."""
+        side = self.partnerships[self._seat_side[seat]]
+        return next(
+            x % self.players
+            for x in range(seat + 1, seat + self.players)
+            if x % self.players in side
+        )
 
     # -- derived facts ---------------------------------------------------------------------
 
@@ -141,16 +154,13 @@ class RuleConfig:
     @property
     def has_partners(self) -> bool:
         """Whether asking partner exists: fixed partnerships of two or more (§1.11.2)."""
-        return not self.cutthroat and all(len(s) >= 2 for s in self.partnerships)
+        return bool(self._partner)
 
     def partner_to_ask(self, seat: int) -> int:
-        """The partner who answers "may I go out?": the next partner clockwise [engine policy]."""
-        side = self.partnerships[self._seat_side[seat]]
-        for step in range(1, self.players):
-            other = (seat + step) % self.players
-            if other in side:
-                return other
-        raise ConfigError("this form of the game has no partners")
+        """The partner who answers "may I go out?" for ``seat``."""
+        if not self._partner:
+            raise ConfigError("this form of the game has no partners")
+        return self._partner[seat]
 
     def initial_minimum(self, score: int) -> int:
         """The initial-meld minimum for a cumulative score (§1.10; D19).

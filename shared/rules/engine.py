@@ -9,6 +9,7 @@ builds the new position on a private clone of the state.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from .actions import (
     Action,
@@ -50,12 +51,13 @@ def apply(state: GameState, seat: int, action: Action) -> GameState:
 
 def check(state: GameState, seat: int, action: Action) -> None:
     """Raise the precise ``CanastaError`` if ``seat`` may not play ``action`` now."""
-    _dispatch(state._clone(), seat, action)
+    if not _quick_check(state, seat, action):
+        _dispatch(state._clone(), seat, action)
 
 
 def is_legal(state: GameState, seat: int, action: Action) -> bool:
     try:
-        _dispatch(state._clone(), seat, action)
+        check(state, seat, action)
     except IllegalMoveError:
         return False
     return True
@@ -225,8 +227,28 @@ def _has_legal_take(s: GameState, seat: int) -> bool:
 # -- taking the pile ------------------------------------------------------------------------------
 
 
-def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
-    """§1.8.2: the checks in order, then the atomic take of §1.6 T1."""
+class _Plan(NamedTuple):
+    """A validated meld, lay-off or pile take, ready to execute.
+
+    Validation never changes the state, so ``check`` can stop after it whenever the
+    dead-end guard obviously passes (``hand_left >= 2`` and no obligation to go out).
+    """
+
+    side: int
+    hand: tuple[Card, ...]
+    """The acting hand without the cards put down (before any pile cards join it)."""
+    melds: Melds
+    """The side's melds after the move."""
+    touched: tuple[tuple[int, bool], ...]
+    """(rank, meld existed before) for every meld the move adds to or starts."""
+    hand_left: int
+    """Cards in hand once the move is complete."""
+    obliges_out: bool
+    """The move can only be made when going out this turn (black threes)."""
+
+
+def _plan_take(s: GameState, seat: int, action: TakePile) -> _Plan:
+    """§1.8.2: every check on taking the pile, in order, without changing anything."""
     config = s.config
     side = s.side_of[seat]
     if not s.pile:
@@ -263,7 +285,8 @@ def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
             f"(the top card is {card_text(top)})",
             "1.8.2",
         )
-    existing = s.melds[side][rank]
+    melds = list(s.melds[side])
+    existing = melds[rank]
     frozen_why = _frozen_reason(s, side)
     if frozen_why:
         allowed = naturals >= 2 or (
@@ -301,6 +324,8 @@ def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
         )
     merged = (*existing, top, *support)
     check_meld(config, rank, merged, new=not existing)
+    melds[rank] = merged
+    touched = [(rank, bool(existing))]
     extra = _group_melds(action.melds)
     if extra:
         hand = _remove(hand, [c for g in action.melds for c in g], "to meld")
@@ -308,35 +333,40 @@ def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
         value = VALUE[top] + sum(VALUE[c] for c in support)
         value += sum(VALUE[c] for g in extra.values() for c in g)
         _require_minimum(s, seat, value, with_pile=True)
-    # Everything checks out: move the cards.
-    melds = list(s.melds[side])
-    melds[rank] = merged
-    _note_meld(s, rank, bool(existing))
     for r, cards in extra.items():
         if r == THREE:
             _check_black_threes(s, cards, len(melds[THREE]))
-            s.must_go_out = True
         check_meld(config, r, (*melds[r], *cards), new=not melds[r])
-        _note_meld(s, r, bool(melds[r]))
+        touched.append((r, bool(melds[r]) and r != rank))
         melds[r] = (*melds[r], *cards)
-    _set_melds(s, side, tuple(melds))
+    taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
+    return _Plan(
+        side, hand, tuple(melds), tuple(touched), len(hand) + taken, black_top or THREE in extra
+    )
+
+
+def _take_pile(s: GameState, seat: int, action: TakePile) -> None:
+    """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest."""
+    plan = _plan_take(s, seat, action)
+    _put_down(s, plan)
     rest = s.pile[:-1]
     threes = [c for c in rest if IS_RED3[c]]
-    taken = [c for c in rest if not IS_RED3[c]]
-    _set_hand(s, seat, hand)
-    _give(s, seat, taken)
+    _set_hand(s, seat, plan.hand)
+    _give(s, seat, [c for c in rest if not IS_RED3[c]])
     if threes:
         _add_red3(s, seat, threes)
     s.events = (
         *s.events,
-        Event(seat, "take", (top, *support, *rest), text=f"{len(support)} from hand"),
+        Event(
+            seat, "take", (s.pile[-1], *action.cards, *rest), text=f"{len(action.cards)} from hand"
+        ),
     )
     s.pile = ()
     s.pile_frozen = False
     s.phase = Phase.PLAY
-    if black_top:
+    if plan.obliges_out:
         s.must_go_out = True
-    if config.cutthroat and s.lone_seat is None:
+    if s.config.cutthroat and s.lone_seat is None:
         _form_cutthroat_sides(s, seat)
     _after_put_down(s, seat)
 
@@ -368,8 +398,8 @@ def _group_melds(groups: Sequence[Sequence[Card]]) -> dict[int, tuple[Card, ...]
     return by_rank
 
 
-def _meld(s: GameState, seat: int, action: Meld) -> None:
-    """§1.6 T2 MELD: new melds, or cards joining the side's melds of their rank."""
+def _plan_meld(s: GameState, seat: int, action: Meld) -> _Plan:
+    """§1.9, §1.10: validate new melds (or cards joining melds of their rank)."""
     config = s.config
     side = s.side_of[seat]
     if not action.melds:
@@ -387,23 +417,29 @@ def _meld(s: GameState, seat: int, action: Meld) -> None:
                 "under these rules a side opens only by taking the discard pile", "D21"
             )
         value = sum(VALUE[c] for g in by_rank.values() for c in g)
-        if not _exempt_concealed(s, seat, hand, melds, by_rank):
+        if not _exempt_concealed(s, hand, by_rank):
             _require_minimum(s, seat, value, with_pile=False)
+    touched = tuple((rank, bool(melds[rank])) for rank in by_rank)
     for rank, cards in by_rank.items():
-        _note_meld(s, rank, bool(melds[rank]))
         melds[rank] = (*melds[rank], *cards)
-    _set_melds(s, side, tuple(melds))
-    _set_hand(s, seat, hand)
+    return _Plan(side, hand, tuple(melds), touched, len(hand), THREE in by_rank and bool(hand))
+
+
+def _meld(s: GameState, seat: int, action: Meld) -> None:
+    """§1.6 T2 MELD."""
+    plan = _plan_meld(s, seat, action)
+    _put_down(s, plan)
+    _set_hand(s, seat, plan.hand)
     s.turn_melded = True
-    cards_down = tuple(c for g in by_rank.values() for c in g)
+    cards_down = tuple(c for g in action.melds for c in g)
     s.events = (*s.events, Event(seat, "meld", cards_down))
-    if THREE in by_rank and hand:
+    if plan.obliges_out:
         s.must_go_out = True
     _after_put_down(s, seat)
 
 
-def _lay_off(s: GameState, seat: int, action: LayOff) -> None:
-    """§1.6 T2 LAY_OFF: add naturals of the meld's rank and/or wild cards to a side meld."""
+def _plan_lay_off(s: GameState, seat: int, action: LayOff) -> _Plan:
+    """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld."""
     side = s.side_of[seat]
     rank = action.rank
     if not THREE <= rank <= 12:
@@ -424,28 +460,69 @@ def _lay_off(s: GameState, seat: int, action: LayOff) -> None:
             )
     merged = (*existing, *action.cards)
     check_meld(s.config, rank, merged, new=False)
-    _note_meld(s, rank, True)
     melds = list(s.melds[side])
     melds[rank] = merged
-    _set_melds(s, side, tuple(melds))
-    _set_hand(s, seat, hand)
+    return _Plan(side, hand, tuple(melds), ((rank, True),), len(hand), False)
+
+
+def _lay_off(s: GameState, seat: int, action: LayOff) -> None:
+    """§1.6 T2 LAY_OFF."""
+    plan = _plan_lay_off(s, seat, action)
+    _put_down(s, plan)
+    _set_hand(s, seat, plan.hand)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "layoff", action.cards))
     _after_put_down(s, seat)
+
+
+def _put_down(s: GameState, plan: _Plan) -> None:
+    """Place a validated plan's melds, tracking what this turn put down (§1.11.4)."""
+    _set_melds(s, plan.side, plan.melds)
+    s.turn_put_down = True
+    for rank, existed in plan.touched:
+        bit = 1 << rank
+        if not existed:
+            s.turn_new_ranks |= bit
+        elif not s.turn_new_ranks & bit:
+            s.touched_old_meld = True
+
+
+def _quick_check(s: GameState, seat: int, action: Action) -> bool:
+    """Validate a meld, lay-off or take without executing it, when that suffices.
+
+    Returns True when the action is legal (validation passed and the dead-end guard
+    cannot object: two or more cards stay in hand and nothing obliges going out); raises
+    the rule's error when validation fails; returns False when only a full trial can tell.
+    """
+    if s.must_go_out or s.no_discard or s.actor() != seat:
+        return False
+    kind = type(action)
+    if s.phase is Phase.PLAY:
+        if kind is LayOff:
+            plan = _plan_lay_off(s, seat, action)  # type: ignore[arg-type]
+        elif kind is Meld:
+            plan = _plan_meld(s, seat, action)  # type: ignore[arg-type]
+        else:
+            return False
+    elif s.phase is Phase.DRAW and kind is TakePile:
+        plan = _plan_take(s, seat, action)  # type: ignore[arg-type]
+    else:
+        return False
+    return plan.hand_left >= 2 and not plan.obliges_out
 
 
 def _check_black_threes(s: GameState, cards: Sequence[Card], already: int) -> None:
     """Black threes meld only as three or more, in the turn the player goes out (§1.9)."""
     if already == 0 and len(cards) < 3:
         raise IllegalMoveError("black threes can only be melded three or four together", "1.9")
+    if s.permission == "no":
+        raise IllegalMoveError(
+            "black threes are melded only when going out, and your partner said no", "1.9"
+        )
 
 
 def _exempt_concealed(
-    s: GameState,
-    seat: int,
-    hand_after: tuple[Card, ...],
-    melds: list[tuple[Card, ...]],
-    by_rank: dict[int, tuple[Card, ...]],
+    s: GameState, hand_after: tuple[Card, ...], by_rank: dict[int, tuple[Card, ...]]
 ) -> bool:
     """§1.10 rule 6 (D10): going out concealed after a stock draw needs no minimum."""
     config = s.config
@@ -470,16 +547,6 @@ def _require_minimum(s: GameState, seat: int, value: int, *, with_pile: bool) ->
             f"{what} are worth {counted}",
             "1.10",
         )
-
-
-def _note_meld(s: GameState, rank: int, existed: bool) -> None:
-    """Track what this turn put down, for concealed going out (§1.11.4)."""
-    s.turn_put_down = True
-    bit = 1 << rank
-    if not existed:
-        s.turn_new_ranks |= bit
-    elif not s.turn_new_ranks & bit:
-        s.touched_old_meld = True
 
 
 # -- the dead-end guard, going out ---------------------------------------------------------------
@@ -588,7 +655,20 @@ def _go_out(s: GameState, seat: int) -> None:
 
 
 def _ask(s: GameState, seat: int) -> None:
-    """§1.11.2: once per turn, after the draw and before the first meld (D22)."""
+    """§1.11.2: ask partner, who must answer before the turn goes on."""
+    check_ask_allowed(s, seat)
+    s.asked = True
+    s.asks = tuple(n + 1 if i == seat else n for i, n in enumerate(s.asks))
+    s.answer_phase = s.phase
+    s.phase = Phase.ANSWER
+    s.events = (*s.events, Event(seat, "ask", text="asked: may I go out?"))
+
+
+def check_ask_allowed(s: GameState, seat: int) -> None:
+    """§1.11.2: once per turn, after the draw and before the first meld (D22), and only when
+    either answer can be obeyed [engine policy]: going out must be possible (for a "yes")
+    and at least two cards must be in hand, so that one can be discarded and one kept (for
+    a "no")."""
     config = s.config
     if not config.has_partners:
         raise IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
@@ -601,6 +681,12 @@ def _ask(s: GameState, seat: int) -> None:
     limit = config.ask_limit_per_hand
     if limit is not None and s.asks[seat] >= limit:
         raise IllegalMoveError("you may not ask your partner again this hand", "D22")
+    if len(s.hands[seat]) < 2:
+        raise IllegalMoveError(
+            "with one card in hand you could not obey a 'no' (discarding it would take you "
+            "out), so you may not ask; go out or play on",
+            "1.11.3",
+        )
     side = s.side_of[seat]
     minimum = None
     if not s.opened(side) and not (config.concealed_min_exempt and s.drew_from_stock):
@@ -609,11 +695,6 @@ def _ask(s: GameState, seat: int) -> None:
         raise IllegalMoveError(
             "you could not go out this turn, so there is nothing to ask", "1.11.2"
         )
-    s.asked = True
-    s.asks = tuple(n + 1 if i == seat else n for i, n in enumerate(s.asks))
-    s.answer_phase = s.phase
-    s.phase = Phase.ANSWER
-    s.events = (*s.events, Event(seat, "ask", text="asked: may I go out?"))
 
 
 def _answer(s: GameState, action: Answer) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, RANK, THREE, VALUE, Card
+from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, THREE, TWO, VALUE, Card
 from .config import RuleConfig
 from .melds import CANASTA_SIZE
 from .state import Melds
@@ -34,7 +34,7 @@ def can_go_out(
     opened and no exemption applies; ``None`` when none applies. ``allow_discard`` is false
     for a player who may not discard (a red three drawn as the last card, D13 option).
     """
-    if not _enough_canastas_possible(config, hand, melds):
+    if not _might_go_out(config, hand, melds, allow_discard):
         return False
     if _can_place_all(config, hand, melds, minimum):
         return True
@@ -129,36 +129,40 @@ def _can_place_all(
     return complete >= need
 
 
-def _enough_canastas_possible(config: RuleConfig, hand: Sequence[Card], melds: Melds) -> bool:
-    """A cheap upper bound: could the side reach the canastas it needs at all?
+def _might_go_out(
+    config: RuleConfig, hand: Sequence[Card], melds: Melds, allow_discard: bool
+) -> bool:
+    """Cheap necessary conditions, which most positions fail, sparing the exact search.
 
-    Counts the melds (existing, or new with two naturals) that could reach seven cards if
-    they received as many of the hand's wild cards as their wild limit allows. Most
-    positions fail this, which spares the exact search.
+    Every card that cannot join any meld (the lone natural of a rank the side has no meld
+    of, one or two black threes) must be the single final discard; and enough melds must be
+    able to reach seven cards with the hand's wild cards, within their wild limits.
+    (Red threes never stay in a hand, so every three in it is black.)
     """
-    naturals = [0] * 14
-    wilds = 0
+    counts = [0] * 14
     for card in hand:
-        if IS_WILD[card]:
-            wilds += 1
-        else:
-            naturals[RANK[card]] += 1
+        counts[RANK[card]] += 1
+    black = counts[THREE]
+    stranded = 0 if black == 0 or black >= 3 or melds[THREE] else black
+    wilds = counts[TWO] + counts[JOKER_RANK]
+    max3 = config.wild_limit == "max3"
     possible = 0
     for rank in range(FOUR, ACE + 1):
         meld = melds[rank]
-        added = naturals[rank]
+        added = counts[rank]
         if meld:
             size = len(meld) + added
-            if size >= CANASTA_SIZE:
-                possible += 1
-                continue
-            in_meld = sum(1 for c in meld if IS_WILD[c])
-            room = config.max_wilds(size - in_meld) - in_meld
-        elif added >= 2:
-            size = added
-            room = config.max_wilds(added)
-        else:
+            if size < CANASTA_SIZE:
+                in_meld = sum(map(IS_WILD.__getitem__, meld))
+                room = (3 if max3 else size - in_meld) - in_meld
+                if size + min(wilds, room) < CANASTA_SIZE:
+                    continue
+        elif added < 2:
+            stranded += added
             continue
-        if size + min(wilds, room) >= CANASTA_SIZE:
-            possible += 1
+        elif added + min(wilds, 3 if max3 else added) < CANASTA_SIZE:
+            continue
+        possible += 1
+    if stranded > (1 if allow_discard else 0):
+        return False
     return possible >= config.canastas_to_go_out

@@ -8,7 +8,7 @@ engine accepts, so everything listed is legal by construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
 from .cards import (
@@ -22,7 +22,7 @@ from .cards import (
     Card,
 )
 from .config import RuleConfig
-from .engine import check_discard_allowed, is_legal
+from .engine import check_ask_allowed, check_discard_allowed, is_legal
 from .errors import IllegalMoveError
 from .state import GameState, Phase
 
@@ -45,21 +45,25 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if may_ask:
-            candidates.append(ASK)
+        if may_ask and _allowed(check_ask_allowed, state, seat):
+            known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
         candidates.extend(unsure)
         if state.no_discard:
             candidates.append(PASS)
-        else:
-            try:
-                check_discard_allowed(state, seat)
-            except IllegalMoveError:
-                pass
-            else:
-                known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
+        elif _allowed(check_discard_allowed, state, seat):
+            known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
     return known + [a for a in dict.fromkeys(candidates) if is_legal(state, seat, a)]
+
+
+def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int) -> bool:
+    """Run one of the engine's check functions as a yes/no question."""
+    try:
+        rule(state, seat)
+    except IllegalMoveError:
+        return False
+    return True
 
 
 def legal_action_kinds(state: GameState, seat: int) -> list[str]:
@@ -104,17 +108,32 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
         return []
     if not state.melds[side][rank]:
         supports.remove(())
+    if opened:  # the smallest supports: more cards can be laid off after the take
+        return [TakePile(support) for support in supports if len(support) <= 2]
+    minimum = _opening_target(state, seat)
     takes: list[TakePile] = []
     for support in supports:
-        takes.append(TakePile(support))
-        if not opened:
-            rest = list(hand)
-            for card in support:
-                rest.remove(card)
-            opening = best_opening(state.config, rest, exclude_rank=rank)
-            if opening:
-                takes.append(TakePile(support, opening))
+        value = VALUE[top] + sum(VALUE[c] for c in support)
+        if value >= minimum:
+            takes.append(TakePile(support))
+            continue
+        rest = list(hand)
+        for card in support:
+            rest.remove(card)
+        opening = best_opening(state.config, rest, exclude_rank=rank)
+        if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
+            takes.append(TakePile(support, opening))
     return takes
+
+
+def _opening_target(state: GameState, seat: int) -> int:
+    """The points an unopened side's first meld must still find in cards (§1.10; D4)."""
+    config = state.config
+    minimum = config.initial_minimum(state.scores[state.column_of(seat)])
+    if config.red3_counts_toward_minimum:
+        side = state.side_of[seat]
+        minimum -= config.red3_value * sum(len(state.red3[x]) for x in state.side_seats(side))
+    return minimum
 
 
 def best_opening(
@@ -146,72 +165,73 @@ def best_opening(
 def _may_open(state: GameState, seat: int, opening: tuple[tuple[Card, ...], ...]) -> bool:
     """Whether an opening is worth a trial: it meets the minimum, or could go out concealed."""
     config = state.config
-    value = sum(VALUE[c] for group in opening for c in group)
-    if config.red3_counts_toward_minimum:
-        side = state.side_of[seat]
-        value += config.red3_value * sum(len(state.red3[x]) for x in state.side_seats(side))
-    if value >= config.initial_minimum(state.scores[state.column_of(seat)]):
+    if sum(VALUE[c] for group in opening for c in group) >= _opening_target(state, seat):
         return True
     left = len(state.hands[seat]) - sum(len(g) for g in opening)
     return config.concealed_min_exempt and state.drew_from_stock and left <= 1
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
-    """Melds and lay-offs worth listing: ``(known_legal, to_check)``.
+    """Melds and lay-offs worth listing: ``(legal_by_construction, to_check)``.
 
-    A play is legal by construction when the side has opened, nothing obliges the player to
-    go out, at least two cards stay in hand (so the turn can end with a discard, §1.11.3) and
-    the meld stays valid (naturals never break a meld; a wild needs room under the limit).
-    Everything else goes through the engine's check.
+    For an opened side: every natural rank in hand joins its meld or starts one (with the
+    cheapest wild when only two naturals are held), the cheapest wild goes on each meld,
+    black threes meld together. An unopened side is offered its best opening.
+
+    Most of these are legal by construction, which spares the engine's check on the hot
+    path of random play and bots: when the side has opened, nothing obliges the player to go
+    out and at least two cards stay in hand, the turn can still end with a discard
+    (§1.11.3), naturals never make a meld invalid, and a wild is safe while the meld has
+    room under ``config.max_wilds`` (§1.9). Everything else goes through ``is_legal``.
     """
     hand = state.hands[seat]
-    side = state.side_of[seat]
-    melds = state.melds[side]
-    config = state.config
-    known: list[Action] = []
-    check: list[Action] = []
-    by_rank: dict[int, list[Card]] = {}
-    wilds: list[Card] = []
+    melds = state.melds[state.side_of[seat]]
+    if not any(melds):  # the side's first meld must reach the minimum: offer the best opening
+        opening = best_opening(state.config, hand)
+        if opening and _may_open(state, seat, opening):
+            return [], [Meld(opening)]
+        return [], []
+    by_rank: list[list[Card] | None] = [None] * 14
+    cheapest_wild = -1
     for card in hand:
         if IS_WILD[card]:
-            wilds.append(card)
-        elif not IS_RED3[card]:
-            by_rank.setdefault(RANK[card], []).append(card)
-    opened = state.opened(side)
-    simple = opened and not state.must_go_out and not state.no_discard
-    room = len(hand)
-    if not opened:
-        opening = best_opening(config, hand)
-        if opening and _may_open(state, seat, opening):
-            check.append(Meld(opening))
-    for rank, cards in by_rank.items():
-        if rank == THREE:
-            if melds[THREE]:
-                check.append(LayOff(THREE, tuple(cards)))
-            elif len(cards) >= 3:
-                check.append(Meld((tuple(cards),)))
+            if cheapest_wild < 0 or VALUE[card] < VALUE[cheapest_wild]:
+                cheapest_wild = card
             continue
-        if melds[rank]:
-            action: Action = LayOff(rank, tuple(cards))
-        elif len(cards) >= 3:
-            action = Meld((tuple(cards),))
-        elif len(cards) == 2 and wilds:
-            action = Meld(((*cards, wilds[0]),))
+        group = by_rank[RANK[card]]
+        if group is None:
+            by_rank[RANK[card]] = [card]
         else:
-            continue
-        used = len(cards) + (0 if melds[rank] or len(cards) >= 3 else 1)
-        (known if simple and room - used >= 2 else check).append(action)
-    if wilds:
-        wild = min(wilds, key=VALUE.__getitem__)
-        for rank in NATURAL_RANKS:
-            meld = melds[rank]
-            if not meld:
+            group.append(card)
+    known: list[Action] = []
+    check: list[Action] = []
+    threes = by_rank[THREE]
+    if threes is not None:
+        if melds[THREE]:
+            check.append(LayOff(THREE, tuple(threes)))
+        elif len(threes) >= 3:
+            check.append(Meld((tuple(threes),)))
+    simple = not state.must_go_out and not state.no_discard
+    room = len(hand)
+    max_wilds = state.config.max_wilds
+    for rank in NATURAL_RANKS:
+        cards = by_rank[rank]
+        meld = melds[rank]
+        if cards is not None:
+            used = len(cards)
+            if meld:
+                action: Action = LayOff(rank, tuple(cards))
+            elif used >= 3:
+                action = Meld((tuple(cards),))
+            elif used == 2 and cheapest_wild >= 0:
+                action = Meld(((*cards, cheapest_wild),))
+                used = 3
+            else:
                 continue
-            action = LayOff(rank, (wild,))
-            in_meld = sum(1 for c in meld if IS_WILD[c])
-            fits = in_meld < config.max_wilds(len(meld) - in_meld)
-            if simple and room > 2 and fits:
-                known.append(action)
-            elif fits:
-                check.append(action)
+            (known if simple and room - used >= 2 else check).append(action)
+        if meld and cheapest_wild >= 0:
+            in_meld = sum(map(IS_WILD.__getitem__, meld))
+            if in_meld < max_wilds(len(meld) - in_meld):
+                action = LayOff(rank, (cheapest_wild,))
+                (known if simple and room > 2 else check).append(action)
     return known, check

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import Card, card_text, parse_card
 from .config import RuleConfig
@@ -40,8 +40,7 @@ class EndReason(StrEnum):
     STOCK_EXHAUSTED = "stock_exhausted"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One public happening of the hand, with the part only its seat may see kept apart.
 
     ``cards`` are visible to everyone (a meld, a discard, the pile taken). ``private`` cards
