@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
 from .cards import (
+    FOUR,
     IS_BLACK3,
     IS_RED3,
     IS_WILD,
@@ -86,30 +87,32 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     if not state.pile:
         return []
     top = state.pile[-1]
-    if IS_WILD[top]:
+    config = state.config
+    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
         return []
     rank = RANK[top]
     hand = state.hands[seat]
     naturals = [c for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c]]
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    opened = any(melds)
+    frozen = state.pile_frozen or not opened
+    if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
+        return []
     wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-    supports: list[tuple[Card, ...]] = [()]
+    supports: list[tuple[Card, ...]] = []
+    if melds[rank]:
+        supports.append(())
     if len(naturals) >= 2:
         supports.append(tuple(naturals[:2]))
-        if len(naturals) > 2:
-            supports.append(tuple(naturals))
-        if wilds:
-            supports.append((*naturals, wilds[-1]))
     if naturals and wilds:
         supports.append((naturals[0], wilds[0]))
-    side = state.side_of[seat]
-    opened = state.opened(side)
-    frozen = state.pile_frozen or not opened
-    if frozen and len(naturals) < 2 and not state.config.frozen_allows_layoff:
-        return []
-    if not state.melds[side][rank]:
-        supports.remove(())
     if opened:  # the smallest supports: more cards can be laid off after the take
-        return [TakePile(support) for support in supports if len(support) <= 2]
+        return [TakePile(support) for support in supports]
+    if len(naturals) > 2:
+        supports.append(tuple(naturals))
+    if len(naturals) >= 2 and wilds:
+        supports.append((*naturals, wilds[-1]))
     minimum = _opening_target(state, seat)
     takes: list[TakePile] = []
     for support in supports:
@@ -120,7 +123,7 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
         rest = list(hand)
         for card in support:
             rest.remove(card)
-        opening = best_opening(state.config, rest, exclude_rank=rank)
+        opening = best_opening(config, rest, exclude_rank=rank)
         if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
             takes.append(TakePile(support, opening))
     return takes
@@ -139,36 +142,44 @@ def _opening_target(state: GameState, seat: int) -> int:
 def best_opening(
     config: RuleConfig, cards: Sequence[Card], exclude_rank: int = -1
 ) -> tuple[tuple[Card, ...], ...]:
-    """A high-value set of new melds from ``cards`` (greedy: every rank that can meld, wilds
-    spread within the limit, jokers first). Used for openings and by the bots."""
-    by_rank: dict[int, list[Card]] = {}
+    """A high-value set of new melds from ``cards``, for openings and bots.
+
+    Greedy: every natural rank held twice or more melds; pairs get a wild card each (the
+    most valuable pairs first, jokers first), the remaining wilds fill the largest melds up
+    to the wild limit. Ranks equal to ``exclude_rank`` are left out (they go with the pile).
+    """
+    groups: list[list[Card] | None] = [None] * 14
+    wilds: list[Card] = []
     for card in cards:
-        natural = not IS_WILD[card] and not IS_BLACK3[card] and not IS_RED3[card]
-        if natural and RANK[card] != exclude_rank:
-            by_rank.setdefault(RANK[card], []).append(card)
-    wilds = sorted((c for c in cards if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
-    groups = {r: list(v) for r, v in by_rank.items() if len(v) >= 2}
-    for rank in sorted(groups, key=lambda r: -sum(VALUE[c] for c in groups[r])):
-        if len(groups[rank]) == 2:
-            if wilds:
-                groups[rank].append(wilds.pop(0))
-            else:
-                del groups[rank]
-    for rank in sorted(groups, key=lambda r: -len(groups[r])):
+        if IS_WILD[card]:
+            wilds.append(card)
+            continue
+        rank = RANK[card]
+        if rank < FOUR or rank == exclude_rank:
+            continue
         group = groups[rank]
-        naturals = sum(1 for c in group if not IS_WILD[c])
-        while wilds and sum(1 for c in group if IS_WILD[c]) < config.max_wilds(naturals):
-            group.append(wilds.pop(0))
-    return tuple(tuple(groups[r]) for r in sorted(groups))
-
-
-def _may_open(state: GameState, seat: int, opening: tuple[tuple[Card, ...], ...]) -> bool:
-    """Whether an opening is worth a trial: it meets the minimum, or could go out concealed."""
-    config = state.config
-    if sum(VALUE[c] for group in opening for c in group) >= _opening_target(state, seat):
-        return True
-    left = len(state.hands[seat]) - sum(len(g) for g in opening)
-    return config.concealed_min_exempt and state.drew_from_stock and left <= 1
+        if group is None:
+            groups[rank] = [card]
+        else:
+            group.append(card)
+    melds = [g for g in groups if g is not None and len(g) >= 2]
+    if not melds:
+        return ()
+    wilds.sort(key=VALUE.__getitem__, reverse=True)
+    pairs = [g for g in melds if len(g) == 2]
+    if pairs:
+        pairs.sort(key=lambda g: VALUE[g[0]], reverse=True)
+        for pair in pairs:
+            if wilds:
+                pair.append(wilds.pop(0))
+            else:
+                melds.remove(pair)
+    if wilds:
+        for group in sorted(melds, key=len, reverse=True):
+            limit = config.max_wilds(len(group) - sum(map(IS_WILD.__getitem__, group)))
+            while wilds and sum(map(IS_WILD.__getitem__, group)) < limit:
+                group.append(wilds.pop(0))
+    return tuple(tuple(g) for g in melds)
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
@@ -178,7 +189,8 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     cheapest wild when only two naturals are held), the cheapest wild goes on each meld,
     black threes meld together. An unopened side is offered its best opening.
 
-    Most of these are legal by construction, which spares the engine's check on the hot
+    Most of these are legal by construction (and so is a ``best_opening`` that meets the
+    minimum), which spares the engine's check on the hot
     path of random play and bots: when the side has opened, nothing obliges the player to go
     out and at least two cards stay in hand, the turn can still end with a discard
     (§1.11.3), naturals never make a meld invalid, and a wild is safe while the meld has
@@ -186,11 +198,18 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     """
     hand = state.hands[seat]
     melds = state.melds[state.side_of[seat]]
+    simple = not state.must_go_out and not state.no_discard
     if not any(melds):  # the side's first meld must reach the minimum: offer the best opening
         opening = best_opening(state.config, hand)
-        if opening and _may_open(state, seat, opening):
-            return [], [Meld(opening)]
-        return [], []
+        if not opening:
+            return [], []
+        value = sum(VALUE[c] for group in opening for c in group)
+        left = len(hand) - sum(len(g) for g in opening)
+        if value >= _opening_target(state, seat):
+            sure = simple and left >= 2 and state.config.open_via_pile != "required"
+            return ([Meld(opening)], []) if sure else ([], [Meld(opening)])
+        concealed = state.config.concealed_min_exempt and state.drew_from_stock and left <= 1
+        return [], [Meld(opening)] if concealed else []
     by_rank: list[list[Card] | None] = [None] * 14
     cheapest_wild = -1
     for card in hand:
@@ -211,7 +230,6 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
             check.append(LayOff(THREE, tuple(threes)))
         elif len(threes) >= 3:
             check.append(Meld((tuple(threes),)))
-    simple = not state.must_go_out and not state.no_discard
     room = len(hand)
     max_wilds = state.config.max_wilds
     for rank in NATURAL_RANKS:
