@@ -37,7 +37,7 @@ from .cards import (
 from .dealing import lay_out_red_threes, reset_turn
 from .errors import IllegalMoveError, NotYourTurnError, WrongPhaseError
 from .goingout import can_go_out
-from .melds import CANASTA_SIZE, check_meld, meld_rank
+from .melds import CANASTA_SIZE, check_meld, meld_rank, wild_count
 from .scoring import match_winners, score_hand
 from .state import EMPTY_MELDS, EndReason, Event, GameState, Melds, Phase
 
@@ -323,7 +323,7 @@ def _plan_take(s: GameState, seat: int, action: TakePile) -> _Plan:
             "D6",
         )
     merged = (*existing, top, *support)
-    check_meld(config, rank, merged, new=not existing)
+    check_meld(config, rank, merged, new=not existing, old_wilds=wild_count(existing))
     melds[rank] = merged
     touched = [(rank, bool(existing))]
     extra = _group_melds(action.melds)
@@ -336,7 +336,7 @@ def _plan_take(s: GameState, seat: int, action: TakePile) -> _Plan:
     for r, cards in extra.items():
         if r == THREE:
             _check_black_threes(s, cards, len(melds[THREE]))
-        check_meld(config, r, (*melds[r], *cards), new=not melds[r])
+        check_meld(config, r, (*melds[r], *cards), new=not melds[r], old_wilds=wild_count(melds[r]))
         touched.append((r, bool(melds[r]) and r != rank))
         melds[r] = (*melds[r], *cards)
     taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
@@ -410,7 +410,8 @@ def _plan_meld(s: GameState, seat: int, action: Meld) -> _Plan:
     for rank, cards in by_rank.items():
         if rank == THREE:
             _check_black_threes(s, cards, len(melds[THREE]))
-        check_meld(config, rank, (*melds[rank], *cards), new=not melds[rank])
+        old = melds[rank]
+        check_meld(config, rank, (*old, *cards), new=not old, old_wilds=wild_count(old))
     if not s.opened(side):
         if config.open_via_pile == "required":
             raise IllegalMoveError(
@@ -459,7 +460,7 @@ def _plan_lay_off(s: GameState, seat: int, action: LayOff) -> _Plan:
                 f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
             )
     merged = (*existing, *action.cards)
-    check_meld(s.config, rank, merged, new=False)
+    check_meld(s.config, rank, merged, new=False, old_wilds=wild_count(existing))
     melds = list(s.melds[side])
     melds[rank] = merged
     return _Plan(side, hand, tuple(melds), ((rank, True),), len(hand), False)

@@ -48,10 +48,15 @@ def meld_rank(cards: Sequence[Card]) -> int:
     return rank
 
 
-def check_meld(config: RuleConfig, rank: int, cards: Sequence[Card], *, new: bool) -> None:
+def check_meld(
+    config: RuleConfig, rank: int, cards: Sequence[Card], *, new: bool, old_wilds: int = 0
+) -> None:
     """Raise unless ``cards`` (the whole meld after the move) form a valid meld of ``rank``.
 
     ``new`` says the meld starts now, so it must reach the three-card minimum by itself.
+    ``old_wilds`` is how many wild cards the meld held before: a meld that is over the wild
+    limit without anyone adding a wild (two cutthroat partners' melds joined, §3.2) stays
+    on the table and may still take naturals, but no more wild cards [engine policy].
     """
     wilds = sum(1 for c in cards if IS_WILD[c])
     naturals = len(cards) - wilds
@@ -66,7 +71,7 @@ def check_meld(config: RuleConfig, rank: int, cards: Sequence[Card], *, new: boo
     if naturals < 2:
         raise IllegalMoveError("a meld needs at least two natural cards", "1.9")
     limit = config.max_wilds(naturals)
-    if wilds > limit:
+    if wilds > limit and wilds > old_wilds:
         if config.wild_limit == "max3":
             raise IllegalMoveError(
                 f"a meld may hold at most three wild cards; this one would hold {wilds}", "1.9"
