@@ -1,0 +1,218 @@
+"""Rules-engine benchmark: hands per second and the bot's strength. Prints figures only.
+
+Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.py``) with
+``--hands N`` (hands per speed figure), ``--matches M`` (bot-vs-random matches) and
+``--seed S``. It prints, for classic four-player Canasta in one process:
+
+* full hands per second (deal to hand end) for random legal play: at each decision, a uniform
+  choice among the actions ``legal_actions`` lists;
+* the same for bot-vs-bot play (``shared.rules.bot.choose_action`` in every seat);
+* the bot's results against random legal play over whole matches to the target (the bots
+  hold one side, random players the other, alternating sides between matches): wins, draws,
+  losses and the mean final score difference. ``--hand-cap H`` stops a match after ``H``
+  hands and decides it by the higher total (the output says so); the default plays whole
+  matches.
+
+Nothing here asserts a time: the figures are for people (bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from shared.rules import (
+    Action,
+    GameState,
+    Phase,
+    RuleConfig,
+    apply,
+    deal_hand,
+    legal_actions,
+    make_config,
+    new_match,
+    shuffled_deck,
+)
+from shared.rules.bot import choose_action
+
+Policy = Callable[[GameState, int, random.Random], Action]
+MAX_DECISIONS_PER_HAND = 50_000
+"""A hand longer than this is reported as an endless loop rather than timed forever."""
+SPEED_TARGET = 400
+SPEED_AIM = 1_000
+
+
+def random_policy(state: GameState, seat: int, rng: random.Random) -> Action:
+    """Random legal play: a uniform choice among the listed legal actions."""
+    return rng.choice(legal_actions(state, seat))
+
+
+def bot_policy(state: GameState, seat: int, rng: random.Random) -> Action:
+    return choose_action(state, seat, rng)
+
+
+def play_hand(
+    state: GameState, policies: Sequence[Policy], rng: random.Random
+) -> tuple[GameState, int]:
+    """Play a dealt hand to its end; the state after it and the number of decisions."""
+    decisions = 0
+    while state.phase is not Phase.DEAL and state.phase is not Phase.MATCH_OVER:
+        seat = state.actor()
+        assert seat is not None
+        state = apply(state, seat, policies[seat](state, seat, rng))
+        decisions += 1
+        if decisions > MAX_DECISIONS_PER_HAND:
+            raise RuntimeError(f"a hand ran past {MAX_DECISIONS_PER_HAND} decisions")
+    return state, decisions
+
+
+@dataclass(frozen=True, slots=True)
+class Speed:
+    label: str
+    hands: int
+    decisions: int
+    seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.hands / self.seconds if self.seconds else float("inf")
+
+
+def time_hands(label: str, config: RuleConfig, policy: Policy, hands: int, seed: int) -> Speed:
+    """Deal and play ``hands`` full hands (consecutive hands of matches) with one policy."""
+    rng = random.Random(seed)
+    policies = [policy] * config.players
+    match = new_match(config, seed=seed)
+    decisions = 0
+    start = time.perf_counter()
+    for _ in range(hands):
+        if match.phase is Phase.MATCH_OVER:
+            match = new_match(config, seed=rng.getrandbits(32))
+        match = deal_hand(match, shuffled_deck(config, rng.getrandbits(64)))
+        match, made = play_hand(match, policies, rng)
+        decisions += made
+    return Speed(label, hands, decisions, time.perf_counter() - start)
+
+
+@dataclass(slots=True)
+class MatchTally:
+    matches: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    score_diff: int = 0
+    hands: int = 0
+    capped: int = 0
+    seconds: float = 0.0
+
+
+def bot_vs_random(config: RuleConfig, matches: int, seed: int, hand_cap: int) -> MatchTally:
+    """Whole matches, bots on side ``m % 2`` of match ``m``, random legal play on the other."""
+    rng = random.Random(seed)
+    tally = MatchTally()
+    start = time.perf_counter()
+    for number in range(matches):
+        bot_side = number % config.sides
+        policies: list[Policy] = [
+            bot_policy if config.initial_side(s) == bot_side else random_policy
+            for s in range(config.players)
+        ]
+        state = new_match(config, seed=rng.getrandbits(32))
+        hands = 0
+        while state.phase is not Phase.MATCH_OVER:
+            if hand_cap and hands >= hand_cap:
+                tally.capped += 1
+                break
+            state = deal_hand(state, shuffled_deck(config, rng.getrandbits(64)))
+            state, _ = play_hand(state, policies, rng)
+            hands += 1
+        ours = state.scores[bot_side]
+        theirs = max(s for side, s in enumerate(state.scores) if side != bot_side)
+        tally.matches += 1
+        tally.hands += hands
+        tally.score_diff += ours - theirs
+        if ours > theirs:
+            tally.wins += 1
+        elif ours == theirs:
+            tally.draws += 1
+        else:
+            tally.losses += 1
+    tally.seconds = time.perf_counter() - start
+    return tally
+
+
+def nproc() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--hands", type=int, default=300, help="hands per speed figure")
+    parser.add_argument("--matches", type=int, default=200, help="bot-vs-random matches")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--hand-cap", type=int, default=0, help="stop a match after H hands (0: no cap)"
+    )
+    args = parser.parse_args(argv)
+    config = make_config("classic")
+
+    print(
+        f"Canasta rules-engine benchmark: Python {platform.python_version()} "
+        f"({platform.python_implementation()}), nproc {nproc()}, one process, seed {args.seed}"
+    )
+    print(f"preset classic: {config.players} players, a hand = deal to hand end\n")
+    speeds = [
+        time_hands("random legal play", config, random_policy, args.hands, args.seed),
+        time_hands("bot vs bot", config, bot_policy, args.hands, args.seed),
+    ]
+    print(f"{'play':<20} {'hands':>7} {'decisions/hand':>15} {'seconds':>9} {'hands/s':>9}")
+    for sp in speeds:
+        print(
+            f"{sp.label:<20} {sp.hands:>7} {sp.decisions / sp.hands:>15.1f} "
+            f"{sp.seconds:>9.2f} {sp.per_second:>9.1f}"
+        )
+
+    tally = bot_vs_random(config, args.matches, args.seed, args.hand_cap)
+    if args.hand_cap:
+        cap = f"capped at {args.hand_cap} hands"
+        detail = f"{cap}: {tally.capped} matches stopped by the cap, decided by the higher total"
+    else:
+        cap = detail = "whole matches, no hand cap"
+    print(
+        f"\nbot vs random legal play: {tally.matches} matches to {config.target} ({detail}); "
+        "bots hold side 0 in even matches, side 1 in odd ones"
+    )
+    print(
+        f"{'wins':>6} {'draws':>6} {'losses':>7} {'win rate':>9} {'mean score diff':>16} "
+        f"{'hands/match':>12} {'seconds':>9}"
+    )
+    n = max(tally.matches, 1)
+    win_rate = 100 * tally.wins / n
+    print(
+        f"{tally.wins:>6} {tally.draws:>6} {tally.losses:>7} {win_rate:>8.1f}% "
+        f"{tally.score_diff / n:>+16.1f} {tally.hands / n:>12.2f} {tally.seconds:>9.2f}"
+    )
+    print(
+        f"\nsummary: random legal play {speeds[0].per_second:.0f} hands/s "
+        f"(need >= {SPEED_TARGET}, aim {SPEED_AIM:,}), bot vs bot "
+        f"{speeds[1].per_second:.0f} hands/s, bot win rate {win_rate:.1f}% "
+        f"against random legal play over {tally.matches} matches ({cap})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
