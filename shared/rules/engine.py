@@ -212,16 +212,19 @@ def _compulsory_take(s: GameState, seat: int) -> TakePile | None:
     return None
 
 
-def _has_legal_take(s: GameState, seat: int) -> bool:
-    from .legal import pile_takes
+def _may_take(s: GameState, seat: int) -> bool:
+    """Whether the player to move might take the pile once the stock is gone (§1.12).
+
+    Answered with the legal candidates first, then with cheap necessary conditions, so the
+    hand ends by itself only when no take is possible; in a doubtful case the player decides
+    (take, or pass).
+    """
+    from .legal import pile_takes, take_ruled_out
 
     for take in pile_takes(s, seat):
-        try:
-            _take_pile(s._clone(), seat, take)
-        except IllegalMoveError:
-            continue
-        return True
-    return False
+        if is_legal(s, seat, take):
+            return True
+    return not take_ruled_out(s, seat)
 
 
 # -- taking the pile ------------------------------------------------------------------------------
@@ -495,7 +498,7 @@ def _quick_check(s: GameState, seat: int, action: Action) -> bool:
     cannot object: two or more cards stay in hand and nothing obliges going out); raises
     the rule's error when validation fails; returns False when only a full trial can tell.
     """
-    if s.must_go_out or s.no_discard or s.actor() != seat:
+    if s.must_go_out or s.no_discard or s.turn != seat:
         return False
     kind = type(action)
     if s.phase is Phase.PLAY:
@@ -722,7 +725,7 @@ def _next_turn(s: GameState) -> None:
         return
     if s.config.stock_out_rule == "end_after_last_discard":
         _end_hand(s, EndReason.STOCK_EXHAUSTED)
-    elif not _has_legal_take(s, s.turn):
+    elif not _may_take(s, s.turn):
         _end_hand(s, EndReason.STOCK_OUT_NO_TAKE)
 
 

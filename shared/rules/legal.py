@@ -14,6 +14,7 @@ from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, T
 from .cards import (
     FOUR,
     IS_BLACK3,
+    IS_NATURAL,
     IS_RED3,
     IS_WILD,
     NATURAL_RANKS,
@@ -83,7 +84,14 @@ def _kind(action: Action) -> str:
 
 
 def pile_takes(state: GameState, seat: int) -> list[TakePile]:
-    """Candidate ways to take the pile: the support cards, and an opening if one is needed."""
+    """Candidate ways to take the pile: the support cards, and an opening if one is needed.
+
+    An opened side is offered the smallest supports (more cards can be laid off after the
+    take). An unopened side must reach its minimum (§1.10 rule 4): for a pair and for all
+    its naturals of the top card's rank, wild cards join the support one at a time (jokers
+    first) until the support alone, or the support plus the best opening from the rest of
+    the hand, reaches the minimum.
+    """
     if not state.pile:
         return []
     top = state.pile[-1]
@@ -99,34 +107,65 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     frozen = state.pile_frozen or not opened
     if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
         return []
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-    supports: list[tuple[Card, ...]] = []
-    if melds[rank]:
-        supports.append(())
-    if len(naturals) >= 2:
-        supports.append(tuple(naturals[:2]))
-    if naturals and wilds:
-        supports.append((naturals[0], wilds[0]))
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     if opened:  # the smallest supports: more cards can be laid off after the take
+        supports: list[tuple[Card, ...]] = [()] if melds[rank] else []
+        if len(naturals) >= 2:
+            supports.append(tuple(naturals[:2]))
+        if naturals and wilds:
+            supports.append((naturals[0], wilds[-1]))
         return [TakePile(support) for support in supports]
-    if len(naturals) > 2:
-        supports.append(tuple(naturals))
-    if len(naturals) >= 2 and wilds:
-        supports.append((*naturals, wilds[-1]))
     minimum = _opening_target(state, seat)
     takes: list[TakePile] = []
-    for support in supports:
-        value = VALUE[top] + sum(VALUE[c] for c in support)
-        if value >= minimum:
-            takes.append(TakePile(support))
-            continue
-        rest = list(hand)
-        for card in support:
-            rest.remove(card)
-        opening = best_opening(config, rest, exclude_rank=rank)
-        if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
-            takes.append(TakePile(support, opening))
+    for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
+        for count in range(min(len(wilds), 3) + 1):
+            support = (*natural_part, *wilds[:count])
+            value = VALUE[top] + sum(VALUE[c] for c in support)
+            if value >= minimum:
+                takes.append(TakePile(support))
+                break
+            rest = list(hand)
+            for card in support:
+                rest.remove(card)
+            opening = best_opening(config, rest, exclude_rank=rank)
+            if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
+                takes.append(TakePile(support, opening))
+                break
     return takes
+
+
+def take_ruled_out(state: GameState, seat: int) -> bool:
+    """True only when ``seat`` certainly cannot take the pile now (cheap necessary conditions).
+
+    The engine ends a hand at the end of the stock without asking the player only when this
+    holds, so a legal take the candidate list happens to miss can never be lost (§1.12).
+    """
+    if not state.pile:
+        return True
+    top = state.pile[-1]
+    config = state.config
+    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
+        return True
+    hand = state.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(state.pile) == 1:
+        return True
+    rank = RANK[top]
+    naturals = sum(1 for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
+    wilds = sum(1 for c in hand if IS_WILD[c])
+    melds = state.melds[state.side_of[seat]]
+    if not any(melds):  # frozen for the side: a natural pair, and enough points in reach
+        if naturals < 2:
+            return True
+        counts: dict[int, int] = {}
+        for card in hand:
+            if IS_NATURAL[card]:
+                counts[RANK[card]] = counts.get(RANK[card], 0) + 1
+        reach = VALUE[top] + sum(VALUE[c] for c in hand if IS_WILD[c])
+        reach += sum(VALUE[c] for c in hand if IS_NATURAL[c] and counts[RANK[c]] >= 2)
+        return reach < _opening_target(state, seat)
+    if state.pile_frozen:
+        return naturals < 2 and not (config.frozen_allows_layoff and melds[rank])
+    return naturals < 2 and not (naturals and wilds) and not melds[rank]
 
 
 def _opening_target(state: GameState, seat: int) -> int:

@@ -202,11 +202,12 @@ class GameState:
 
     def actor(self) -> int | None:
         """The seat that must act now, or ``None`` between hands and after the match."""
-        if self.phase in (Phase.DEAL, Phase.MATCH_OVER):
-            return None
-        if self.phase is Phase.ANSWER:
+        phase = self.phase
+        if phase is Phase.DRAW or phase is Phase.PLAY:
+            return self.turn
+        if phase is Phase.ANSWER:
             return self.config.partner_to_ask(self.turn)
-        return self.turn
+        return None
 
     def side_seats(self, side: int) -> tuple[int, ...]:
         return tuple(s for s in range(self.players) if self.side_of[s] == side)
