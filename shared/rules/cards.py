@@ -82,7 +82,7 @@ IS_NATURAL: tuple[bool, ...] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
 SORT_KEY: tuple[int, ...] = tuple(
     (_rank(c) if _rank(c) > THREE else _rank(c) + 20) * 4 + max(_suit(c), 0) for c in _ALL
 )
-"""Display order: naturals 4..A, then threes, twos and jokers, suits within a rank."""
+"""Display order: naturals 4..A, then jokers, twos and threes; suits in order within a rank."""
 
 RED_THREES = (make_card(THREE, DIAMONDS), make_card(THREE, HEARTS))
 BLACK_THREES = (make_card(THREE, CLUBS), make_card(THREE, SPADES))
@@ -92,6 +92,8 @@ def card_text(card: Card) -> str:
     """The canonical text of a card: ``'7h'``, ``'10d'``, ``'qs'``, ``'jk'``."""
     if card == JOKER:
         return "jk"
+    if not 0 <= card < JOKER:
+        return f"<no such card {card!r}>"
     return RANK_TEXT[card % 13] + SUIT_LETTERS[card // 13]
 
 
@@ -136,6 +138,8 @@ def parse_card(text: str) -> Card:
     word = text.strip().lower()
     if not word:
         raise NotationError("expected a card, found nothing")
+    if len(word) > 12:
+        raise NotationError(f"could not read the card {text[:12]!r}...: {_RANK_HELP}")
     if word in _JOKER_WORDS:
         return JOKER
     suit = _SUIT_WORDS.get(word[-1])

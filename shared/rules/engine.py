@@ -320,6 +320,8 @@ def _plan_take(s: GameState, seat: int, action: TakePile) -> _Plan:
                 f"these rules do not allow taking the pile that way ({method.replace('_', ' ')})",
                 "D8",
             )
+    if rank == THREE and wilds:
+        raise IllegalMoveError("black threes may not be melded with wild cards", "1.9")
     if black_top and naturals < 2:
         raise IllegalMoveError(
             "a black three on top may only be taken with two more black threes, to go out",
@@ -680,6 +682,12 @@ def check_ask_allowed(s: GameState, seat: int) -> None:
         raise WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
     if s.asked:
         raise IllegalMoveError("you have already asked your partner this turn", "1.11.2")
+    if s.must_go_out:
+        raise IllegalMoveError(
+            "you must go out this turn anyway (you melded black threes), so there is nothing "
+            "to ask",
+            "1.11.2",
+        )
     if s.turn_melded:
         raise IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
     limit = config.ask_limit_per_hand

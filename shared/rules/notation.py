@@ -72,14 +72,17 @@ def parse_action(text: str) -> Action:
         return DISCARDS[cards[0]]
     if verb == "lay":
         return _parse_lay(rest)
-    groups = _groups(rest)
     if verb == "meld":
+        groups = _groups(rest)
         if not groups:
             raise NotationError("meld needs cards, for example: meld 7h 7c 2s")
         return Meld(groups)
-    if not groups:
-        return TakePile()
-    return TakePile(groups[0], groups[1:])
+    # pickup: the first group is the support (may be empty: "pickup , kd kc ks" lays the top
+    # card off and opens with the melds after the comma)
+    support, separator, more = rest.partition(",") if "," in rest else rest.partition("/")
+    if separator and not more.strip():
+        raise NotationError("an empty group after the comma: name the cards of each further meld")
+    return TakePile(parse_cards(support), _groups(more))
 
 
 def parse_turn(text: str) -> list[Action]:

@@ -1,0 +1,242 @@
+"""Seeded random play over every preset and many house rules, checking RULES.md §1.15 after
+every action (``playout.check_state`` / ``check_transition``), and whole matches to the end.
+
+The default run plays about 2,000 hands (about 800 uniform, 400 eager, 800 under house rules,
+plus a dozen whole matches); set ``CANASTA_LONG_PLAYOUTS=<hands per preset and policy>`` to
+play many more (the ``slow`` test below). Failures name the seed and the hand's actions.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from typing import Any
+
+import pytest
+
+from shared import rules
+from shared.rules import IllegalMoveError, Phase, TakePile, WrongPhaseError, parse_cards
+from tests.rules import playout
+from tests.rules.playout import Log
+
+HANDS_PER_MATCH = 6
+UNIFORM_SEEDS = 24
+EAGER_SEEDS = 12
+OPTION_SEEDS = 2
+
+
+def _play(preset: str, seeds: range, policy: str, options: dict[str, Any] | None = None) -> Log:
+    config = playout.config_for(preset, options)
+    log = Log()
+    for seed in seeds:
+        playout.play_match(
+            config, seed, playout.POLICIES[policy], max_hands=HANDS_PER_MATCH, log=log
+        )
+    assert log.hands >= len(seeds)
+    return log
+
+
+@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+def test_uniform_random_play(preset: str) -> None:
+    """Each decision picks uniformly among ``legal_actions``."""
+    log = _play(preset, range(UNIFORM_SEEDS), "uniform")
+    assert log.reasons, "no hand ended"
+
+
+@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+def test_eager_random_play(preset: str) -> None:
+    """Random play that prefers putting cards down: canastas, going out, stock-end takes."""
+    log = _play(preset, range(1000, 1000 + EAGER_SEEDS), "eager")
+    assert log.reasons["went_out"] > 0
+    assert log.kinds["meld"] > 0
+    assert log.kinds["lay"] > 0
+    assert log.kinds["pickup"] > 0
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        (playout.PRESET_NAMES[1 + i % (len(playout.PRESET_NAMES) - 1)], options)
+        for i, options in enumerate(playout.OPTION_SETS)
+    ]
+    + [("classic", options) for options in playout.OPTION_SETS],
+    ids=lambda value: (
+        "-".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else value
+    ),
+)
+def test_house_rules_random_play(preset: str, options: dict[str, Any]) -> None:
+    _play(preset, range(2000, 2000 + OPTION_SEEDS), "eager", options)
+    _play(preset, range(3000, 3000 + OPTION_SEEDS), "uniform", options)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("CANASTA_LONG_PLAYOUTS"),
+    reason="set CANASTA_LONG_PLAYOUTS=<hands per preset> for the long random run",
+)
+@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("policy", sorted(playout.POLICIES))
+def test_long_random_play(preset: str, policy: str) -> None:
+    wanted = int(os.environ.get("CANASTA_LONG_PLAYOUTS", "0"))
+    log = Log()
+    config = playout.config_for(preset)
+    seed = 10_000
+    while log.hands < wanted:
+        playout.play_match(config, seed, playout.POLICIES[policy], max_hands=20, log=log)
+        seed += 1
+
+
+# -- whole matches -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_complete_match(preset: str, seed: int) -> None:
+    """Deal hand after hand until the match ends: the deal passes clockwise, scores add up,
+    the winner is the highest column at or above the target, and nothing more can be played."""
+    config = playout.config_for(preset)
+    rng = random.Random(seed)
+    state = rules.new_match(config, seed=seed)
+    first_dealer = state.dealer
+    assert state.phase is Phase.DEAL
+    assert state.hand_number == 0
+    assert state.actor() is None
+    playout.check_state(state)
+    totals = [0] * config.sides
+    for number in range(1, 81):
+        state = playout.deal_next(state, seed)
+        assert state.hand_number == number
+        assert state.dealer == (first_dealer + number - 1) % config.players
+        state = playout.play_hand(state, rng, playout.eager, label=f"{preset} seed={seed}")
+        assert state.last_hand is not None
+        for column in state.last_hand.columns:
+            totals[column.column] += column.hand_total
+        assert list(state.scores) == totals
+        if state.phase is Phase.MATCH_OVER:
+            break
+        assert state.phase is Phase.DEAL
+        assert max(state.scores) < state.target or len(state.winners) == 0
+    assert state.phase is Phase.MATCH_OVER, "the match did not end within 80 hands"
+    best = max(state.scores)
+    assert best >= config.target
+    assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
+    assert len(state.winners) == 1  # play_another_hand: a tie at the top plays on
+    assert state.actor() is None
+    playout.check_state(state)
+    for seat in range(config.players):
+        assert rules.legal_actions(state, seat) == []
+        for action in (rules.Draw(), rules.TakePile(), rules.Discard(0), rules.Pass()):
+            with pytest.raises(WrongPhaseError):
+                rules.apply(state, seat, action)
+    with pytest.raises(WrongPhaseError):
+        rules.deal_hand(state, rules.shuffled_deck(config, seed))
+
+
+def test_hands_between_deals_refuse_play() -> None:
+    config = playout.config_for("classic")
+    state = playout.play_hand(playout.start_match(config, 5), random.Random(5), playout.eager)
+    assert state.phase is Phase.DEAL
+    for seat in range(config.players):
+        assert rules.legal_actions(state, seat) == []
+        with pytest.raises(WrongPhaseError):
+            rules.apply(state, seat, rules.Draw())
+
+
+# -- known engine bugs, found by the random play above --------------------------------------
+
+
+def _black_three_top(support: str) -> Any:
+    return _position(
+        "classic",
+        {"black3_top_takeable_to_go_out": True},
+        hands=[
+            parse_cards(f"{support} 9h"),
+            parse_cards("4c 4d"),
+            parse_cards("5c 5d"),
+            parse_cards("6c 6d"),
+        ],
+        stock=parse_cards("7c 7d"),
+        pile=parse_cards("3c"),
+        melds=[[parse_cards("kc kd kh ks kc kd kh")], []],
+        turn=0,
+    )
+
+
+def test_black_three_pile_take_to_go_out() -> None:
+    """D6 option: a black-three top may be taken with two more black threes, to go out."""
+    state = rules.apply(_black_three_top("3c 3s"), 0, TakePile(parse_cards("3c 3s")))
+    assert state.must_go_out
+    playout.check_state(state)
+    state = rules.apply(state, 0, rules.Discard(parse_cards("9h")[0]))
+    assert state.last_hand is not None
+    assert state.last_hand.reason is rules.EndReason.WENT_OUT
+
+
+def _position(preset: str, options: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+    config = playout.config_for(preset, options)
+    return rules.deal_position(rules.new_match(config, seed=0), **kwargs)
+
+
+def test_black_three_pile_take_refuses_wild_cards() -> None:
+    state = _black_three_top("3c 3s 2s")
+    with pytest.raises(IllegalMoveError):
+        rules.apply(state, 0, TakePile(parse_cards("3c 3s 2s")))
+
+
+def test_cutthroat_joined_melds_over_the_limit_take_no_more_wilds() -> None:
+    """§3.2 "combine" [engine policy, README]: joined melds stay even over the wild limit; they
+    take naturals but no further wild, and every listed action is accepted."""
+    state = _position(
+        "three_cutthroat",
+        hands=[
+            parse_cards("4c 4d 9c 2h"),
+            parse_cards("6c 6d 9d"),
+            parse_cards("5c 5d 9h 10h jh"),
+        ],
+        stock=parse_cards("7c 7d 7h"),
+        pile=parse_cards("4h 5h"),
+        melds=[
+            [parse_cards("8c 8h 8s 2d 2s 2c")],
+            [parse_cards("8d 8h 2h")],
+            [parse_cards("kc kd kh")],
+        ],
+        turn=2,
+    )
+    state = rules.apply(state, 2, TakePile(parse_cards("5c 5d")))
+    assert state.lone_seat == 2
+    eights = state.melds[state.side_of[0]][parse_cards("8c")[0] % 13]
+    assert sum(1 for c in eights if rules.cards.IS_WILD[c]) == 4
+    state = rules.apply(state, 2, rules.parse_action("discard 9h"))
+    state = rules.apply(state, 0, rules.parse_action("draw"))
+    for action in rules.legal_actions(state, 0):
+        rules.check(state, 0, action)
+    with pytest.raises(rules.IllegalMoveError, match="at most three wild"):
+        rules.check(state, 0, rules.LayOff(parse_cards("8c")[0] % 13, parse_cards("2h")))
+
+
+@pytest.mark.parametrize("black_top", [False, True], ids=["classic", "black3_top_option"])
+def test_asking_partner_never_leaves_the_player_stuck(black_top: bool) -> None:
+    if black_top:
+        options = {"black3_top_takeable_to_go_out": True}
+        hand, pile, take = "3c 3s 9h 9d 9s 5h", "3c", TakePile(parse_cards("3c 3s"))
+    else:
+        options = {}
+        hand, pile = "7c 7d 3c 3s 3c 9h 9d 9s 5h", "7s"
+        take = TakePile(parse_cards("7c 7d"), (parse_cards("3c 3s 3c"),))
+    state = _position(
+        "classic",
+        options,
+        hands=[parse_cards(hand), parse_cards("4c 4d"), parse_cards("5c 5d"), parse_cards("6c 6d")],
+        stock=parse_cards("8c 8d"),
+        pile=parse_cards(pile),
+        melds=[[parse_cards("kc kd kh ks kc kd kh")], []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, take)
+    assert state.must_go_out
+    try:
+        state = rules.apply(state, 0, rules.AskPartner())
+    except IllegalMoveError:
+        return  # refusing the question is one way to fix it
+    state = rules.apply(state, 2, rules.Answer(False))
+    assert rules.legal_actions(state, 0), "no legal action after partner said no"

@@ -1,0 +1,166 @@
+"""``player_view`` shows a seat what it could see at a real table, and nothing more.
+
+Besides direct checks (own hand, counts, sizes, private event cards only on the seat's own
+events), the leak test is one of information flow: scrambling everything the seat may not
+know (the other hands, the stock order, other seats' private event cards) must not change
+its view at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shared import rules
+from shared.rules import Draw, GameState, Phase, card_text, player_view
+from shared.rules.cards import sort_cards
+from tests.rules import playout
+from tests.rules.playout import Spot, spots
+
+VIEWS = settings(
+    max_examples=80,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def texts(cards: tuple[int, ...] | list[int]) -> list[str]:
+    return [card_text(c) for c in cards]
+
+
+def check_view(state: GameState, seat: int) -> dict[str, Any]:
+    view = player_view(state, seat)
+    data = view.to_json()
+    assert data["seat"] == seat
+    assert data["phase"] == state.phase.value
+    assert data["actor"] == state.actor()
+    assert data["turn"] == state.turn
+    assert data["dealer"] == state.dealer
+    assert data["hand_number"] == state.hand_number
+    assert data["hand"] == texts(sort_cards(state.hands[seat]))
+    assert data["hand_counts"] == [len(h) for h in state.hands]
+    assert data["stock_size"] == len(state.stock)
+    assert data["pile_size"] == len(state.pile)
+    assert data["pile_top"] == (card_text(state.pile[-1]) if state.pile else None)
+    assert data["scores"] == list(state.scores)
+    assert data["my_side"] == state.side_of[seat]
+    if state.actor() == seat:
+        assert data["legal"] == rules.legal_action_kinds(state, seat)
+    else:
+        assert data["legal"] == []
+    # Every meld and red three on the table, side by side.
+    for side in data["sides"]:
+        melds = state.melds[side["side"]]
+        assert sorted(m["rank"] for m in side["melds"]) == sorted(
+            rules.cards.rank_text(r) for r, m in enumerate(melds) if m
+        )
+        for meld in side["melds"]:
+            rank = next(
+                r for r, m in enumerate(melds) if m and rules.cards.rank_text(r) == meld["rank"]
+            )
+            assert sorted(meld["cards"]) == sorted(texts(melds[rank]))
+        seats = [s for s in range(state.players) if state.side_of[s] == side["side"]]
+        assert side["seats"] == seats
+        assert sorted(side["red_threes"]) == sorted(
+            texts([c for s in seats for c in state.red3[s]])
+        )
+    # The hand's events in order, private cards only on the seat's own events.
+    assert len(data["events"]) == len(state.events)
+    for shown, event in zip(data["events"], state.events, strict=True):
+        assert shown["seat"] == event.seat
+        assert shown["kind"] == event.kind
+        assert shown["cards"] == texts(event.cards)
+        if event.seat == seat:
+            assert shown["private"] == texts(event.private)
+        else:
+            assert shown["private"] == [], f"seat {seat} sees seat {event.seat}'s {event.kind}"
+    json.dumps(data)  # plain JSON
+    return data
+
+
+def lists_in(value: Any) -> list[list[Any]]:
+    """Every list inside a JSON value."""
+    found: list[list[Any]] = []
+    if isinstance(value, list):
+        found.append(value)
+        for item in value:
+            found.extend(lists_in(item))
+    elif isinstance(value, dict):
+        for item in value.values():
+            found.extend(lists_in(item))
+    return found
+
+
+def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
+    """``state`` with everything hidden from ``seat`` replaced by other cards."""
+    others = [s for s in range(state.players) if s != seat]
+    pool = [c for s in others for c in state.hands[s]] + list(state.stock)
+    rng.shuffle(pool)
+    hands = list(state.hands)
+    for s in others:
+        hands[s], pool = tuple(sort_cards(pool[: len(hands[s])])), pool[len(hands[s]) :]
+    events = tuple(
+        e._replace(private=tuple(rng.randrange(53) for _ in e.private)) if e.seat != seat else e
+        for e in state.events
+    )
+    return dataclasses.replace(state, hands=tuple(hands), stock=tuple(pool), events=events)
+
+
+@given(spots, st.integers(min_value=0, max_value=2**16))
+@VIEWS
+def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
+    state = spot.state()
+    for seat in range(state.players):
+        data = check_view(state, seat)
+        text = json.dumps(data, sort_keys=True)
+        # No list in the view is another seat's hand or the stock order.
+        hidden = [texts(sort_cards(state.hands[s])) for s in range(state.players) if s != seat]
+        hidden.append(texts(state.stock))
+        mine = data["hand"]
+        for value in lists_in(data):
+            for secret in hidden:
+                if len(secret) >= 4 and secret != mine:
+                    assert value != secret, f"seat {seat}'s view holds hidden cards {secret}"
+        # Scrambling everything hidden from the seat leaves its view exactly as it was.
+        other = scramble(state, seat, random.Random(salt))
+        assert json.dumps(player_view(other, seat).to_json(), sort_keys=True) == text
+
+
+def test_stock_draws_are_private() -> None:
+    config = playout.config_for("classic")
+    state = playout.start_match(config, 11)
+    seat = state.actor()
+    assert seat is not None
+    state = rules.apply(state, seat, Draw())
+    draw = state.events[-1]
+    assert draw.kind == "draw"
+    assert draw.seat == seat
+    assert draw.private
+    for viewer in range(config.players):
+        shown = player_view(state, viewer).to_json()["events"][-1]
+        assert shown["kind"] == "draw"
+        assert shown["private"] == (texts(draw.private) if viewer == seat else [])
+        deals = [e for e in player_view(state, viewer).to_json()["events"] if e["kind"] == "deal"]
+        assert [bool(e["private"]) for e in deals] == [e["seat"] == viewer for e in deals]
+        check_view(state, viewer)
+
+
+def test_views_between_hands_and_after_the_match() -> None:
+    config = playout.config_for("two_player")
+    state = playout.play_match(config, 4, playout.eager, max_hands=60)
+    assert state.phase is Phase.MATCH_OVER
+    for seat in range(config.players):
+        data = check_view(state, seat)
+        assert data["actor"] is None
+        assert data["legal"] == []
+        assert data["winners"] == list(state.winners)
+        assert data["last_hand"] == (state.last_hand.to_json() if state.last_hand else None)
+        assert not data["pile_frozen"]
+        assert not data["must_go_out"]
