@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint fmt clean
+.PHONY: serve test lint fmt clean proto
 
 # Create the virtualenv once.
 $(BIN)/python:
@@ -31,6 +31,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# Regenerate shared/pb from proto/ (commit the result; tests/test_generated_code.py checks it).
+proto: $(STAMP)
+	$(BIN)/python -m shared.pb.generate
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

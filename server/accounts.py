@@ -1,0 +1,160 @@
+"""Registration and read authentication.
+
+Reads use a challenge-response that yields a short-lived bearer token, rather than a signed
+timestamp and nonce on every call: a token costs one indexed lookup per read instead of a
+signature check plus a nonce written to the database, it works unchanged for a long-lived
+Watch stream, and the only replay window is the single-use challenge, which is deleted when
+answered and expires after ``challenge_ttl_seconds``. The signature binds the challenge to the
+player's key *and* this server's key, so a challenge answered for another server (or relayed
+by one) is useless here. Tokens are stored as SHA-256 hashes; blocking a key deletes its tokens.
+Moves need no token: each envelope is signed by the seat's key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from server.context import ServiceContext
+from server.domain import Player
+from server.exceptions import (
+    AlreadyExistsError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
+from shared.crypto import PUBLIC_KEY_SIZE, CryptoError, public_key_from_raw, verify
+from shared.wire import auth_message, register_message, registration_from_bytes
+
+MAX_NAME = 40
+MAX_EMAIL = 254
+CHALLENGE_SIZE = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """An authenticated reader: the player and when its token expires."""
+
+    player: Player
+    expires_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    token: str
+    expires_ms: int
+    player: Player
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+def _check_key(public_key: bytes) -> None:
+    if len(public_key) != PUBLIC_KEY_SIZE:
+        raise InvalidRequestError(f"a public key is {PUBLIC_KEY_SIZE} bytes, not {len(public_key)}")
+    try:
+        public_key_from_raw(public_key)
+    except CryptoError:
+        raise InvalidRequestError("that is not a valid Ed25519 public key") from None
+
+
+class Accounts:
+    def __init__(self, ctx: ServiceContext) -> None:
+        self.ctx = ctx
+
+    def register(self, payload: bytes, signature: bytes) -> Player:
+        ctx = self.ctx
+        reg = registration_from_bytes(payload)
+        _check_key(reg.public_key)
+        if reg.server_public_key != ctx.keys.server_public:
+            raise UnauthenticatedError(
+                "this registration was signed for another server (check the server key)"
+            )
+        if not verify(reg.public_key, register_message(payload), signature):
+            raise UnauthenticatedError("the registration's signature does not verify with its key")
+        name = reg.display_name.strip()
+        if not name or len(name) > MAX_NAME or not name.isprintable():
+            raise InvalidRequestError(f"a display name is 1 to {MAX_NAME} printable characters")
+        if len(reg.email) > MAX_EMAIL or (reg.email and "@" not in reg.email):
+            raise InvalidRequestError("that does not look like an e-mail address")
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            existing = repo.player_by_key(reg.public_key)
+            if existing is not None:
+                if existing.blocked:
+                    raise PermissionDeniedError("this key is blocked on this server")
+                raise AlreadyExistsError("this key is already registered")
+            code = reg.invitation_code.strip()
+            if ctx.config.registration == "invite" and not repo.invitation_usable(code, now):
+                raise PermissionDeniedError(
+                    "registration on this server needs a valid, unused invitation code"
+                )
+            player = repo.add_player(reg.public_key, name, reg.email.strip(), code, now)
+            if ctx.config.registration == "invite":
+                repo.use_invitation(code, player.id, now)
+        return player
+
+    def challenge(self, public_key: bytes) -> tuple[bytes, int]:
+        ctx = self.ctx
+        _check_key(public_key)
+        now = ctx.clock()
+        challenge = secrets.token_bytes(CHALLENGE_SIZE)
+        expires = now + ctx.config.challenge_ttl_seconds * 1000
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            player = repo.player_by_key(public_key)
+            if player is None:
+                raise NotFoundError("this key is not registered here: register first")
+            if player.blocked:
+                raise PermissionDeniedError("this key is blocked on this server")
+            repo.purge_expired(now)
+            repo.add_challenge(challenge, public_key, expires)
+        return challenge, expires
+
+    def authenticate(self, public_key: bytes, challenge: bytes, signature: bytes) -> Token:
+        ctx = self.ctx
+        now = ctx.clock()
+        message = auth_message(ctx.keys.server_public, public_key, challenge)
+        token = secrets.token_urlsafe(32)
+        expires = now + ctx.config.token_ttl_seconds * 1000
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            taken = repo.take_challenge(challenge)
+            if taken is None:
+                raise UnauthenticatedError("unknown or already used challenge: ask for a new one")
+            key, challenge_expires = taken
+            if key != public_key:
+                raise UnauthenticatedError("this challenge was issued to another key")
+            if challenge_expires <= now:
+                raise UnauthenticatedError("the challenge expired: ask for a new one")
+            if not verify(public_key, message, signature):
+                raise UnauthenticatedError(
+                    "the challenge's signature does not verify (wrong key or another server)"
+                )
+            player = repo.player_by_key(public_key)
+            if player is None:
+                raise UnauthenticatedError("this key is not registered here")
+            if player.blocked:
+                raise PermissionDeniedError("this key is blocked on this server")
+            repo.add_token(token_hash(token), player.id, expires)
+        return Token(token, expires, player)
+
+    def authorize(self, token: str) -> Caller:
+        """The caller behind a bearer token; raises for a missing, unknown or expired one."""
+        if not token:
+            raise UnauthenticatedError("sign in first: this call needs a bearer token")
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            found = ctx.repo(session).token(token_hash(token))
+        if found is None:
+            raise UnauthenticatedError("unknown token (expired, revoked, or from another server)")
+        player, expires = found
+        if expires <= ctx.clock():
+            raise UnauthenticatedError("the token expired: authenticate again")
+        if player.blocked:
+            raise PermissionDeniedError("this key is blocked on this server")
+        return Caller(player, expires)

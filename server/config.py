@@ -1,0 +1,147 @@
+"""Server configuration: defaults, then a TOML file, then ``CANASTA_SERVER_*`` environment.
+
+The file is ``--config PATH``, else ``$CANASTA_SERVER_CONFIG``, else ``server.toml`` in the
+platform's user config directory when it exists. Keys in the file are the field names below;
+each has an environment variable ``CANASTA_SERVER_<FIELD NAME IN CAPITALS>``, which wins.
+
+Example ``server.toml``::
+
+    database_url = "postgresql+psycopg://canasta@localhost/canasta"
+    listen = "0.0.0.0:7437"
+    tls_cert = "/etc/canasta/cert.pem"
+    tls_key = "/etc/canasta/key.pem"
+    registration = "invite"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "canasta-server"
+ENV_PREFIX = "CANASTA_SERVER_"
+REGISTRATION_MODES = ("open", "invite")
+
+
+class ConfigFileError(ValueError):
+    """The configuration cannot be used; the message says which setting and why."""
+
+
+def default_data_dir() -> Path:
+    return platformdirs.user_data_path(APP_NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything an operator can set. Paths may be relative to the working directory."""
+
+    data_dir: Path = dataclasses.field(default_factory=default_data_dir)
+    """Where the server's keys live (and the default SQLite database)."""
+    database_url: str = ""
+    """A SQLAlchemy URL; empty means ``sqlite:///<data_dir>/canasta.db``."""
+    listen: str = "127.0.0.1:7437"
+    """``host:port`` to bind; port 0 picks a free port (printed at start)."""
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    """PEM files; both or neither. Without them the server speaks plaintext gRPC."""
+    registration: str = "open"
+    """``open``: any key may register; ``invite``: only with an invitation code."""
+    max_message_bytes: int = 1 << 20
+    """Largest request or response message, both directions."""
+    token_ttl_seconds: int = 3600
+    challenge_ttl_seconds: int = 120
+    max_workers: int = 128
+    """gRPC worker threads; every open Watch stream holds one."""
+    history_page: int = 500
+    """Entries per GetHistory response."""
+    log_level: str = "INFO"
+
+    def __post_init__(self) -> None:
+        if self.registration not in REGISTRATION_MODES:
+            raise ConfigFileError(
+                f"registration must be one of {', '.join(REGISTRATION_MODES)}, "
+                f"not {self.registration!r}"
+            )
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigFileError("tls_cert and tls_key go together: set both or neither")
+        for name in ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds"):
+            if getattr(self, name) <= 0:
+                raise ConfigFileError(f"{name} must be positive")
+        if self.max_workers < 4 or self.history_page < 1:
+            raise ConfigFileError("max_workers must be 4 or more and history_page positive")
+
+    @property
+    def db_url(self) -> str:
+        """The database URL in force (the SQLite default under ``data_dir`` if none is set)."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'canasta.db'}"
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
+_PATHS = {"data_dir", "tls_cert", "tls_key"}
+_INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
+         "history_page"}  # fmt: skip
+
+
+def _convert(name: str, value: Any, source: str) -> Any:
+    if name in _PATHS:
+        return Path(str(value)).expanduser() if str(value) else None
+    if name in _INTS:
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigFileError(f"{name} ({source}) must be a whole number") from None
+    if not isinstance(value, str):
+        raise ConfigFileError(f"{name} ({source}) must be text")
+    return value
+
+
+def default_config_path() -> Path:
+    return platformdirs.user_config_path(APP_NAME) / "server.toml"
+
+
+def load_config(
+    path: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    **overrides: Any,
+) -> ServerConfig:
+    """Defaults < file < environment < ``overrides`` (command-line options, ``None`` skipped)."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    if path is None and env.get(ENV_PREFIX + "CONFIG"):
+        path = Path(env[ENV_PREFIX + "CONFIG"])
+    if path is None and default_config_path().is_file():
+        path = default_config_path()
+    if path is not None:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigFileError(f"cannot read the config file {path}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigFileError(f"the config file {path} is not valid TOML: {exc}") from None
+        for name, value in data.items():
+            if name not in _FIELDS:
+                raise ConfigFileError(f"unknown setting {name!r} in {path}")
+            values[name] = _convert(name, value, str(path))
+    for name in _FIELDS:
+        key = ENV_PREFIX + name.upper()
+        if key in env:
+            values[name] = _convert(name, env[key], key)
+    for name, value in overrides.items():
+        if name not in _FIELDS:
+            raise ConfigFileError(f"unknown setting {name!r}")
+        if value is not None:
+            values[name] = _convert(name, value, "command line")
+    return ServerConfig(**values)

@@ -1,0 +1,114 @@
+"""What every part of the service shares: database, keys, settings, clock, caches, locks."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from sqlmodel import Session
+
+from server.committer import GroupCommitter
+from server.config import ServerConfig
+from server.db import Database
+from server.domain import Hand, Match
+from server.keys import ServerKeys
+from server.notify import Notifier
+from server.repository import Repository
+from shared.rules import GameState
+
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+def wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class LruCache(Generic[K, V]):
+    """A small thread-safe least-recently-used map. Values must be immutable."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._capacity = capacity
+        self._lock = threading.Lock()
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+
+
+class StateCache:
+    """Recently used match states by ``(match id, revision)``: a hit skips parsing the snapshot.
+
+    States are immutable values, so sharing one between threads is safe.
+    """
+
+    def __init__(self, capacity: int = 2048) -> None:
+        self._items: LruCache[str, tuple[int, GameState]] = LruCache(capacity)
+
+    def get(self, match_id: str, revision: int) -> GameState | None:
+        item = self._items.get(match_id)
+        if item is None or item[0] != revision:
+            return None
+        return item[1]
+
+    def put(self, match_id: str, revision: int, state: GameState) -> None:
+        current = self._items.get(match_id)
+        if current is None or current[0] <= revision:
+            self._items.put(match_id, (revision, state))
+
+
+class MatchLocks:
+    """Striped locks that serialize changes to one match within this process."""
+
+    def __init__(self, stripes: int = 256) -> None:
+        self._locks = [threading.Lock() for _ in range(stripes)]
+
+    @contextmanager
+    def hold(self, match_id: str) -> Iterator[None]:
+        with self._locks[hash(match_id) % len(self._locks)]:
+            yield
+
+
+@dataclass
+class ServiceContext:
+    db: Database
+    keys: ServerKeys
+    config: ServerConfig
+    notifier: Notifier = field(default_factory=Notifier)
+    clock: Callable[[], int] = wall_clock_ms
+    states: StateCache = field(default_factory=StateCache)
+    matches: LruCache[str, Match] = field(default_factory=LruCache)
+    """Matches by id as last written by this process (seats are fixed once a match starts)."""
+    hands: LruCache[tuple[str, int], Hand] = field(default_factory=LruCache)
+    """Commit-reveal records by (match id, hand number); the secret never changes."""
+    locks: MatchLocks = field(default_factory=MatchLocks)
+
+    committer: GroupCommitter | None = None
+    """Batches move writes into shared durable commits (SQLite); None: one commit per write."""
+
+    def write(self, work: Callable[[Session], T]) -> T:
+        """Run ``work`` in a write transaction; return after its durable commit."""
+        if self.committer is not None:
+            return self.committer.run(work)
+        with self.db.write() as session:
+            return work(session)
+
+    def repo(self, session: Session) -> Repository:
+        return Repository(session, self.keys.bot_public)

@@ -1,0 +1,182 @@
+"""Domain records -> protobuf messages for the servicer (engine parts go through shared.wire)."""
+
+from __future__ import annotations
+
+import json
+
+from server.domain import (
+    Change,
+    Entry,
+    Hand,
+    History,
+    MatchStatus,
+    MatchSummary,
+    MatchView,
+    Player,
+    Receipt,
+    Seat,
+    SeatKind,
+    ServerInfo,
+)
+from shared.pb import canasta_pb2 as pb
+from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
+from shared.wire import event_to_pb, move_from_bytes, view_to_pb
+
+_STATUS = {
+    MatchStatus.WAITING: pb.MATCH_STATUS_WAITING,
+    MatchStatus.PLAYING: pb.MATCH_STATUS_PLAYING,
+    MatchStatus.FINISHED: pb.MATCH_STATUS_FINISHED,
+}
+_SEAT_KIND = {
+    SeatKind.EMPTY: pb.SEAT_KIND_EMPTY,
+    SeatKind.HUMAN: pb.SEAT_KIND_HUMAN,
+    SeatKind.BOT: pb.SEAT_KIND_BOT,
+}
+_REGISTRATION = {"open": pb.REGISTRATION_MODE_OPEN, "invite": pb.REGISTRATION_MODE_INVITATION}
+
+
+def _config_json(config: RuleConfig) -> str:
+    return json.dumps(config.to_dict(), sort_keys=True)
+
+
+def server_info_to_pb(info: ServerInfo) -> pb.GetServerInfoResponse:
+    defaults = CLASSIC.to_dict()
+    return pb.GetServerInfoResponse(
+        server_public_key=info.server_public_key,
+        bot_public_key=info.bot_public_key,
+        server_version=info.version,
+        registration=_REGISTRATION.get(info.registration, pb.REGISTRATION_MODE_UNSPECIFIED),
+        presets=[
+            pb.Preset(
+                name=name,
+                players=make_config(name).players,
+                config_json=_config_json(make_config(name)),
+            )
+            for name in PRESETS
+        ],
+        options=[
+            pb.RuleOption(name=name, default_json=json.dumps(value))
+            for name, value in defaults.items()
+            if name != "preset"
+        ],
+        token_ttl_seconds=info.token_ttl_seconds,
+        max_message_bytes=info.max_message_bytes,
+    )
+
+
+def player_to_pb(player: Player) -> pb.Player:
+    return pb.Player(
+        public_key=player.public_key,
+        display_name=player.display_name,
+        registered_at_ms=player.created_ms,
+    )
+
+
+def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
+    return pb.SeatInfo(
+        seat=seat.seat,
+        kind=_SEAT_KIND[seat.kind],
+        display_name=seat.display_name,
+        public_key=seat.public_key,
+        side=config.initial_side(seat.seat),
+    )
+
+
+def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
+    match = summary.match
+    message = pb.MatchSummary(
+        match_id=match.id,
+        preset=match.preset,
+        status=_STATUS[match.status],
+        players=match.config.players,
+        seats=[seat_to_pb(s, match.config) for s in match.seats],
+        version=match.version,
+        revision=match.revision,
+        my_turn=summary.my_turn,
+        changed=summary.changed,
+        invite_code=match.invite_code if summary.my_seat is not None else "",
+        scores=list(summary.scores),
+        target=summary.target,
+        hand_number=summary.hand_number,
+        winners=list(summary.winners),
+        created_at_ms=match.created_ms,
+    )
+    if summary.my_seat is not None:
+        message.my_seat = summary.my_seat
+    if summary.to_act is not None:
+        message.to_act = summary.to_act
+    return message
+
+
+def match_view_to_pb(view: MatchView) -> pb.MatchView:
+    match = view.summary.match
+    message = pb.MatchView(
+        match=summary_to_pb(view.summary),
+        view=view_to_pb(view.view),
+        version=match.version,
+        head_hash=match.head_hash,
+        deal_commitment=view.deal_commitment,
+        hand_commitment=view.hand_commitment,
+    )
+    if view.dealing_seat is not None:
+        message.dealing_seat = view.dealing_seat
+    return message
+
+
+def receipt_to_pb(receipt: Receipt) -> pb.Receipt:
+    return pb.Receipt(
+        match_id=receipt.match_id,
+        seq=receipt.seq,
+        entry_hash=receipt.entry_hash,
+        server_signature=receipt.server_signature,
+    )
+
+
+def entry_to_pb(entry: Entry) -> pb.HistoryEntry:
+    return pb.HistoryEntry(
+        seq=entry.seq,
+        seat=entry.seat,
+        hand_number=entry.hand_number,
+        payload=entry.payload,
+        signature=entry.signature,
+        signer_public_key=entry.actor_key,
+        entry_hash=entry.entry_hash,
+        receipt_signature=entry.receipt_signature,
+        created_at_ms=entry.created_ms,
+        actions=list(move_from_bytes(entry.payload).actions),
+        events=[event_to_pb(e) for e in entry.events],
+    )
+
+
+def hand_to_pb(hand: Hand) -> pb.HandRecord:
+    return pb.HandRecord(
+        hand_number=hand.hand_number,
+        commitment=hand.commitment,
+        secret=hand.secret,
+        deal_seq=hand.deal_seq,
+    )
+
+
+def history_to_pb(history: History) -> pb.GetHistoryResponse:
+    match = history.match
+    return pb.GetHistoryResponse(
+        match_id=match.id,
+        entries=[entry_to_pb(e) for e in history.entries],
+        hands=[hand_to_pb(h) for h in history.hands],
+        version=match.version,
+        more=history.more,
+        config_json=_config_json(match.config),
+        seats=[seat_to_pb(s, match.config) for s in match.seats],
+    )
+
+
+def change_to_pb(change: Change) -> pb.WatchResponse:
+    message = pb.WatchResponse(
+        match_id=change.match_id,
+        version=change.version,
+        revision=change.revision,
+        status=_STATUS[change.status],
+    )
+    if change.to_act is not None:
+        message.to_act = change.to_act
+    return message

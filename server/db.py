@@ -1,0 +1,93 @@
+"""The database engine and its transactions (SQLModel over SQLite by default, any URL else).
+
+SQLite gets the settings that make a receipt trustworthy: WAL journal (readers never block the
+writer) and ``synchronous=FULL`` (every commit is on disk before ``commit()`` returns, so a
+receipt is only ever sent for a durable entry). Write transactions start with ``BEGIN
+IMMEDIATE`` and are serialized in the process, because SQLite has one writer anyway and a
+deferred transaction that upgrades to a write can fail with "database is locked" under load.
+Other databases (PostgreSQL: ``postgresql+psycopg://...``) use their own locking; the service
+never relies on more than row-level atomicity and unique constraints.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlmodel import Session, create_engine
+
+_BUSY_TIMEOUT_MS = 30_000
+
+
+class Database:
+    """One engine plus ``read()`` and ``write()`` sessions; pass it around, never import it."""
+
+    def __init__(self, url: str, *, pool_size: int = 16) -> None:
+        parsed = make_url(url)
+        self.url = url
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        self._write_lock = threading.Lock()
+        self._local = threading.local()
+        if self.is_sqlite:
+            if parsed.database in (None, "", ":memory:"):
+                raise ValueError("the server needs a SQLite file, not an in-memory database")
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            self.engine: Engine = create_engine(
+                url,
+                connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
+                pool_size=pool_size,
+                max_overflow=4 * pool_size,
+            )
+            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "begin", self._sqlite_begin)
+        else:
+            self.engine = create_engine(
+                url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
+            )
+
+    def _sqlite_begin(self, conn: Connection) -> None:
+        immediate = getattr(self._local, "immediate", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A session for reading; anything it changed is rolled back."""
+        with Session(self.engine, expire_on_commit=False) as session:
+            yield session
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction: committed (durably) if the block succeeds, else rolled back."""
+        if not self.is_sqlite:
+            with Session(self.engine, expire_on_commit=False) as session, session.begin():
+                yield session
+            return
+        with self._write_lock:
+            self._local.immediate = True
+            try:
+                with Session(self.engine, expire_on_commit=False) as session:
+                    session.connection()  # BEGIN IMMEDIATE now, while the flag is set
+                    self._local.immediate = False
+                    yield session
+                    session.commit()
+            finally:
+                self._local.immediate = False
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Let SQLAlchemy's "begin" event emit BEGIN itself (pysqlite's own handling defers it).
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+    cursor.close()

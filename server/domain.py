@@ -1,0 +1,178 @@
+"""The server's domain records: what the service works with, free of rows and protobuf.
+
+``server.repository`` builds these from rows; ``server.convert`` turns them into messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from shared.rules import Event, PlayerView, RuleConfig
+
+
+class MatchStatus(StrEnum):
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+class SeatKind(StrEnum):
+    EMPTY = "empty"
+    HUMAN = "human"
+    BOT = "bot"
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    id: int
+    public_key: bytes
+    display_name: str
+    email: str
+    blocked: bool
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    seat: int
+    kind: SeatKind
+    player_id: int | None = None
+    display_name: str = ""
+    public_key: bytes = b""
+    """The key that signs this seat's moves (the bot key for a bot seat)."""
+    seen_revision: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    id: str
+    preset: str
+    config: RuleConfig
+    status: MatchStatus
+    version: int
+    revision: int
+    head_hash: bytes
+    invite_code: str
+    created_by: int
+    created_ms: int
+    updated_ms: int
+    seats: tuple[Seat, ...]
+
+    def seat_of(self, player_id: int) -> int | None:
+        for seat in self.seats:
+            if seat.player_id == player_id:
+                return seat.seat
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class MatchHead:
+    """The parts of a match that change move by move."""
+
+    status: MatchStatus
+    version: int
+    revision: int
+    head_hash: bytes
+    seat_blocked: bool
+    """The player in the asked-about seat is blocked (False for bots and empty seats)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One stored log entry (a signed move and what it caused)."""
+
+    seq: int
+    seat: int
+    hand_number: int
+    payload: bytes
+    signature: bytes
+    actor_key: bytes
+    entry_hash: bytes
+    receipt_signature: bytes
+    events: tuple[Event, ...]
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Hand:
+    """Commit-reveal record of one hand."""
+
+    hand_number: int
+    commitment: bytes
+    secret: bytes
+    revealed: bool
+    deal_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    match_id: str
+    seq: int
+    entry_hash: bytes
+    server_signature: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSummary:
+    """A match as one player sees it in a list."""
+
+    match: Match
+    my_seat: int | None
+    to_act: int | None
+    changed: bool
+    scores: tuple[int, ...]
+    target: int
+    hand_number: int
+    winners: tuple[int, ...]
+
+    @property
+    def my_turn(self) -> bool:
+        return self.my_seat is not None and self.to_act == self.my_seat
+
+
+@dataclass(frozen=True, slots=True)
+class MatchView:
+    """Everything a seated player needs to act."""
+
+    summary: MatchSummary
+    view: PlayerView
+    dealing_seat: int | None
+    deal_commitment: bytes
+    hand_commitment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    match: Match
+    seat: int
+    entries: tuple[Entry, ...]
+    """Events already redacted for ``seat``."""
+    hands: tuple[Hand, ...]
+    """Secrets blanked for hands not yet ended."""
+    more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A notification: something changed in a match."""
+
+    match_id: str
+    version: int
+    revision: int
+    status: MatchStatus
+    to_act: int | None
+    player_ids: frozenset[int]
+    """The players seated in the match (who may hear about it)."""
+    bot_to_act: bool = False
+    """A bot seat is to move (the bot runner listens for these)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    server_public_key: bytes
+    bot_public_key: bytes
+    version: str
+    registration: str
+    token_ttl_seconds: int
+    max_message_bytes: int

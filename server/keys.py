@@ -1,0 +1,56 @@
+"""The server's two Ed25519 keys, kept as PEM files (mode 0600) in the data directory.
+
+``server_key.pem`` signs receipts and is the server's identity (clients pin its public key);
+``bot_key.pem`` signs the moves of bot seats, so bot moves are told apart from the server's
+own acknowledgements. Both are created on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from shared.crypto import (
+    PrivateKey,
+    generate_private_key,
+    private_key_from_pem,
+    private_key_to_pem,
+    public_key_raw,
+)
+
+SERVER_KEY_FILE = "server_key.pem"
+BOT_KEY_FILE = "bot_key.pem"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerKeys:
+    server: PrivateKey
+    bot: PrivateKey
+
+    @property
+    def server_public(self) -> bytes:
+        return public_key_raw(self.server)
+
+    @property
+    def bot_public(self) -> bytes:
+        return public_key_raw(self.bot)
+
+
+def load_or_create_key(path: Path) -> PrivateKey:
+    """Read a key file, or create it (readable by the owner only) if it does not exist."""
+    if path.exists():
+        return private_key_from_pem(path.read_bytes())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = generate_private_key()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(private_key_to_pem(key))
+    return key
+
+
+def load_keys(data_dir: Path) -> ServerKeys:
+    return ServerKeys(
+        server=load_or_create_key(data_dir / SERVER_KEY_FILE),
+        bot=load_or_create_key(data_dir / BOT_KEY_FILE),
+    )

@@ -1,0 +1,208 @@
+"""The lobby: create a match, join it by invitation code, give seats to bots, start it.
+
+A seat decides the partnership (seats of one side are listed in the rule configuration). A
+match starts by itself once every seat is taken; ``start`` gives the empty seats to bots first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import uuid
+from collections.abc import Mapping, Sequence
+
+from server import matches
+from server.context import ServiceContext
+from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind
+from server.exceptions import ConflictError, InvalidRequestError
+from server.repository import Repository
+from shared.crypto import genesis_hash
+from shared.rules import GameState, make_config
+
+_INVITE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+_INVITE_LENGTH = 10
+MAX_OPTIONS = 64
+
+
+def new_invite_code() -> str:
+    return "".join(secrets.choice(_INVITE_ALPHABET) for _ in range(_INVITE_LENGTH))
+
+
+class Lobby:
+    def __init__(self, ctx: ServiceContext) -> None:
+        self.ctx = ctx
+
+    def create(
+        self,
+        player: Player,
+        preset: str,
+        options: Mapping[str, str],
+        target: int,
+        seat: int | None,
+        bot_seats: Sequence[int],
+    ) -> tuple[MatchSummary, str]:
+        ctx = self.ctx
+        if len(options) > MAX_OPTIONS:
+            raise InvalidRequestError("too many rule options")
+        values: dict[str, object] = {}
+        for name, text in options.items():
+            try:
+                values[name] = json.loads(text)
+            except ValueError:
+                raise InvalidRequestError(
+                    f'the value of option {name!r} is not JSON (e.g. true, 7500, "draw")'
+                ) from None
+        if target < 0:
+            raise InvalidRequestError("the target must be positive")
+        if target:
+            values["target"] = target
+        config = make_config(preset or "classic", values)
+        players = config.players
+        mine = 0 if seat is None else seat
+        bots = set(bot_seats)
+        if not 0 <= mine < players or any(not 0 <= b < players for b in bots):
+            raise InvalidRequestError(f"seats are numbered 0 to {players - 1} in this match")
+        if mine in bots:
+            raise InvalidRequestError("you cannot give your own seat to a bot")
+        now = ctx.clock()
+        match_id = uuid.uuid4().hex
+        seats = tuple(
+            Seat(s, SeatKind.HUMAN, player.id)
+            if s == mine
+            else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY)
+            for s in range(players)
+        )
+        match = Match(
+            id=match_id,
+            preset=config.preset,
+            config=config,
+            status=MatchStatus.WAITING,
+            version=0,
+            revision=1,
+            head_hash=genesis_hash(match_id),
+            invite_code=new_invite_code(),
+            created_by=player.id,
+            created_ms=now,
+            updated_ms=now,
+            seats=seats,
+        )
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            repo.add_match(match)
+            match, state = self._start_if_full(repo, match_id, now)
+            repo.set_seen(match.id, mine, match.revision)
+        self._publish(match, state)
+        return self._summary(match, state, player), match.invite_code
+
+    def join(self, player: Player, invite_code: str, seat: int | None) -> tuple[MatchSummary, int]:
+        ctx = self.ctx
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = repo.match_by_invite(invite_code.strip().lower())
+            if match is None:
+                raise InvalidRequestError("no match has that invitation code")
+            already = match.seat_of(player.id)
+            if already is not None:
+                if seat is not None and seat != already:
+                    raise ConflictError(f"you already sit at seat {already} in this match")
+                state = matches.load_state(ctx, repo, match)
+                return matches.summary(match, state, player.id), already
+            chosen = self._free_seat(match, seat)
+            self._take(repo, match, chosen, SeatKind.HUMAN, player.id, now)
+            match, state = self._start_if_full(repo, match.id, now)
+            repo.set_seen(match.id, chosen, match.revision)
+        self._publish(match, state)
+        return self._summary(match, state, player), chosen
+
+    def fill_with_bot(self, player: Player, match_id: str, seat: int | None) -> MatchSummary:
+        ctx = self.ctx
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id)
+            mine = matches.require_seat(match, player.id)
+            chosen = self._free_seat(match, seat)
+            self._take(repo, match, chosen, SeatKind.BOT, None, now)
+            match, state = self._start_if_full(repo, match.id, now)
+            repo.set_seen(match.id, mine, match.revision)
+        self._publish(match, state)
+        return self._summary(match, state, player)
+
+    def start(self, player: Player, match_id: str) -> MatchSummary:
+        ctx = self.ctx
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id)
+            mine = matches.require_seat(match, player.id)
+            if match.status is not MatchStatus.WAITING:
+                raise ConflictError("the match has already started")
+            for s in match.seats:
+                if s.kind is SeatKind.EMPTY:
+                    self._take(repo, match, s.seat, SeatKind.BOT, None, now)
+                    match = matches.require_match(repo, match.id)
+            match, state = self._start_if_full(repo, match.id, now)
+            repo.set_seen(match.id, mine, match.revision)
+        self._publish(match, state)
+        return self._summary(match, state, player)
+
+    def list_mine(self, player: Player) -> list[MatchSummary]:
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            found = repo.matches_of(player.id)
+            return [matches.summary(m, matches.load_state(ctx, repo, m), player.id) for m in found]
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _free_seat(self, match: Match, seat: int | None) -> int:
+        if match.status is not MatchStatus.WAITING:
+            raise ConflictError("the match has already started: its seats are taken")
+        if seat is None:
+            for s in match.seats:
+                if s.kind is SeatKind.EMPTY:
+                    return s.seat
+            raise ConflictError("every seat of this match is taken")
+        if not 0 <= seat < len(match.seats):
+            raise InvalidRequestError(f"seats are numbered 0 to {len(match.seats) - 1}")
+        if match.seats[seat].kind is not SeatKind.EMPTY:
+            raise ConflictError(f"seat {seat} is taken")
+        return seat
+
+    def _take(
+        self,
+        repo: Repository,
+        match: Match,
+        seat: int,
+        kind: SeatKind,
+        player_id: int | None,
+        now: int,
+    ) -> None:
+        if not repo.set_seat(match.id, seat, kind, player_id):
+            raise ConflictError(f"seat {seat} was taken meanwhile")
+        if not repo.save_match(
+            match.id,
+            expected_revision=match.revision,
+            status=match.status,
+            revision=match.revision + 1,
+            now=now,
+        ):
+            raise ConflictError("the match changed meanwhile; try again")
+
+    def _start_if_full(self, repo: Repository, match_id: str, now: int) -> tuple[Match, GameState]:
+        match = matches.require_match(repo, match_id)
+        if match.status is MatchStatus.WAITING and all(
+            s.kind is not SeatKind.EMPTY for s in match.seats
+        ):
+            return matches.start(self.ctx, repo, match, now)
+        return match, matches.load_state(self.ctx, repo, match)
+
+    def _summary(self, match: Match, state: GameState, player: Player) -> MatchSummary:
+        """The caller's summary right after its own change (which it has seen, then)."""
+        return dataclasses.replace(matches.summary(match, state, player.id), changed=False)
+
+    def _publish(self, match: Match, state: GameState) -> None:
+        self.ctx.states.put(match.id, match.revision, state)
+        self.ctx.notifier.publish(matches.change(match, state))

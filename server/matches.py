@@ -1,0 +1,173 @@
+"""Match facts shared by the lobby and play: starting, whose move, summaries, fair deals.
+
+The fair-deal protocol these functions implement is specified in ``server.service``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from server.context import ServiceContext
+from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary, SeatKind
+from server.exceptions import ConflictError, NotFoundError, PermissionDeniedError
+from server.repository import Repository
+from shared.crypto import commitment, deal_seed, new_secret, shuffle
+from shared.rules import Card, GameState, Phase, apply_turn, deal_hand, deck, new_match
+from shared.wire import move_from_bytes, parse_actions
+
+
+def require_match(repo: Repository, match_id: str, *, for_update: bool = False) -> Match:
+    match = repo.match(match_id, for_update=for_update)
+    if match is None:
+        raise NotFoundError(f"there is no match {match_id!r}")
+    return match
+
+
+def require_seat(match: Match, player_id: int) -> int:
+    seat = match.seat_of(player_id)
+    if seat is None:
+        raise PermissionDeniedError("you do not sit in this match")
+    return seat
+
+
+SNAPSHOT_EVERY = 32
+"""A move whose seq is a multiple of this (and the last move of a match) stores a snapshot;
+loading a match replays at most this many entries after the latest snapshot, so it costs the
+same at move 10 and move 10,000."""
+
+
+def wants_snapshot(seq: int, state: GameState) -> bool:
+    return seq % SNAPSHOT_EVERY == 0 or state.phase is Phase.MATCH_OVER
+
+
+def load_state(ctx: ServiceContext, repo: Repository, match: Match) -> GameState:
+    """The match's state now (a waiting match: the position before the first deal)."""
+    cached = ctx.states.get(match.id, match.revision)
+    if cached is not None:
+        return cached
+    found = repo.snapshot(match.id)
+    if found is None:
+        state = new_match(match.config, seed=match.id)
+    else:
+        at, state = found
+        if at < match.version:
+            entries = repo.entries(match.id, at, match.version - at)
+            state = replay(match, state, entries, lambda n: repo.hand(match.id, n))
+    ctx.states.put(match.id, match.revision, state)
+    return state
+
+
+def replay(
+    match: Match, state: GameState, entries: Sequence[Entry], hand_of: Callable[[int], Hand | None]
+) -> GameState:
+    """Apply stored entries to a state: the engine for moves, the deal protocol for cuts."""
+    for entry in entries:
+        move = move_from_bytes(entry.payload)
+        if move.is_deal:
+            hand = hand_of(entry.hand_number)
+            if hand is None:
+                raise NotFoundError(f"hand {entry.hand_number} has no commitment")
+            order = deal_order(match, hand.secret, hand.hand_number, entry.signature)
+            state = deal_hand(state, order)
+        else:
+            state = apply_turn(state, move.seat, parse_actions(move.actions))
+    return state
+
+
+def dealing_seat(match: Match, state: GameState) -> int | None:
+    """Between hands, the seat that cuts: the dealer, or the next human clockwise after it."""
+    if match.status is not MatchStatus.PLAYING or state.phase is not Phase.DEAL:
+        return None
+    players = len(match.seats)
+    for step in range(players):
+        seat = (state.dealer + step) % players
+        if match.seats[seat].kind is SeatKind.HUMAN:
+            return seat
+    return None
+
+
+def to_act(match: Match, state: GameState) -> int | None:
+    """Whose move it is: the engine's actor, or the seat that cuts between hands."""
+    if match.status is not MatchStatus.PLAYING:
+        return None
+    if state.phase is Phase.DEAL:
+        return dealing_seat(match, state)
+    return state.actor()
+
+
+def bot_to_act(match: Match, state: GameState) -> bool:
+    seat = to_act(match, state)
+    return seat is not None and match.seats[seat].kind is SeatKind.BOT
+
+
+def summary(match: Match, state: GameState, player_id: int | None) -> MatchSummary:
+    my_seat = match.seat_of(player_id) if player_id is not None else None
+    seen = match.seats[my_seat].seen_revision if my_seat is not None else match.revision
+    return MatchSummary(
+        match=match,
+        my_seat=my_seat,
+        to_act=to_act(match, state),
+        changed=seen < match.revision,
+        scores=state.scores,
+        target=state.target,
+        hand_number=state.hand_number,
+        winners=state.winners,
+    )
+
+
+def change(match: Match, state: GameState) -> Change:
+    return Change(
+        match_id=match.id,
+        version=match.version,
+        revision=match.revision,
+        status=match.status,
+        to_act=to_act(match, state),
+        player_ids=frozenset(s.player_id for s in match.seats if s.player_id is not None),
+        bot_to_act=bot_to_act(match, state),
+    )
+
+
+def new_hand(match_id: str, hand_number: int) -> Hand:
+    """A fresh secret for ``hand_number`` and its commitment (public once stored)."""
+    secret = new_secret()
+    return Hand(hand_number, commitment(secret, match_id, hand_number), secret, False, 0)
+
+
+def commit_hand(repo: Repository, match_id: str, hand_number: int, now: int) -> Hand:
+    """Draw and store a fresh secret for ``hand_number``; its commitment becomes public now."""
+    hand = new_hand(match_id, hand_number)
+    repo.add_hand(match_id, hand, now)
+    return hand
+
+
+def deal_order(match: Match, secret: bytes, hand_number: int, cut: bytes) -> list[Card]:
+    """The deck order of a hand: the protocol's shuffle of the engine's canonical deck."""
+    config = match.config
+    cards = deck(config.decks, config.jokers_per_deck)
+    seed = deal_seed(secret, match.id, hand_number, [cut])
+    return [cards[i] for i in shuffle(len(cards), seed)]
+
+
+def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tuple[Match, GameState]:
+    """Begin a full match: the position before the first deal, and hand 1's commitment."""
+    if any(s.kind is SeatKind.EMPTY for s in match.seats):
+        raise ConflictError("the match still has empty seats")
+    if not any(s.kind is SeatKind.HUMAN for s in match.seats):
+        raise ConflictError("a match needs at least one human player")
+    state = new_match(match.config, seed=match.id)
+    commit_hand(repo, match.id, 1, now)
+    revision = match.revision + 1
+    if not repo.save_match(
+        match.id,
+        expected_revision=match.revision,
+        status=MatchStatus.PLAYING,
+        revision=revision,
+        now=now,
+        state=state,
+    ):
+        raise ConflictError("the match changed meanwhile; try again")
+    started = dataclasses.replace(
+        match, status=MatchStatus.PLAYING, revision=revision, updated_ms=now
+    )
+    return started, state

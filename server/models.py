@@ -1,0 +1,138 @@
+"""SQLModel tables: the stored shape of players, matches, seats, the move log and its friends.
+
+Only ``server.repository`` reads and writes these rows; everyone else sees the domain records
+of ``server.domain``. Times are integer milliseconds since the Unix epoch (UTC), which every
+database stores and compares alike. Schema changes go through ``server.migrations``: the
+tables here must always equal what the migrations build (a test checks it).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, LargeBinary, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def _binary(*, primary_key: bool = False, unique: bool = False, nullable: bool = False) -> bytes:
+    return Field(  # type: ignore[no-any-return]
+        sa_column=Column(LargeBinary, primary_key=primary_key, unique=unique, nullable=nullable)
+    )
+
+
+def _big(default: int = 0, *, index: bool = False) -> int:
+    return Field(default=default, sa_type=BigInteger, index=index)  # type: ignore[no-any-return]
+
+
+class PlayerRow(SQLModel, table=True):
+    """A registered key. Blocked keys are refused everywhere."""
+
+    __tablename__ = "player"
+
+    id: int | None = Field(default=None, primary_key=True)
+    public_key: bytes = _binary(unique=True)
+    display_name: str
+    email: str = ""
+    invitation_code: str = ""
+    blocked: bool = False
+    created_ms: int = _big()
+
+
+class MatchRow(SQLModel, table=True):
+    """A match, with the state snapshot that makes loading it cost the same at any move."""
+
+    __tablename__ = "match"
+
+    id: str = Field(primary_key=True, max_length=64)
+    preset: str
+    config_json: str = Field(sa_type=Text)
+    status: str = Field(index=True)
+    """``waiting``, ``playing`` or ``finished``."""
+    players: int
+    version: int = _big()
+    """Seq of the last log entry."""
+    revision: int = _big()
+    """Grows with every change, lobby changes included."""
+    head_hash: bytes = _binary()
+    invite_code: str = Field(unique=True, max_length=32)
+    created_by: int = Field(foreign_key="player.id")
+    created_ms: int = _big()
+    updated_ms: int = _big()
+    state_json: str = Field(default="", sa_type=Text)
+    """``GameState.to_json()`` after entry ``snapshot_version`` (empty while waiting)."""
+    snapshot_version: int = _big()
+    """The seq the snapshot was taken at; later entries are replayed on load (a bounded few)."""
+
+
+class SeatRow(SQLModel, table=True):
+    __tablename__ = "seat"
+
+    match_id: str = Field(foreign_key="match.id", primary_key=True, max_length=64)
+    seat: int = Field(primary_key=True)
+    kind: str = "empty"
+    """``empty``, ``human`` or ``bot``."""
+    player_id: int | None = Field(default=None, foreign_key="player.id", index=True)
+    seen_revision: int = _big()
+
+
+class LogEntryRow(SQLModel, table=True):
+    """One signed move exactly as received, chained by ``entry_hash``; never updated."""
+
+    __tablename__ = "log_entry"
+    __table_args__ = (UniqueConstraint("match_id", "seq", name="uq_log_entry_match_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    match_id: str = Field(foreign_key="match.id", max_length=64)
+    seq: int = Field(sa_type=BigInteger)
+    seat: int
+    hand_number: int
+    payload: bytes = _binary()
+    signature: bytes = _binary()
+    actor_key: bytes = _binary()
+    entry_hash: bytes = _binary()
+    receipt_signature: bytes = _binary()
+    events_json: str = Field(default="[]", sa_type=Text)
+    """The engine events the move caused, unredacted (redacted per reader on the way out)."""
+    created_ms: int = _big()
+
+
+class HandRow(SQLModel, table=True):
+    """Commit-reveal record of one hand (see ``server.service``)."""
+
+    __tablename__ = "hand"
+
+    match_id: str = Field(foreign_key="match.id", primary_key=True, max_length=64)
+    hand_number: int = Field(primary_key=True)
+    commitment: bytes = _binary()
+    secret: bytes = _binary()
+    revealed: bool = False
+    deal_seq: int = _big()
+    created_ms: int = _big()
+
+
+class InvitationRow(SQLModel, table=True):
+    __tablename__ = "invitation"
+
+    code: str = Field(primary_key=True, max_length=64)
+    created_ms: int = _big()
+    expires_ms: int = _big()
+    used_by: int | None = Field(default=None, foreign_key="player.id")
+    used_ms: int = _big()
+
+
+class ChallengeRow(SQLModel, table=True):
+    """A single-use authentication challenge; deleted when answered."""
+
+    __tablename__ = "auth_challenge"
+
+    challenge: bytes = _binary(primary_key=True)
+    public_key: bytes = _binary()
+    expires_ms: int = _big(index=True)
+
+
+class TokenRow(SQLModel, table=True):
+    """A bearer token, stored as its SHA-256 so a database leak does not leak sessions."""
+
+    __tablename__ = "auth_token"
+
+    token_hash: bytes = _binary(primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    expires_ms: int = _big(index=True)

@@ -1,0 +1,394 @@
+"""Play: views, signed moves (with the fair deal between hands), history, and watching.
+
+``submit`` is the heart of the server. Under the match's lock and inside ONE write
+transaction it checks, in order: the payload decodes; the match exists; the seat exists and is
+taken; the signature verifies with that seat's key (a player's key, or the bot key); the key
+is not blocked; the sequence number (an already stored seq with the same bytes returns the
+stored receipt and changes nothing; any other stale or future seq is refused with the current
+version); the match has started; ``prev_hash`` is the head of the log; the rules (the engine's
+``apply_turn``, or the deal protocol for a ``deal`` move). Then it writes the new snapshot and
+the log entry, commits (durably), and only then returns the receipt with the new view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from server import matches
+from server.context import ServiceContext
+from server.domain import (
+    Change,
+    Entry,
+    Hand,
+    History,
+    Match,
+    MatchStatus,
+    MatchView,
+    Player,
+    Receipt,
+    SeatKind,
+)
+from server.exceptions import (
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDeniedError,
+    StaleMoveError,
+    UnauthenticatedError,
+)
+from server.notify import Subscription
+from server.repository import StoredMove
+from shared.crypto import entry_hash, sign_receipt, verify
+from shared.rules import (
+    Event,
+    GameState,
+    NotYourTurnError,
+    Phase,
+    WrongPhaseError,
+    apply_turn,
+    deal_hand,
+    player_view,
+)
+from shared.rules.view import redact_event
+from shared.wire import Move, move_from_bytes, parse_actions
+
+
+class _MatchMovedError(Exception):
+    """The stored match is not the one the move was checked against (or its player is
+    blocked): read it afresh and check again."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Effects:
+    """What the rules (or the deal protocol) make of one move."""
+
+    state: GameState
+    events: tuple[Event, ...]
+    hand_number: int
+    """The hand the entry belongs to (a deal belongs to the hand it deals)."""
+    dealt_hand: int | None = None
+    revealed_hand: int | None = None
+    next_hand: Hand | None = None
+    """The next hand's fresh commit-reveal record, when this move ends a hand."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Everything one move writes, computed before anything is written."""
+
+    effects: _Effects
+    match: Match
+    """The match after the move."""
+    expected_revision: int
+    entry: Entry
+    receipt: Receipt
+    seen_seat: int | None
+
+    @property
+    def state(self) -> GameState:
+        return self.effects.state
+
+
+class Play:
+    def __init__(self, ctx: ServiceContext) -> None:
+        self.ctx = ctx
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def view(self, player: Player, match_id: str) -> MatchView:
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id)
+            seat = matches.require_seat(match, player.id)
+            state = matches.load_state(ctx, repo, match)
+            view = self.view_for(match, state, seat)
+        self._mark_seen(match, seat)
+        return view
+
+    def history(self, player: Player, match_id: str, after_seq: int) -> History:
+        ctx = self.ctx
+        page = ctx.config.history_page
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id)
+            seat = matches.require_seat(match, player.id)
+            found = repo.entries(match.id, after_seq, page + 1)
+            hands = repo.hands(match.id)
+        entries = tuple(
+            dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
+            for e in found[:page]
+        )
+        shown = tuple(h if h.revealed else dataclasses.replace(h, secret=b"") for h in hands)
+        self._mark_seen(match, seat)
+        return History(match, seat, entries, shown, len(found) > page)
+
+    def watch(self, player: Player, match_ids: list[str]) -> tuple[Subscription, list[Change]]:
+        """Subscribe first (so nothing is missed), then read each match's state now."""
+        ctx = self.ctx
+        subscription = ctx.notifier.subscribe(player.id, frozenset(match_ids))
+        try:
+            with ctx.db.read() as session:
+                repo = ctx.repo(session)
+                if match_ids:
+                    found = [matches.require_match(repo, m) for m in dict.fromkeys(match_ids)]
+                    for match in found:
+                        matches.require_seat(match, player.id)
+                else:
+                    found = repo.matches_of(player.id)
+                initial = [matches.change(m, matches.load_state(ctx, repo, m)) for m in found]
+        except BaseException:
+            subscription.close()
+            raise
+        return subscription, initial
+
+    # -- moves --------------------------------------------------------------------------------
+
+    def submit(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
+        """Check, apply and durably store one signed move; then its receipt and the new view.
+
+        Under the match's lock: take the match's head (from this process's cache when it has
+        one, else the database), check and compute everything (signatures, rules, hashes), then
+        store it in one write transaction whose conditional update fails if the match changed
+        elsewhere or the player was blocked meanwhile; then the head is read afresh and the
+        move checked once more. The view is built after the lock is released.
+        """
+        move = move_from_bytes(payload)
+        ctx = self.ctx
+        with ctx.locks.hold(move.match_id):
+            outcome = self._check_and_store(move, payload, signature)
+            if not isinstance(outcome, _Plan):  # the same envelope again: nothing changed
+                return outcome
+            ctx.matches.put(outcome.match.id, outcome.match)
+            ctx.states.put(outcome.match.id, outcome.match.revision, outcome.state)
+        ctx.notifier.publish(matches.change(outcome.match, outcome.state))
+        return outcome.receipt, self.view_for(outcome.match, outcome.state, move.seat)
+
+    def _check_and_store(
+        self, move: Move, payload: bytes, signature: bytes
+    ) -> _Plan | tuple[Receipt, MatchView]:
+        for fresh in (False, True):
+            match, state, blocked = self._current(move.match_id, move.seat, fresh=fresh)
+            try:
+                plan = self._plan(move, payload, signature, match, state, blocked)
+                if isinstance(plan, Receipt):
+                    return plan, self.view_for(match, state, move.seat)
+                self._store(plan)
+            except (_MatchMovedError, StaleMoveError) as exc:
+                if not fresh:
+                    continue  # this process's copy may be behind: read afresh, check again
+                if isinstance(exc, StaleMoveError):
+                    raise
+                raise StaleMoveError(
+                    "another move was stored first; fetch the view", match.version
+                ) from None
+            return plan
+        raise AssertionError("unreachable")
+
+    def _current(self, match_id: str, seat: int, *, fresh: bool) -> tuple[Match, GameState, bool]:
+        """The match (this process's cached copy unless ``fresh``), its state, and whether the
+        player in ``seat`` is blocked (a cached copy says no; the store re-checks)."""
+        ctx = self.ctx
+        cached = None if fresh else ctx.matches.get(match_id)
+        if cached is not None and cached.status is not MatchStatus.WAITING:
+            state = ctx.states.get(match_id, cached.revision)
+            if state is not None:
+                return cached, state, False
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            head = repo.match_head(match_id, seat)
+            if head is None:
+                raise NotFoundError(f"there is no match {match_id!r}")
+            known = ctx.matches.get(match_id)
+            if known is not None and known.revision == head.revision:
+                match = known
+            elif known is not None and known.status is not MatchStatus.WAITING:
+                match = dataclasses.replace(
+                    known,
+                    status=head.status,
+                    version=head.version,
+                    revision=head.revision,
+                    head_hash=head.head_hash,
+                )
+            else:
+                match = matches.require_match(repo, match_id)
+            ctx.matches.put(match_id, match)
+            state = matches.load_state(ctx, repo, match)
+        return match, state, head.seat_blocked
+
+    def _plan(
+        self,
+        move: Move,
+        payload: bytes,
+        signature: bytes,
+        match: Match,
+        state: GameState,
+        blocked: bool,
+    ) -> _Plan | Receipt:
+        """Every check, in the documented order, and the move's effects (nothing written)."""
+        ctx = self.ctx
+        if not 0 <= move.seat < len(match.seats):
+            raise InvalidRequestError(f"there is no seat {move.seat} in this match")
+        seat = match.seats[move.seat]
+        if seat.kind is SeatKind.EMPTY:
+            raise ConflictError(f"seat {move.seat} is empty")
+        if not verify(seat.public_key, payload, signature):
+            raise UnauthenticatedError(
+                f"the move's signature does not verify with the key of seat {move.seat}"
+            )
+        if blocked:
+            raise PermissionDeniedError("this key is blocked on this server")
+        version = match.version
+        if move.seq <= version:
+            with ctx.db.read() as session:
+                stored = ctx.repo(session).entry(match.id, move.seq)
+            if stored and stored.payload == payload and stored.signature == signature:
+                return Receipt(match.id, stored.seq, stored.entry_hash, stored.receipt_signature)
+            raise StaleMoveError(
+                f"seq {move.seq} is stale: the match is at version {version}, so the next "
+                f"move is seq {version + 1}; fetch the view and try again",
+                version,
+            )
+        if move.seq > version + 1:
+            raise StaleMoveError(
+                f"seq {move.seq} is ahead of the match: it is at version {version}, so the "
+                f"next move is seq {version + 1}",
+                version,
+            )
+        if match.status is MatchStatus.WAITING:
+            raise ConflictError("the match has not started yet: seats are still open")
+        if move.prev_hash != match.head_hash:
+            raise ConflictError(
+                f"prev_hash is not the hash of entry {version}: fetch the history again"
+            )
+        now = ctx.clock()
+        seq = version + 1
+        effects = self._rules(match, state, move, signature, now)
+        digest = entry_hash(match.head_hash, payload, signature)
+        receipt = Receipt(
+            match.id, seq, digest, sign_receipt(ctx.keys.server, match.id, seq, digest)
+        )
+        finished = effects.state.phase is Phase.MATCH_OVER
+        new_match = dataclasses.replace(
+            match,
+            status=MatchStatus.FINISHED if finished else MatchStatus.PLAYING,
+            version=seq,
+            revision=match.revision + 1,
+            head_hash=digest,
+            updated_ms=now,
+        )
+        entry = Entry(
+            seq=seq,
+            seat=move.seat,
+            hand_number=effects.hand_number,
+            payload=payload,
+            signature=signature,
+            actor_key=seat.public_key,
+            entry_hash=digest,
+            receipt_signature=receipt.server_signature,
+            events=effects.events,
+            created_ms=now,
+        )
+        seen = move.seat if seat.kind is SeatKind.HUMAN else None
+        return _Plan(effects, new_match, match.revision, entry, receipt, seen)
+
+    def _rules(
+        self, match: Match, state: GameState, move: Move, signature: bytes, now: int
+    ) -> _Effects:
+        """The new state and what the move does to the hands' commit-reveal records."""
+        if move.is_deal:
+            if state.phase is not Phase.DEAL:
+                raise WrongPhaseError("there is no hand to deal now")
+            cutter = matches.dealing_seat(match, state)
+            if move.seat != cutter:
+                raise NotYourTurnError(f"seat {cutter} cuts the deck for this deal")
+            number = state.hand_number + 1
+            hand = self._hand(match.id, number)
+            if move.deal_commitment != hand.commitment:
+                raise ConflictError(
+                    f"a deal names the published commitment of hand {number}: fetch the view"
+                )
+            dealt = deal_hand(state, matches.deal_order(match, hand.secret, number, signature))
+            return _Effects(dealt, dealt.events, number, dealt_hand=number)
+        if move.deal_commitment:
+            raise InvalidRequestError("only a deal move names a commitment")
+        new_state = apply_turn(state, move.seat, parse_actions(move.actions))
+        events = new_state.events[len(state.events) :]
+        if new_state.phase not in (Phase.DEAL, Phase.MATCH_OVER):
+            return _Effects(new_state, events, state.hand_number)
+        next_hand = None
+        if new_state.phase is Phase.DEAL:
+            next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
+        return _Effects(new_state, events, state.hand_number, None, state.hand_number, next_hand)
+
+    def _store(self, plan: _Plan) -> None:
+        """The move's write transaction; durably committed when this returns."""
+        ctx = self.ctx
+        match, effects = plan.match, plan.effects
+        snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
+        stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry)
+
+        def write(session: Session) -> None:
+            repo = ctx.repo(session)
+            if not repo.save_move(stored):
+                raise _MatchMovedError
+            if plan.seen_seat is not None:
+                repo.set_seen_fast(match.id, plan.seen_seat, match.revision)
+            if effects.dealt_hand is not None:
+                repo.set_hand_dealt(match.id, effects.dealt_hand, match.version)
+            if effects.revealed_hand is not None:
+                repo.set_hand_revealed(match.id, effects.revealed_hand)
+            if effects.next_hand is not None:
+                repo.add_hand(match.id, effects.next_hand, match.updated_ms)
+
+        try:
+            ctx.write(write)
+        except IntegrityError:  # another server process stored this seq first
+            raise _MatchMovedError from None
+        if effects.dealt_hand is not None:
+            dealt = self._hand(match.id, effects.dealt_hand)
+            ctx.hands.put(
+                (match.id, dealt.hand_number), dataclasses.replace(dealt, deal_seq=match.version)
+            )
+        if effects.revealed_hand is not None:
+            ended = self._hand(match.id, effects.revealed_hand)
+            ctx.hands.put((match.id, ended.hand_number), dataclasses.replace(ended, revealed=True))
+        if effects.next_hand is not None:
+            ctx.hands.put((match.id, effects.next_hand.hand_number), effects.next_hand)
+
+    def _hand(self, match_id: str, number: int) -> Hand:
+        ctx = self.ctx
+        hand = ctx.hands.get((match_id, number))
+        if hand is None:
+            with ctx.db.read() as session:
+                hand = ctx.repo(session).hand(match_id, number)
+            if hand is None:
+                raise NotFoundError(f"hand {number} has no commitment")
+            ctx.hands.put((match_id, number), hand)
+        return hand
+
+    def view_for(self, match: Match, state: GameState, seat: int) -> MatchView:
+        """The match as ``seat`` sees it (commitments from the cache or the database)."""
+        summary = matches.summary(match, state, match.seats[seat].player_id)
+        dealing = matches.dealing_seat(match, state)
+        next_hand = self._hand(match.id, state.hand_number + 1) if dealing is not None else None
+        current = self._hand(match.id, state.hand_number) if state.hand_number else None
+        return MatchView(
+            summary=dataclasses.replace(summary, changed=False),
+            view=player_view(state, seat),
+            dealing_seat=dealing,
+            deal_commitment=next_hand.commitment if next_hand else b"",
+            hand_commitment=current.commitment if current else b"",
+        )
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _mark_seen(self, match: Match, seat: int) -> None:
+        if match.seats[seat].seen_revision >= match.revision:
+            return
+        with self.ctx.db.write() as session:
+            self.ctx.repo(session).set_seen(match.id, seat, match.revision)

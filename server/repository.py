@@ -1,0 +1,506 @@
+"""The only place that converts rows to domain records and back.
+
+A ``Repository`` wraps one session (one transaction, from ``Database.read()`` or ``write()``);
+it never commits. Methods named ``add_*``/``set_*``/``save_*`` write, everything else reads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from sqlalchemy import TextClause, delete, func, text, update
+from sqlmodel import Session, col, select
+
+from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
+from server.models import (
+    ChallengeRow,
+    HandRow,
+    InvitationRow,
+    LogEntryRow,
+    MatchRow,
+    PlayerRow,
+    SeatRow,
+    TokenRow,
+)
+from shared.rules import Event, GameState, RuleConfig
+
+# The move path's statements, written once in plain SQL (portable) and reused; the ORM's
+# per-call statement building costs more than the rest of a move.
+_HEAD = text(
+    "SELECT m.status, m.version, m.revision, m.head_hash, p.blocked FROM match m"
+    " LEFT JOIN seat s ON s.match_id = m.id AND s.seat = :seat"
+    " LEFT JOIN player p ON p.id = s.player_id WHERE m.id = :id"
+)
+_MOVE_GUARD = (
+    " WHERE id = :id AND revision = :expected AND NOT EXISTS (SELECT 1 FROM seat s"
+    " JOIN player p ON p.id = s.player_id"
+    " WHERE s.match_id = :id AND s.seat = :seat AND p.blocked = :blocked)"
+)
+_SAVE_MOVE = text(
+    "UPDATE match SET status = :status, version = :version, revision = :revision,"
+    " head_hash = :head_hash, updated_ms = :now" + _MOVE_GUARD
+)
+_SAVE_MOVE_SNAPSHOT = text(
+    "UPDATE match SET status = :status, version = :version, revision = :revision,"
+    " head_hash = :head_hash, updated_ms = :now, state_json = :state,"
+    " snapshot_version = :version" + _MOVE_GUARD
+)
+_ADD_ENTRY = text(
+    "INSERT INTO log_entry (match_id, seq, seat, hand_number, payload, signature, actor_key,"
+    " entry_hash, receipt_signature, events_json, created_ms) VALUES (:match_id, :seq, :seat,"
+    " :hand_number, :payload, :signature, :actor_key, :entry_hash, :receipt_signature,"
+    " :events_json, :created_ms)"
+)
+_SEEN = text(
+    "UPDATE seat SET seen_revision = :revision"
+    " WHERE match_id = :id AND seat = :seat AND seen_revision < :revision"
+)
+
+
+class Repository:
+    def __init__(self, session: Session, bot_public_key: bytes) -> None:
+        self.session = session
+        self.bot_public_key = bot_public_key
+
+    # -- players --------------------------------------------------------------------------------
+
+    def add_player(
+        self, public_key: bytes, display_name: str, email: str, invitation_code: str, now: int
+    ) -> Player:
+        row = PlayerRow(
+            public_key=public_key,
+            display_name=display_name,
+            email=email,
+            invitation_code=invitation_code,
+            created_ms=now,
+        )
+        self.session.add(row)
+        self.session.flush()
+        return _player(row)
+
+    def player_by_key(self, public_key: bytes) -> Player | None:
+        row = self.session.exec(
+            select(PlayerRow).where(PlayerRow.public_key == public_key)
+        ).one_or_none()
+        return _player(row) if row else None
+
+    def player_by_id(self, player_id: int) -> Player | None:
+        row = self.session.get(PlayerRow, player_id)
+        return _player(row) if row else None
+
+    def players(self) -> list[Player]:
+        rows = self.session.exec(select(PlayerRow).order_by(col(PlayerRow.id))).all()
+        return [_player(r) for r in rows]
+
+    def set_blocked(self, player_id: int, blocked: bool) -> None:
+        self.session.execute(
+            update(PlayerRow).where(col(PlayerRow.id) == player_id).values(blocked=blocked)
+        )
+        if blocked:
+            self.session.execute(delete(TokenRow).where(col(TokenRow.player_id) == player_id))
+
+    # -- invitations ----------------------------------------------------------------------------
+
+    def add_invitation(self, code: str, now: int, expires_ms: int) -> None:
+        self.session.add(InvitationRow(code=code, created_ms=now, expires_ms=expires_ms))
+
+    def use_invitation(self, code: str, player_id: int, now: int) -> bool:
+        """Mark an unused, unexpired invitation used; False if there is none such."""
+        result = self.session.execute(
+            update(InvitationRow)
+            .where(
+                col(InvitationRow.code) == code,
+                col(InvitationRow.used_by).is_(None),
+                col(InvitationRow.expires_ms) > now,
+            )
+            .values(used_by=player_id, used_ms=now)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def invitation_usable(self, code: str, now: int) -> bool:
+        row = self.session.get(InvitationRow, code)
+        return row is not None and row.used_by is None and row.expires_ms > now
+
+    # -- authentication -------------------------------------------------------------------------
+
+    def add_challenge(self, challenge: bytes, public_key: bytes, expires_ms: int) -> None:
+        self.session.add(
+            ChallengeRow(challenge=challenge, public_key=public_key, expires_ms=expires_ms)
+        )
+
+    def take_challenge(self, challenge: bytes) -> tuple[bytes, int] | None:
+        """Remove a challenge and return ``(public_key, expires_ms)``; None if unknown or used."""
+        row = self.session.get(ChallengeRow, challenge)
+        if row is None:
+            return None
+        self.session.delete(row)
+        return row.public_key, row.expires_ms
+
+    def add_token(self, token_hash: bytes, player_id: int, expires_ms: int) -> None:
+        self.session.add(
+            TokenRow(token_hash=token_hash, player_id=player_id, expires_ms=expires_ms)
+        )
+
+    def token(self, token_hash: bytes) -> tuple[Player, int] | None:
+        """The player of a token and its expiry; None if no such token."""
+        found = self.session.exec(
+            select(TokenRow, PlayerRow)
+            .join(PlayerRow, col(PlayerRow.id) == col(TokenRow.player_id))
+            .where(TokenRow.token_hash == token_hash)
+        ).one_or_none()
+        if found is None:
+            return None
+        token_row, player_row = found
+        return _player(player_row), token_row.expires_ms
+
+    def purge_expired(self, now: int) -> None:
+        self.session.execute(delete(ChallengeRow).where(col(ChallengeRow.expires_ms) <= now))
+        self.session.execute(delete(TokenRow).where(col(TokenRow.expires_ms) <= now))
+
+    # -- matches --------------------------------------------------------------------------------
+
+    def add_match(self, match: Match) -> None:
+        self.session.add(
+            MatchRow(
+                id=match.id,
+                preset=match.preset,
+                config_json=json.dumps(match.config.to_dict(), sort_keys=True),
+                status=match.status.value,
+                players=match.config.players,
+                version=match.version,
+                revision=match.revision,
+                head_hash=match.head_hash,
+                invite_code=match.invite_code,
+                created_by=match.created_by,
+                created_ms=match.created_ms,
+                updated_ms=match.updated_ms,
+            )
+        )
+        self.session.flush()
+        for seat in match.seats:
+            self.session.add(
+                SeatRow(
+                    match_id=match.id,
+                    seat=seat.seat,
+                    kind=seat.kind.value,
+                    player_id=seat.player_id,
+                    seen_revision=seat.seen_revision,
+                )
+            )
+        self.session.flush()
+
+    def match_head(self, match_id: str, seat: int) -> MatchHead | None:
+        """What changes move by move, and whether ``seat``'s player is blocked (one query)."""
+        row = self.session.connection().execute(_HEAD, {"id": match_id, "seat": seat}).first()
+        if row is None:
+            return None
+        return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
+
+    def _run(self, statement: TextClause, params: dict[str, object]) -> int:
+        """Execute one of the move path's statements; returns the rows changed.
+
+        On SQLite the driver's own cursor runs the same SQL text (sqlite3 reads ``:name``
+        parameters too), which skips SQLAlchemy's per-statement work; other databases go
+        through SQLAlchemy.
+        """
+        conn = self.session.connection()
+        if conn.dialect.name == "sqlite":
+            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                cursor.execute(statement.text, params)
+                return int(cursor.rowcount)
+            finally:
+                cursor.close()
+        return int(conn.execute(statement, params).rowcount)
+
+    def save_move(self, move: StoredMove) -> bool:
+        """Store a move: the match's new head and snapshot (only if nobody changed it since
+        ``move.expected_revision`` and the mover is not blocked) and its log entry; else False.
+        """
+        match = move.match
+        changed = self._run(
+            _SAVE_MOVE if move.state_json is None else _SAVE_MOVE_SNAPSHOT,
+            {
+                "id": match.id,
+                "expected": move.expected_revision,
+                "status": match.status.value,
+                "version": match.version,
+                "revision": match.revision,
+                "head_hash": match.head_hash,
+                "now": match.updated_ms,
+                "state": move.state_json,
+                "seat": move.entry["seat"],
+                "blocked": True,
+            },
+        )
+        if not changed:
+            return False
+        self._run(_ADD_ENTRY, move.entry)
+        return True
+
+    def set_seen_fast(self, match_id: str, seat: int, revision: int) -> None:
+        self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
+
+    def match(self, match_id: str, *, for_update: bool = False) -> Match | None:
+        statement = select(MatchRow).where(MatchRow.id == match_id)
+        if for_update:
+            statement = statement.with_for_update()
+        row = self.session.exec(statement).one_or_none()
+        return self._match(row) if row else None
+
+    def match_by_invite(self, invite_code: str) -> Match | None:
+        row = self.session.exec(
+            select(MatchRow).where(MatchRow.invite_code == invite_code)
+        ).one_or_none()
+        return self._match(row) if row else None
+
+    def matches_of(self, player_id: int) -> list[Match]:
+        rows = self.session.exec(
+            select(MatchRow)
+            .join(SeatRow, col(SeatRow.match_id) == col(MatchRow.id))
+            .where(SeatRow.player_id == player_id)
+            .order_by(col(MatchRow.created_ms), col(MatchRow.id))
+        ).all()
+        unique = {r.id: r for r in rows}
+        return [self._match(r) for r in unique.values()]
+
+    def match_ids(self, status: MatchStatus) -> list[str]:
+        return list(self.session.exec(select(MatchRow.id).where(MatchRow.status == status.value)))
+
+    def snapshot(self, match_id: str) -> tuple[int, GameState] | None:
+        """The latest state snapshot and the seq it was taken at (None before the start)."""
+        row = self.session.exec(
+            select(MatchRow.snapshot_version, MatchRow.state_json).where(MatchRow.id == match_id)
+        ).one_or_none()
+        if row is None or not row[1]:
+            return None
+        return row[0], GameState.from_json(json.loads(row[1]))
+
+    def set_seat(self, match_id: str, seat: int, kind: SeatKind, player_id: int | None) -> bool:
+        """Fill an empty seat; False if it was taken meanwhile."""
+        result = self.session.execute(
+            update(SeatRow)
+            .where(
+                col(SeatRow.match_id) == match_id,
+                col(SeatRow.seat) == seat,
+                col(SeatRow.kind) == SeatKind.EMPTY.value,
+            )
+            .values(kind=kind.value, player_id=player_id)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def set_seen(self, match_id: str, seat: int, revision: int) -> None:
+        self.session.execute(
+            update(SeatRow)
+            .where(
+                col(SeatRow.match_id) == match_id,
+                col(SeatRow.seat) == seat,
+                col(SeatRow.seen_revision) < revision,
+            )
+            .values(seen_revision=revision)
+        )
+
+    def save_match(
+        self,
+        match_id: str,
+        *,
+        expected_revision: int,
+        status: MatchStatus,
+        revision: int,
+        now: int,
+        version: int | None = None,
+        head_hash: bytes | None = None,
+        state: GameState | None = None,
+    ) -> bool:
+        """Update a match only if nobody changed it since ``expected_revision``."""
+        values: dict[str, object] = {
+            "status": status.value,
+            "revision": revision,
+            "updated_ms": now,
+        }
+        if version is not None:
+            values["version"] = version
+        if head_hash is not None:
+            values["head_hash"] = head_hash
+        if state is not None:
+            values["state_json"] = json.dumps(state.to_json(), separators=(",", ":"))
+            values["snapshot_version"] = version if version is not None else 0
+        result = self.session.execute(
+            update(MatchRow)
+            .where(col(MatchRow.id) == match_id, col(MatchRow.revision) == expected_revision)
+            .values(**values)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def _match(self, row: MatchRow) -> Match:
+        seat_rows = self.session.exec(
+            select(SeatRow, PlayerRow)
+            .join(PlayerRow, col(PlayerRow.id) == col(SeatRow.player_id), isouter=True)
+            .where(SeatRow.match_id == row.id)
+            .order_by(col(SeatRow.seat))
+        ).all()
+        seats = tuple(self._seat(s, p) for s, p in seat_rows)
+        return Match(
+            id=row.id,
+            preset=row.preset,
+            config=RuleConfig.from_dict(json.loads(row.config_json)),
+            status=MatchStatus(row.status),
+            version=row.version,
+            revision=row.revision,
+            head_hash=row.head_hash,
+            invite_code=row.invite_code,
+            created_by=row.created_by,
+            created_ms=row.created_ms,
+            updated_ms=row.updated_ms,
+            seats=seats,
+        )
+
+    def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:
+        kind = SeatKind(row.kind)
+        if kind is SeatKind.BOT:
+            return Seat(row.seat, kind, None, f"bot {row.seat}", self.bot_public_key, 0)
+        if player is None:
+            return Seat(row.seat, kind)
+        return Seat(
+            row.seat, kind, player.id, player.display_name, player.public_key, row.seen_revision
+        )
+
+    # -- the log --------------------------------------------------------------------------------
+
+    def entry(self, match_id: str, seq: int) -> Entry | None:
+        row = self.session.exec(
+            select(LogEntryRow).where(LogEntryRow.match_id == match_id, LogEntryRow.seq == seq)
+        ).one_or_none()
+        return _entry(row) if row else None
+
+    def entries(self, match_id: str, after_seq: int, limit: int) -> list[Entry]:
+        rows = self.session.exec(
+            select(LogEntryRow)
+            .where(LogEntryRow.match_id == match_id, LogEntryRow.seq > after_seq)
+            .order_by(col(LogEntryRow.seq))
+            .limit(limit)
+        ).all()
+        return [_entry(r) for r in rows]
+
+    def entry_count(self, match_id: str) -> int:
+        return int(
+            self.session.exec(
+                select(func.count())
+                .select_from(LogEntryRow)
+                .where(LogEntryRow.match_id == match_id)
+            ).one()
+        )
+
+    # -- hands (commit-reveal) ------------------------------------------------------------------
+
+    def add_hand(self, match_id: str, hand: Hand, now: int) -> None:
+        self.session.add(
+            HandRow(
+                match_id=match_id,
+                hand_number=hand.hand_number,
+                commitment=hand.commitment,
+                secret=hand.secret,
+                revealed=hand.revealed,
+                deal_seq=hand.deal_seq,
+                created_ms=now,
+            )
+        )
+        self.session.flush()
+
+    def hand(self, match_id: str, hand_number: int) -> Hand | None:
+        row = self.session.get(HandRow, (match_id, hand_number))
+        return _hand(row) if row else None
+
+    def hands(self, match_id: str) -> list[Hand]:
+        rows = self.session.exec(
+            select(HandRow).where(HandRow.match_id == match_id).order_by(col(HandRow.hand_number))
+        ).all()
+        return [_hand(r) for r in rows]
+
+    def set_hand_dealt(self, match_id: str, hand_number: int, deal_seq: int) -> None:
+        self.session.execute(
+            update(HandRow)
+            .where(col(HandRow.match_id) == match_id, col(HandRow.hand_number) == hand_number)
+            .values(deal_seq=deal_seq)
+        )
+
+    def set_hand_revealed(self, match_id: str, hand_number: int) -> None:
+        self.session.execute(
+            update(HandRow)
+            .where(col(HandRow.match_id) == match_id, col(HandRow.hand_number) == hand_number)
+            .values(revealed=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMove:
+    """A move ready to write, serialized beforehand (so a shared commit does no JSON work)."""
+
+    match: Match
+    expected_revision: int
+    state_json: str | None
+    """The new snapshot, or None to leave the last one (later moves are replayed on load)."""
+    entry: dict[str, object]
+
+    @classmethod
+    def of(
+        cls, match: Match, expected_revision: int, snapshot: GameState | None, entry: Entry
+    ) -> StoredMove:
+        state_json = None
+        if snapshot is not None:
+            state_json = json.dumps(snapshot.to_json(), separators=(",", ":"))
+        return cls(match, expected_revision, state_json, _entry_params(match.id, entry))
+
+
+def _entry_params(match_id: str, entry: Entry) -> dict[str, object]:
+    return {
+        "match_id": match_id,
+        "seq": entry.seq,
+        "seat": entry.seat,
+        "hand_number": entry.hand_number,
+        "payload": entry.payload,
+        "signature": entry.signature,
+        "actor_key": entry.actor_key,
+        "entry_hash": entry.entry_hash,
+        "receipt_signature": entry.receipt_signature,
+        "events_json": json.dumps([e.to_json() for e in entry.events], separators=(",", ":")),
+        "created_ms": entry.created_ms,
+    }
+
+
+def _player(row: PlayerRow) -> Player:
+    assert row.id is not None
+    return Player(
+        id=row.id,
+        public_key=row.public_key,
+        display_name=row.display_name,
+        email=row.email,
+        blocked=row.blocked,
+        created_ms=row.created_ms,
+    )
+
+
+def _entry(row: LogEntryRow) -> Entry:
+    return Entry(
+        seq=row.seq,
+        seat=row.seat,
+        hand_number=row.hand_number,
+        payload=row.payload,
+        signature=row.signature,
+        actor_key=row.actor_key,
+        entry_hash=row.entry_hash,
+        receipt_signature=row.receipt_signature,
+        events=tuple(Event.from_json(e) for e in json.loads(row.events_json)),
+        created_ms=row.created_ms,
+    )
+
+
+def _hand(row: HandRow) -> Hand:
+    return Hand(
+        hand_number=row.hand_number,
+        commitment=row.commitment,
+        secret=row.secret,
+        revealed=row.revealed,
+        deal_seq=row.deal_seq,
+    )

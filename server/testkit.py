@@ -1,0 +1,277 @@
+"""A small programmatic client of the server, for tests and benchmarks (not the ``canasta`` CLI).
+
+It does what any client must: pin the server key, register a key, authenticate reads, and
+build, sign and submit move envelopes from the last view it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any, cast
+
+import grpc
+
+from shared.crypto import (
+    PrivateKey,
+    chain_hashes,
+    deal_seed,
+    generate_private_key,
+    public_key_raw,
+    shuffle,
+    sign,
+    verify,
+    verify_commitment,
+    verify_receipt,
+)
+from shared.pb import canasta_pb2 as pb
+from shared.pb import canasta_pb2_grpc as pb_grpc
+from shared.rules import GameState, RuleConfig, apply_turn, deal_hand, deck, new_match
+from shared.wire import (
+    DEAL_ACTION,
+    Move,
+    Registration,
+    auth_message,
+    move_from_bytes,
+    move_to_bytes,
+    parse_actions,
+    register_message,
+    registration_to_bytes,
+)
+
+
+class PlayerClient:
+    """One player's connection: a key, a stub and (after ``login``) a bearer token."""
+
+    def __init__(self, channel: grpc.Channel, key: PrivateKey | None = None) -> None:
+        self.channel = channel
+        self.stub = pb_grpc.CanastaStub(channel)
+        self.key = key or generate_private_key()
+        self.public_key = public_key_raw(self.key)
+        self.token = ""
+        info = self.stub.GetServerInfo(pb.GetServerInfoRequest())
+        self.server_key: bytes = info.server_public_key
+        self.bot_key: bytes = info.bot_public_key
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+    # -- identity ---------------------------------------------------------------------------
+
+    def registration(
+        self, name: str, invitation: str = "", email: str = "", server_key: bytes | None = None
+    ) -> pb.RegisterRequest:
+        payload = registration_to_bytes(
+            Registration(
+                public_key=self.public_key,
+                display_name=name,
+                email=email,
+                invitation_code=invitation,
+                server_public_key=self.server_key if server_key is None else server_key,
+                client_time_ms=time.time_ns() // 1_000_000,
+            )
+        )
+        return pb.RegisterRequest(
+            payload=payload, signature=sign(self.key, register_message(payload))
+        )
+
+    def register(self, name: str, invitation: str = "", email: str = "") -> pb.RegisterResponse:
+        return cast(
+            pb.RegisterResponse, self.stub.Register(self.registration(name, invitation, email))
+        )
+
+    def answer(self, challenge: bytes, server_key: bytes | None = None) -> pb.AuthenticateRequest:
+        message = auth_message(
+            self.server_key if server_key is None else server_key, self.public_key, challenge
+        )
+        return pb.AuthenticateRequest(
+            public_key=self.public_key, challenge=challenge, signature=sign(self.key, message)
+        )
+
+    def login(self) -> str:
+        challenge = self.stub.Challenge(pb.ChallengeRequest(public_key=self.public_key))
+        response = self.stub.Authenticate(self.answer(challenge.challenge))
+        self.token = response.token
+        return self.token
+
+    def join_server(self, name: str, invitation: str = "") -> PlayerClient:
+        self.register(name, invitation)
+        self.login()
+        return self
+
+    # -- lobby ------------------------------------------------------------------------------
+
+    def create_match(
+        self,
+        preset: str = "classic",
+        *,
+        target: int = 0,
+        seat: int | None = None,
+        bot_seats: Sequence[int] = (),
+        options: dict[str, str] | None = None,
+    ) -> pb.CreateMatchResponse:
+        request = pb.CreateMatchRequest(
+            preset=preset, target=target, bot_seats=list(bot_seats), options=options or {}
+        )
+        if seat is not None:
+            request.seat = seat
+        return cast(pb.CreateMatchResponse, self.stub.CreateMatch(request, metadata=self.metadata))
+
+    def join_match(self, invite_code: str, seat: int | None = None) -> pb.JoinMatchResponse:
+        request = pb.JoinMatchRequest(invite_code=invite_code)
+        if seat is not None:
+            request.seat = seat
+        return cast(pb.JoinMatchResponse, self.stub.JoinMatch(request, metadata=self.metadata))
+
+    def fill_with_bot(self, match_id: str, seat: int | None = None) -> pb.FillSeatWithBotResponse:
+        request = pb.FillSeatWithBotRequest(match_id=match_id)
+        if seat is not None:
+            request.seat = seat
+        return cast(
+            pb.FillSeatWithBotResponse, self.stub.FillSeatWithBot(request, metadata=self.metadata)
+        )
+
+    def start_match(self, match_id: str) -> pb.StartMatchResponse:
+        return cast(
+            pb.StartMatchResponse,
+            self.stub.StartMatch(pb.StartMatchRequest(match_id=match_id), metadata=self.metadata),
+        )
+
+    def my_matches(self) -> pb.ListMyMatchesResponse:
+        return cast(
+            pb.ListMyMatchesResponse,
+            self.stub.ListMyMatches(pb.ListMyMatchesRequest(), metadata=self.metadata),
+        )
+
+    # -- play -------------------------------------------------------------------------------
+
+    def view(self, match_id: str) -> pb.MatchView:
+        response = self.stub.GetView(pb.GetViewRequest(match_id=match_id), metadata=self.metadata)
+        return cast(pb.MatchView, response.view)
+
+    def history(self, match_id: str, after_seq: int = 0) -> pb.GetHistoryResponse:
+        return cast(
+            pb.GetHistoryResponse,
+            self.stub.GetHistory(
+                pb.GetHistoryRequest(match_id=match_id, after_seq=after_seq), metadata=self.metadata
+            ),
+        )
+
+    def full_history(self, match_id: str) -> tuple[list[pb.HistoryEntry], pb.GetHistoryResponse]:
+        entries: list[pb.HistoryEntry] = []
+        after = 0
+        while True:
+            page = self.history(match_id, after)
+            entries.extend(page.entries)
+            if not page.more:
+                return entries, page
+            after = page.entries[-1].seq
+
+    def envelope(
+        self,
+        view: pb.MatchView,
+        actions: Sequence[str],
+        *,
+        seat: int | None = None,
+        seq: int | None = None,
+        prev_hash: bytes | None = None,
+        match_id: str | None = None,
+        deal_commitment: bytes = b"",
+        signer: PrivateKey | None = None,
+        client_time_ms: int | None = None,
+    ) -> pb.SubmitRequest:
+        """A signed move built from ``view`` (any field can be overridden, for tests)."""
+        payload = move_to_bytes(
+            Move(
+                match_id=view.match.match_id if match_id is None else match_id,
+                seat=view.view.seat if seat is None else seat,
+                seq=view.version + 1 if seq is None else seq,
+                prev_hash=view.head_hash if prev_hash is None else prev_hash,
+                client_time_ms=(
+                    time.time_ns() // 1_000_000 if client_time_ms is None else client_time_ms
+                ),
+                actions=tuple(actions),
+                deal_commitment=deal_commitment,
+            )
+        )
+        return pb.SubmitRequest(payload=payload, signature=sign(signer or self.key, payload))
+
+    def submit(self, view: pb.MatchView, actions: Sequence[str]) -> pb.SubmitResponse:
+        return cast(pb.SubmitResponse, self.stub.Submit(self.envelope(view, actions)))
+
+    def deal(self, view: pb.MatchView) -> pb.SubmitResponse:
+        """Cut the deck for the next hand (the seat named by ``view.dealing_seat``)."""
+        return cast(
+            pb.SubmitResponse,
+            self.stub.Submit(
+                self.envelope(view, [DEAL_ACTION], deal_commitment=view.deal_commitment)
+            ),
+        )
+
+    def watch(self, match_ids: Sequence[str] = (), timeout: float | None = None) -> Any:
+        """The Watch stream (an iterator of ``WatchResponse``; ``.cancel()`` ends it)."""
+        return self.stub.Watch(
+            pb.WatchRequest(match_ids=list(match_ids)), metadata=self.metadata, timeout=timeout
+        )
+
+
+# -- checking a server from outside -------------------------------------------------------------
+
+
+def replay_history(
+    match_id: str,
+    history: pb.GetHistoryResponse,
+    entries: Sequence[pb.HistoryEntry],
+    server_key: bytes,
+) -> GameState:
+    """Check a finished (or running) match's record offline and replay it through the engine.
+
+    Checks every signature against its seat's key, the hash chain, every receipt, and every
+    revealed deal against its commitment; raises ``AssertionError`` on the first problem and
+    returns the engine's state after the last entry (in a running match: before the deal of
+    the hand in play, whose secret is not revealed yet).
+    """
+    config = RuleConfig.from_dict(json.loads(history.config_json))
+    seat_keys = {s.seat: s.public_key for s in history.seats}
+    hands = {h.hand_number: h for h in history.hands}
+    hashes = chain_hashes(match_id, [(e.payload, e.signature) for e in entries])
+    state = new_match(config, seed=match_id)
+    replaying = True
+    for entry, digest in zip(entries, hashes, strict=True):
+        move = move_from_bytes(entry.payload)
+        assert move.match_id == match_id
+        assert move.seat == entry.seat
+        assert entry.signer_public_key == seat_keys[entry.seat], f"entry {entry.seq}: signer"
+        assert verify(seat_keys[entry.seat], entry.payload, entry.signature), f"{entry.seq}: sig"
+        assert digest == entry.entry_hash, f"entry {entry.seq}: chain broken"
+        assert verify_receipt(server_key, match_id, entry.seq, digest, entry.receipt_signature)
+        if move.is_deal:
+            hand = hands[entry.hand_number]
+            assert hand.deal_seq == entry.seq
+            assert move.deal_commitment == hand.commitment
+            if not hand.secret:  # the hand in play: its deal cannot be checked yet
+                replaying = False
+            if not replaying:
+                continue
+            assert verify_commitment(hand.secret, match_id, hand.hand_number, hand.commitment), (
+                f"hand {hand.hand_number}: secret not revealed or not the committed one"
+            )
+            cards = deck(config.decks, config.jokers_per_deck)
+            seed = deal_seed(hand.secret, match_id, hand.hand_number, [entry.signature])
+            state = deal_hand(state, [cards[i] for i in shuffle(len(cards), seed)])
+        elif replaying:
+            state = apply_turn(state, move.seat, parse_actions(move.actions))
+    return state
+
+
+def authoritative_state(service: Any, match_id: str) -> GameState:
+    """The server's own state of a match (tests use it as an oracle to choose moves)."""
+    from server import matches
+
+    ctx = service.ctx
+    with ctx.db.read() as session:
+        repo = ctx.repo(session)
+        match = matches.require_match(repo, match_id)
+        return matches.load_state(ctx, repo, match)

@@ -1,0 +1,171 @@
+"""The server as operators and generic gRPC tools see it: health, reflection, TLS, request
+logs, the ``canasta-server`` process and its operator commands."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import logging
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
+from typer.testing import CliRunner
+
+from server.__main__ import app as cli
+from server.app import App
+from server.testkit import PlayerClient
+from shared.crypto import public_key_to_text
+from shared.pb import canasta_pb2 as pb
+
+from .conftest import AppFactory
+
+
+def test_health_checking(channel: grpc.Channel) -> None:
+    stub = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "canasta.v1.Canasta"):
+        response = stub.Check(health_pb2.HealthCheckRequest(service=service))
+        assert response.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_reflection_lists_the_services(channel: grpc.Channel) -> None:
+    database = ProtoReflectionDescriptorDatabase(channel)
+    services = set(database.get_services())
+    assert {"canasta.v1.Canasta", "grpc.health.v1.Health"} <= services
+    described = database.FindFileContainingSymbol("canasta.v1.Canasta")
+    assert described.package == "canasta.v1"
+
+
+def test_one_log_line_per_request(channel: grpc.Channel, caplog: pytest.LogCaptureFixture) -> None:
+    client = PlayerClient(channel)
+    with caplog.at_level(logging.INFO, logger="canasta.server"):
+        client.stub.GetServerInfo(pb.GetServerInfoRequest())
+        with pytest.raises(grpc.RpcError):
+            client.stub.Challenge(pb.ChallengeRequest(public_key=client.public_key))
+    lines = [r.getMessage() for r in caplog.records if r.name == "canasta.server"]
+    # PlayerClient's own GetServerInfo at construction came before the capture started.
+    assert len(lines) == 2
+    assert lines[0].startswith("/canasta.v1.Canasta/GetServerInfo OK")
+    assert lines[1].startswith("/canasta.v1.Canasta/Challenge NOT_FOUND")
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+def test_tls_by_configuration(make_app: AppFactory, tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    app = make_app(tls_cert=cert, tls_key=key)
+    credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
+    with grpc.secure_channel(f"localhost:{app.port}", credentials) as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        assert alice.my_matches().matches == []
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as plain:
+        stub = health_pb2_grpc.HealthStub(plain)
+        with pytest.raises(grpc.RpcError) as info:
+            stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_the_server_process(tmp_path: Path) -> None:
+    env = {**os.environ, "CANASTA_SERVER_REGISTRATION": "invite"}
+    command = [sys.executable, "-m", "server", "--data-dir", str(tmp_path), "serve"]
+    process = subprocess.Popen(
+        [*command, "--listen", "127.0.0.1:0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        assert "listening on 127.0.0.1:" in banner, banner
+        port = int(banner.split("listening on 127.0.0.1:")[1].split()[0])
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            info = PlayerClient(channel).stub.GetServerInfo(pb.GetServerInfoRequest())
+            assert info.registration == pb.REGISTRATION_MODE_INVITATION
+            assert public_key_to_text(info.server_public_key) in banner
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "canasta-server stopped" in out
+    assert err.count("/canasta.v1.Canasta/GetServerInfo OK") == 2
+
+
+def test_operator_commands(tmp_path: Path, make_app: AppFactory) -> None:
+    runner = CliRunner()
+    base = ["--data-dir", str(tmp_path / "ops")]
+    shown = runner.invoke(cli, [*base, "show-key"])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("server: ed25519:")
+    issued = runner.invoke(cli, [*base, "invite", "--count", "2"])
+    assert issued.exit_code == 0, issued.output
+    codes = issued.output.split()
+    assert len(codes) == 2
+    assert runner.invoke(cli, [*base, "players", "list"]).output.strip() == "no players yet"
+
+    app: App = make_app("ops", registration="invite")
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice", invitation=codes[0])
+        listed = runner.invoke(cli, [*base, "players", "list"])
+        assert "alice" in listed.output
+        assert public_key_to_text(alice.public_key) in listed.output
+        blocked = runner.invoke(
+            cli, [*base, "players", "block", public_key_to_text(alice.public_key)]
+        )
+        assert blocked.exit_code == 0, blocked.output
+        with pytest.raises(grpc.RpcError) as info:
+            alice.my_matches()
+        assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED  # its tokens are revoked
+        with pytest.raises(grpc.RpcError) as info:
+            alice.login()
+        assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert runner.invoke(cli, [*base, "players", "unblock", "1"]).exit_code == 0
+        alice.login()
+        assert alice.my_matches().matches == []
+    missing = runner.invoke(cli, [*base, "players", "block", "99"])
+    assert missing.exit_code == 1
+    bad = runner.invoke(cli, [*base, "players", "block", "ed25519:nope"])
+    assert bad.exit_code == 2

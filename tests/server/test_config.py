@@ -1,0 +1,61 @@
+"""Server configuration: defaults < file < environment < command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.config import ConfigFileError, ServerConfig, load_config
+
+
+def test_defaults_use_the_platform_data_dir() -> None:
+    config = load_config(env={}, data_dir=None)
+    assert config.db_url == f"sqlite:///{config.data_dir / 'canasta.db'}"
+    assert config.registration == "open"
+    assert not config.tls
+
+
+def test_file_then_environment_then_options(tmp_path: Path) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(
+        'listen = "0.0.0.0:9000"\nregistration = "invite"\ntoken_ttl_seconds = 60\n'
+        f'data_dir = "{tmp_path}"\n'
+    )
+    config = load_config(path, env={"CANASTA_SERVER_TOKEN_TTL_SECONDS": "90"})
+    assert config.listen == "0.0.0.0:9000"
+    assert config.registration == "invite"
+    assert config.token_ttl_seconds == 90
+    assert config.data_dir == tmp_path
+    config = load_config(path, env={}, listen="127.0.0.1:1")
+    assert config.listen == "127.0.0.1:1"
+    via_env = load_config(env={"CANASTA_SERVER_CONFIG": str(path)})
+    assert via_env.registration == "invite"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('registration = "closed"', "registration must be"),
+        ('no_such = "x"', "unknown setting"),
+        ("max_message_bytes = -1", "must be positive"),
+        ('tls_cert = "cert.pem"', "go together"),
+        ('max_workers = "many"', "whole number"),
+        ("listen = [", "not valid TOML"),
+    ],
+)
+def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> None:
+    path = tmp_path / "server.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigFileError, match=words):
+        load_config(path, env={})
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigFileError, match="cannot read"):
+        load_config(tmp_path / "nope.toml", env={})
+
+
+def test_database_url_setting(tmp_path: Path) -> None:
+    config = ServerConfig(data_dir=tmp_path, database_url="postgresql+psycopg://x@y/z")
+    assert config.db_url == "postgresql+psycopg://x@y/z"

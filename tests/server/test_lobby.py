@@ -1,0 +1,108 @@
+"""The lobby over gRPC: create, join by code with a seat choice, bots, start, refusals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import grpc
+import pytest
+
+from server.app import App
+from server.testkit import PlayerClient
+from shared.pb import canasta_pb2 as pb
+
+
+def _refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    return info.value.code(), info.value.details()
+
+
+def test_seats_decide_partnerships_and_the_match_starts_when_full(
+    players: Callable[..., PlayerClient],
+) -> None:
+    alice, bob, carol, dave = (players(n) for n in ("alice", "bob", "carol", "dave"))
+    created = alice.create_match(seat=1)
+    code = created.invite_code
+    assert created.match.my_seat == 1
+    assert [s.kind for s in created.match.seats].count(pb.SEAT_KIND_EMPTY) == 3
+    assert bob.join_match(code, seat=3).seat == 3  # alice's partner
+    assert carol.join_match(code).seat == 0  # the first empty seat
+    summary = dave.join_match(code).match
+    assert summary.status == pb.MATCH_STATUS_PLAYING
+    sides = {s.display_name: s.side for s in summary.seats}
+    assert sides["alice"] == sides["bob"] != sides["carol"] == sides["dave"]
+    assert summary.HasField("to_act")
+    view = alice.view(summary.match_id)
+    assert view.view.phase == pb.PHASE_DEAL
+    assert view.dealing_seat == summary.to_act
+    assert len(view.deal_commitment) == 32
+
+
+def test_two_player_preset_with_options(players: Callable[..., PlayerClient]) -> None:
+    alice = players("alice")
+    created = alice.create_match(
+        "two_player", target=2500, options={"black3_freezes": "true"}, bot_seats=[1]
+    )
+    assert created.match.players == 2
+    assert created.match.target == 2500
+    assert created.match.status == pb.MATCH_STATUS_PLAYING
+    history = alice.history(created.match.match_id)
+    assert '"black3_freezes": true' in history.config_json
+
+
+def test_fill_with_bots_and_start(app: App, players: Callable[..., PlayerClient]) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match()
+    match_id = created.match.match_id
+    summary = alice.fill_with_bot(match_id, seat=2).match
+    assert summary.seats[2].kind == pb.SEAT_KIND_BOT
+    assert summary.seats[2].public_key == app.service.ctx.keys.bot_public
+    code, message = _refused(lambda: bob.join_match(created.invite_code, seat=2))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "taken" in message
+    code, _ = _refused(lambda: bob.start_match(match_id))
+    assert code == grpc.StatusCode.PERMISSION_DENIED  # bob does not sit there
+    started = alice.start_match(match_id).match
+    assert started.status == pb.MATCH_STATUS_PLAYING
+    assert [s.kind for s in started.seats] == [pb.SEAT_KIND_HUMAN] + [pb.SEAT_KIND_BOT] * 3
+    code, message = _refused(lambda: bob.join_match(created.invite_code))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "already started" in message
+    code, _ = _refused(lambda: alice.start_match(match_id))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_joining_twice_returns_the_same_seat(players: Callable[..., PlayerClient]) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match()
+    assert bob.join_match(created.invite_code).seat == 1
+    assert bob.join_match(created.invite_code).seat == 1
+    code, _ = _refused(lambda: bob.join_match(created.invite_code, seat=2))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_lobby_refusals(players: Callable[..., PlayerClient]) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match()
+    code, message = _refused(lambda: bob.join_match("no-such-code"))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "invitation code" in message
+    code, _ = _refused(lambda: bob.join_match(created.invite_code, seat=4))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    code, _ = _refused(lambda: bob.view(created.match.match_id))
+    assert code == grpc.StatusCode.PERMISSION_DENIED
+    code, _ = _refused(lambda: bob.history(created.match.match_id))
+    assert code == grpc.StatusCode.PERMISSION_DENIED
+    code, _ = _refused(lambda: alice.view("nope"))
+    assert code == grpc.StatusCode.NOT_FOUND
+    code, _ = _refused(lambda: alice.fill_with_bot("nope"))
+    assert code == grpc.StatusCode.NOT_FOUND
+    # A waiting match has a view (before the first deal) but takes no moves.
+    view = alice.view(created.match.match_id)
+    assert view.match.status == pb.MATCH_STATUS_WAITING
+    code, message = _refused(lambda: alice.deal(view))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION
+    assert "not started" in message
+    code, message = _refused(lambda: alice.submit(view, ["draw"]))
+    assert code == grpc.StatusCode.FAILED_PRECONDITION

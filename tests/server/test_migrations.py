@@ -1,0 +1,136 @@
+"""Schema migrations: the migrated schema equals the models, and old databases upgrade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import inspect, text
+from sqlalchemy.engine import Connection
+from sqlmodel import SQLModel
+
+import server.models  # noqa: F401  (registers the tables)
+from server.db import Database
+from server.migrations import MIGRATIONS, Migration, MigrationError, migrate, schema_version
+
+
+def _schema(db: Database) -> dict[str, Any]:
+    inspector = inspect(db.engine)
+    out: dict[str, Any] = {}
+    for table in sorted(inspector.get_table_names()):
+        if table == "schema_version":
+            continue
+        out[table] = {
+            "columns": [
+                (c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(table)
+            ],
+            "pk": inspector.get_pk_constraint(table)["constrained_columns"],
+            "unique": sorted(
+                tuple(u["column_names"]) for u in inspector.get_unique_constraints(table)
+            ),
+            "indexes": sorted(
+                (tuple(i["column_names"]), bool(i["unique"])) for i in inspector.get_indexes(table)
+            ),
+            "fks": sorted(
+                (tuple(f["constrained_columns"]), f["referred_table"])
+                for f in inspector.get_foreign_keys(table)
+            ),
+        }
+    return out
+
+
+def test_migrations_build_exactly_the_models(tmp_path: Path) -> None:
+    migrated = Database(f"sqlite:///{tmp_path / 'migrated.db'}")
+    assert migrate(migrated) == [m.version for m in MIGRATIONS]
+    modelled = Database(f"sqlite:///{tmp_path / 'modelled.db'}")
+    SQLModel.metadata.create_all(modelled.engine)
+    assert _schema(migrated) == _schema(modelled)
+
+
+def test_migrate_is_idempotent(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    assert migrate(db) == [m.version for m in MIGRATIONS]
+    assert migrate(db) == []
+    assert schema_version(db) == len(MIGRATIONS)
+
+
+def test_a_running_database_is_upgraded_in_place(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    migrate(db)
+    with db.write() as session:
+        session.connection().execute(
+            text(
+                "INSERT INTO player (public_key, display_name, email, invitation_code, blocked,"
+                " created_ms) VALUES (x'01', 'alice', '', '', 0, 1)"
+            )
+        )
+
+    def add_nickname(conn: Connection) -> None:
+        conn.execute(text("ALTER TABLE player ADD COLUMN nickname VARCHAR NOT NULL DEFAULT ''"))
+        conn.execute(text("UPDATE player SET nickname = display_name"))
+
+    latest = len(MIGRATIONS)
+    later = (*MIGRATIONS, Migration(latest + 1, "player nicknames", add_nickname))
+    assert migrate(db, later) == [latest + 1]
+    with db.read() as session:
+        row = session.connection().execute(text("SELECT nickname FROM player")).one()
+    assert row[0] == "alice"
+    assert schema_version(db) == latest + 1
+    with pytest.raises(MigrationError, match="newer than this server"):
+        migrate(db)  # the old server refuses the newer schema
+
+
+def test_a_failed_migration_changes_nothing(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    migrate(db)
+
+    def broken(conn: Connection) -> None:
+        conn.execute(text("CREATE TABLE half_done (x INTEGER)"))
+        raise RuntimeError("boom")
+
+    latest = len(MIGRATIONS)
+    with pytest.raises(RuntimeError):
+        migrate(db, (*MIGRATIONS, Migration(latest + 1, "broken", broken)))
+    assert schema_version(db) == latest
+    assert "half_done" not in inspect(db.engine).get_table_names()
+
+
+def test_migrations_are_numbered_without_gaps(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    with pytest.raises(MigrationError):
+        migrate(db, (Migration(2, "two", lambda conn: None),))
+
+
+def test_sqlite_is_durable(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    with db.read() as session:
+        conn = session.connection()
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_v2_keeps_every_snapshot_valid(tmp_path: Path) -> None:
+    """A v1 database (a snapshot after every move) upgrades with snapshot_version = version."""
+    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+    migrate(db, MIGRATIONS[:1])
+    with db.write() as session:
+        conn = session.connection()
+        conn.execute(
+            text(
+                "INSERT INTO player (id, public_key, display_name, email, invitation_code,"
+                " blocked, created_ms) VALUES (1, x'01', 'alice', '', '', 0, 1)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO match (id, preset, config_json, status, players, version, revision,"
+                " head_hash, invite_code, created_by, created_ms, updated_ms, state_json)"
+                " VALUES ('m', 'classic', '{}', 'playing', 4, 17, 20, x'00', 'c', 1, 1, 1, '{}')"
+            )
+        )
+    assert migrate(db) == [2]
+    with db.read() as session:
+        row = session.connection().execute(text("SELECT snapshot_version FROM match")).one()
+    assert row[0] == 17

@@ -1,0 +1,296 @@
+"""Whole matches over real gRPC: four authenticated clients, or one client with server bots.
+
+Clients only ever send signed envelopes through the API. To *choose* a sensible move the test
+asks the engine's bot about the server's own state (an oracle the bot may use: it reads only
+what the seat could see). Every response is audited for leaks, every view is compared with the
+engine's ``player_view``, and at the end the public record is verified and replayed through
+the engine alone, which must reach the same final scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import grpc
+import pytest
+from google.protobuf.message import Message
+
+from server import matches
+from server.app import App
+from server.bots import default_chooser
+from server.context import LruCache, StateCache
+from server.repository import Repository
+from server.testkit import PlayerClient, authoritative_state, replay_history
+from shared.crypto import verify_receipt
+from shared.pb import canasta_pb2 as pb
+from shared.rules import GameState, Phase, apply, player_view
+from shared.wire import view_to_pb
+
+choose = default_chooser()
+
+
+def _walk(message: Message) -> Iterator[Message]:
+    yield message
+    for field, value in message.ListFields():
+        if field.message_type is None or field.message_type.GetOptions().map_entry:
+            continue
+        children = value if field.is_repeated else [value]
+        for child in children:
+            yield from _walk(child)
+
+
+class LeakAudit:
+    """Checks every message a seat receives: nothing it could not see at a real table."""
+
+    def __init__(self, app: App, match_id: str) -> None:
+        self.app = app
+        self.match_id = match_id
+        self.messages = 0
+
+    def _hidden_secrets(self) -> list[bytes]:
+        with self.app.db.read() as session:
+            hands = Repository(session, b"").hands(self.match_id)
+        return [h.secret for h in hands if not h.revealed]
+
+    def check(self, seat: int, message: Message) -> None:
+        self.messages += 1
+        data = message.SerializeToString()
+        for secret in self._hidden_secrets():
+            assert secret not in data, "an unrevealed deal secret left the server"
+        for part in _walk(message):
+            if isinstance(part, pb.Event):
+                assert part.seat == seat or not part.private_cards, (
+                    f"seat {seat} was shown seat {part.seat}'s private cards"
+                )
+            elif isinstance(part, pb.PlayerView):
+                assert part.seat == seat
+            elif isinstance(part, pb.HandRecord) and part.secret:
+                assert part.secret not in self._hidden_secrets()
+
+    def exact_view(self, seat: int, view: pb.MatchView) -> None:
+        """The view is exactly the engine's ``player_view`` of the server's state now."""
+        state = authoritative_state(self.app.service, self.match_id)
+        assert view.view == view_to_pb(player_view(state, seat))
+
+
+def _whole_turn(state: GameState, seat: int) -> list[str]:
+    """The bot's actions for the rest of this seat's turn (one envelope, applied atomically)."""
+    actions: list[str] = []
+    while state.actor() == seat and state.phase is not Phase.DEAL and len(actions) < 20:
+        action = choose(state, seat)
+        actions.append(str(action))
+        state = apply(state, seat, action)
+        if state.phase is Phase.ANSWER:
+            break
+    return actions
+
+
+def _play_out(
+    app: App, clients: dict[int, PlayerClient], match_id: str, audit: LeakAudit, batch_seat: int
+) -> pb.MatchView:
+    server_key = next(iter(clients.values())).server_key
+    for _ in range(20_000):
+        first_seat, first = next(iter(clients.items()))
+        overview = first.view(match_id)
+        audit.check(first_seat, overview)
+        if overview.match.status == pb.MATCH_STATUS_FINISHED:
+            return overview
+        seat = overview.match.to_act
+        client = clients[seat]
+        view = client.view(match_id)
+        audit.check(seat, view)
+        audit.exact_view(seat, view)
+        if view.HasField("dealing_seat"):
+            response = client.deal(view)
+        else:
+            state = authoritative_state(app.service, match_id)
+            whole = seat == batch_seat
+            actions = _whole_turn(state, seat) if whole else [str(choose(state, seat))]
+            response = client.submit(view, actions)
+        audit.check(seat, response)
+        audit.exact_view(seat, response.view)
+        receipt = response.receipt
+        assert receipt.seq == view.version + 1
+        assert verify_receipt(
+            server_key, match_id, receipt.seq, receipt.entry_hash, receipt.server_signature
+        )
+        assert response.view.head_hash == receipt.entry_hash
+    raise AssertionError("the match did not finish")
+
+
+def test_four_players_play_a_whole_match(app: App, players: Callable[..., PlayerClient]) -> None:
+    clients = {seat: players(f"player {seat}") for seat in range(4)}
+    created = clients[0].create_match(target=1500, seat=0)
+    assert created.match.status == pb.MATCH_STATUS_WAITING
+    for seat in (1, 2, 3):
+        joined = clients[seat].join_match(created.invite_code, seat=seat)
+        assert joined.seat == seat
+    match_id = created.match.match_id
+    audit = LeakAudit(app, match_id)
+    final = _play_out(app, clients, match_id, audit, batch_seat=1)
+    assert final.view.phase == pb.PHASE_MATCH_OVER
+    assert final.view.winners
+    for seat, client in clients.items():
+        entries, history = client.full_history(match_id)
+        audit.check(seat, history)
+        for entry in entries:
+            audit.check(seat, entry)
+        replayed = replay_history(match_id, history, entries, client.server_key)
+        assert replayed.phase is Phase.MATCH_OVER
+        assert list(replayed.scores) == list(final.view.scores)
+        assert list(replayed.winners) == list(final.view.winners)
+        assert len(entries) == final.version
+    assert audit.messages > 100
+
+
+def test_one_player_against_server_bots(app: App, players: Callable[..., PlayerClient]) -> None:
+    alice = players("alice")
+    created = alice.create_match(target=1000, bot_seats=[1, 2, 3])
+    match_id = created.match.match_id
+    assert created.match.status == pb.MATCH_STATUS_PLAYING  # full at once: started
+    audit = LeakAudit(app, match_id)
+    stream = alice.watch([match_id], timeout=120)
+    changes = 0
+    try:
+        for change in stream:
+            changes += 1
+            audit.check(0, change)
+            if change.status == pb.MATCH_STATUS_FINISHED:
+                break
+            if not change.HasField("to_act") or change.to_act != 0:
+                continue
+            view = alice.view(match_id)
+            if view.version != change.version:
+                continue  # an older notification; a newer one is queued
+            if view.HasField("dealing_seat"):
+                alice.deal(view)
+            else:
+                state = authoritative_state(app.service, match_id)
+                alice.submit(view, [str(choose(state, 0))])
+    finally:
+        stream.cancel()
+    entries, history = alice.full_history(match_id)
+    bot_key = app.service.ctx.keys.bot_public
+    assert {e.signer_public_key for e in entries if e.seat != 0} == {bot_key}
+    final = alice.view(match_id)
+    replayed = replay_history(match_id, history, entries, alice.server_key)
+    assert list(replayed.scores) == list(final.view.scores)
+    assert final.match.status == pb.MATCH_STATUS_FINISHED
+    assert changes > 10
+
+
+def test_the_same_envelope_twice_returns_the_same_receipt(
+    app: App, players: Callable[..., PlayerClient], dump: Callable[[App], list[str]]
+) -> None:
+    alice = players("alice")
+    match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+    app.bots.drain()
+    view = alice.view(match_id)
+    request = alice.envelope(view, ["deal"], deal_commitment=view.deal_commitment)
+    first = alice.stub.Submit(request)
+    app.bots.drain()
+    before = dump(app)
+    again = alice.stub.Submit(request)
+    assert again.receipt == first.receipt
+    assert dump(app) == before
+
+
+def test_history_hides_others_draws_and_shows_pile_takes(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match(seat=0, bot_seats=[2, 3])
+    bob.join_match(created.invite_code, seat=1)
+    match_id = created.match.match_id
+    clients = {0: alice, 1: bob}
+    for _ in range(200):
+        app.bots.drain()
+        view = alice.view(match_id)
+        seat = view.match.to_act
+        if view.match.status != pb.MATCH_STATUS_PLAYING or seat not in clients:
+            continue
+        client = clients[seat]
+        view = client.view(match_id)
+        if view.HasField("dealing_seat"):
+            client.deal(view)
+        else:
+            client.submit(view, [str(choose(authoritative_state(app.service, match_id), seat))])
+    for seat, client in clients.items():
+        entries, _ = client.full_history(match_id)
+        draws = [ev for e in entries for ev in e.events if ev.kind == "draw"]
+        assert any(d.seat == seat and d.private_cards for d in draws)
+        assert all(not d.private_cards for d in draws if d.seat != seat)
+        deals = [ev for e in entries for ev in e.events if ev.kind == "deal"]
+        assert [d.seat for d in deals if d.private_cards] == [seat] * (len(deals) // 4)
+        takes = [ev for e in entries for ev in e.events if ev.kind == "take"]
+        assert all(t.cards for t in takes)  # the cards taken with the pile are public
+
+
+def test_list_my_matches_shows_turn_and_changes(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match(seat=0, bot_seats=[2, 3])
+    match_id = created.match.match_id
+    (listed,) = alice.my_matches().matches
+    assert listed.match_id == match_id
+    assert listed.status == pb.MATCH_STATUS_WAITING
+    assert listed.changed is False  # nothing happened since alice created it
+    bob.join_match(created.invite_code)
+    (listed,) = alice.my_matches().matches
+    assert listed.status == pb.MATCH_STATUS_PLAYING
+    assert listed.changed is True  # bob joined and the match started
+    view = alice.view(match_id)
+    (listed,) = alice.my_matches().matches
+    assert listed.changed is False
+    assert listed.my_turn == (view.match.to_act == 0)
+    assert listed.to_act == view.dealing_seat
+    (bob_listed,) = bob.my_matches().matches
+    assert bob_listed.my_seat == 1
+    assert bob_listed.invite_code == created.invite_code
+
+
+def test_watch_ends_when_the_token_expires(app: App, players: Callable[..., PlayerClient]) -> None:
+    alice = players("alice")
+    match_id = alice.create_match().match.match_id
+    stream = alice.watch([match_id], timeout=30)
+    first = next(stream)
+    assert first.match_id == match_id
+    ctx = app.service.ctx
+    real = ctx.clock
+    ctx.clock = lambda: real() + (app.config.token_ttl_seconds + 5) * 1000
+    try:
+        with pytest.raises(grpc.RpcError) as info:
+            next(stream)
+    finally:
+        ctx.clock = real
+    assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_loading_a_match_replays_at_most_a_few_moves(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    alice = players("alice")
+    match_id = alice.create_match(target=1000, bot_seats=[1, 2, 3]).match.match_id
+    view = alice.view(match_id)
+    while view.version < 75 and view.match.status == pb.MATCH_STATUS_PLAYING:
+        app.bots.drain()
+        view = alice.view(match_id)
+        if not view.match.HasField("to_act") or view.match.to_act != 0:
+            continue  # a bot's turn, or the match is over (the loop condition sees it)
+        if view.HasField("dealing_seat"):
+            alice.deal(view)
+        else:
+            alice.submit(view, [str(choose(authoritative_state(app.service, match_id), 0))])
+        view = alice.view(match_id)
+    app.bots.drain()
+    ctx = app.service.ctx
+    remembered = authoritative_state(app.service, match_id)
+    with app.db.read() as session:
+        snapshot = Repository(session, b"").snapshot(match_id)
+        version = alice.view(match_id).version
+    assert snapshot is not None
+    assert version - snapshot[0] < matches.SNAPSHOT_EVERY
+    ctx.states = StateCache()  # forget: the next load starts from the snapshot
+    ctx.matches = LruCache()
+    assert authoritative_state(app.service, match_id) == remembered
