@@ -52,8 +52,8 @@ from shared.rules import (
     apply_turn,
     deal_hand,
     player_view,
+    redact_event,
 )
-from shared.rules.view import redact_event
 from shared.wire import Move, move_from_bytes, parse_actions
 
 

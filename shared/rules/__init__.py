@@ -37,7 +37,7 @@ from .goingout import can_go_out
 from .legal import legal_action_kinds, legal_actions
 from .notation import parse_action, parse_turn
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
-from .view import PlayerView, player_view
+from .view import PlayerView, player_view, redact_event
 
 __all__ = [
     "CLASSIC",
@@ -86,6 +86,7 @@ __all__ = [
     "parse_cards",
     "parse_turn",
     "player_view",
+    "redact_event",
     "shuffled_deck",
     "sort_cards",
 ]

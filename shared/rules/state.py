@@ -102,11 +102,19 @@ class HandResult:
     columns: tuple[SideScore, ...]
 
     def to_json(self) -> dict[str, Any]:
-        out = dataclasses.asdict(self)
-        out["reason"] = self.reason.value
-        for col in out["columns"]:
-            col["seats"] = list(col["seats"])
-        return out
+        """A JSON-ready dict (written out field by field: ``dataclasses.asdict`` is slow, and
+        the server serialises a state after every move)."""
+        return {
+            "hand_number": self.hand_number,
+            "reason": self.reason.value,
+            "went_out": self.went_out,
+            "concealed": self.concealed,
+            "columns": [
+                {name: getattr(col, name) for name in _SIDE_SCORE_FIELDS}
+                | {"seats": list(col.seats)}
+                for col in self.columns
+            ],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HandResult:
@@ -118,6 +126,8 @@ class HandResult:
             columns=tuple(SideScore(**{**c, "seats": tuple(c["seats"])}) for c in data["columns"]),
         )
 
+
+_SIDE_SCORE_FIELDS = tuple(f.name for f in dataclasses.fields(SideScore))
 
 Melds = tuple[tuple[Card, ...], ...]
 """One side's melds indexed by rank (index 1 holds a black-three meld; index 0 is unused)."""
