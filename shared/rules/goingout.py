@@ -13,8 +13,21 @@ within the wild limit; and enough melds must reach seven cards for the canastas 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
-from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, THREE, TWO, VALUE, Card
+from .cards import (
+    ACE,
+    FOUR,
+    IS_BLACK3,
+    IS_WILD,
+    JOKER_RANK,
+    NATURAL_RANKS,
+    RANK,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+)
 from .config import RuleConfig
 from .melds import CANASTA_SIZE
 from .state import Melds
@@ -36,14 +49,30 @@ def can_go_out(
     """
     if not _might_go_out(config, hand, melds, allow_discard):
         return False
-    if _can_place_all(config, hand, melds, minimum):
+    rules = (config.wild_limit == "max3", config.canastas_to_go_out)
+    return _search(rules, tuple(hand), melds, minimum, allow_discard)
+
+
+@lru_cache(maxsize=4096)
+def _search(
+    rules: tuple[bool, int],
+    hand: tuple[Card, ...],
+    melds: Melds,
+    minimum: int | None,
+    allow_discard: bool,
+) -> bool:
+    """The exact search, memoised: a player obliged to go out has every candidate play
+    checked against it, and nearby positions repeat from one decision to the next. ``rules``
+    is (wild limit is three, canastas needed): all the search needs of the config, and cheap
+    to hash."""
+    if _can_place_all(rules, hand, melds, minimum):
         return True
     if not allow_discard:
         return False
     for card in _useful_discards(hand, melds):
         rest = list(hand)
         rest.remove(card)
-        if _can_place_all(config, rest, melds, minimum):
+        if _can_place_all(rules, rest, melds, minimum):
             return True
     return False
 
@@ -74,9 +103,9 @@ def _useful_discards(hand: Sequence[Card], melds: Melds) -> list[Card]:
 
 
 def _can_place_all(
-    config: RuleConfig, cards: Sequence[Card], melds: Melds, minimum: int | None
+    rules: tuple[bool, int], cards: Sequence[Card], melds: Melds, minimum: int | None
 ) -> bool:
-    need = config.canastas_to_go_out
+    max3, need = rules
     if not cards:
         return sum(1 for m in melds if len(m) >= CANASTA_SIZE) >= need and minimum is None
     naturals = [0] * 13
@@ -108,7 +137,7 @@ def _can_place_all(
         if not existing and added < 2:
             return False
         low = 1 if not existing and added == 2 else 0
-        high = max(config.max_wilds(nat) - old_wilds, 0)
+        high = max((3 if max3 else nat) - old_wilds, 0)
         if low > high:
             return False
         lows += low
@@ -144,10 +173,18 @@ def _might_go_out(
         counts[RANK[card]] += 1
     black = counts[THREE]
     stranded = 0 if black == 0 or black >= 3 or melds[THREE] else black
+    allowed = 1 if allow_discard else 0
+    for rank in NATURAL_RANKS:
+        if counts[rank] == 1 and not melds[rank]:
+            stranded += 1
+            if stranded > allowed:
+                return False
+    if stranded > allowed:
+        return False
     wilds = counts[TWO] + counts[JOKER_RANK]
     max3 = config.wild_limit == "max3"
     possible = 0
-    for rank in range(FOUR, ACE + 1):
+    for rank in NATURAL_RANKS:
         meld = melds[rank]
         added = counts[rank]
         if meld:
@@ -157,12 +194,7 @@ def _might_go_out(
                 room = (3 if max3 else size - in_meld) - in_meld
                 if size + min(wilds, room) < CANASTA_SIZE:
                     continue
-        elif added < 2:
-            stranded += added
-            continue
-        elif added + min(wilds, 3 if max3 else added) < CANASTA_SIZE:
+        elif added < 2 or added + min(wilds, 3 if max3 else added) < CANASTA_SIZE:
             continue
         possible += 1
-    if stranded > (1 if allow_discard else 0):
-        return False
     return possible >= config.canastas_to_go_out

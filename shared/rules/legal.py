@@ -274,6 +274,8 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     for rank in NATURAL_RANKS:
         cards = by_rank[rank]
         meld = melds[rank]
+        if cards is None and (not meld or cheapest_wild < 0):
+            continue
         if cards is not None:
             used = len(cards)
             if meld:
