@@ -24,15 +24,12 @@ from google.protobuf.message import DecodeError
 
 from shared.pb import canasta_pb2 as pb
 from shared.rules import (
-    Action,
     Event,
     HandResult,
-    NotationError,
     PlayerView,
     card_text,
-    parse_action,
 )
-from shared.rules.notation import MAX_ACTION_TEXT
+from shared.rules.notation import MAX_ACTION_TEXT, parse_actions
 
 REGISTER_TAG = b"canasta.v1/register\x00"
 AUTH_TAG = b"canasta.v1/auth\x00"
@@ -185,19 +182,6 @@ def move_from_bytes(payload: bytes) -> Move:
         actions=tuple(message.actions),
         deal_commitment=bytes(message.deal_commitment),
     )
-
-
-def parse_actions(texts: tuple[str, ...]) -> list[Action]:
-    """The engine actions of a move's texts (``NotationError`` names the step that failed)."""
-    actions: list[Action] = []
-    for number, text in enumerate(texts, 1):
-        try:
-            actions.append(parse_action(text))
-        except NotationError as exc:
-            if len(texts) == 1:
-                raise
-            raise NotationError(f"action {number} ({text.strip()!r}): {exc.message}") from None
-    return actions
 
 
 # -- the view ----------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ A whole turn is several actions separated by semicolons or new lines.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
 from .cards import IS_WILD, RANK, Card, parse_card, parse_cards, parse_rank
@@ -90,14 +91,19 @@ def parse_turn(text: str) -> list[Action]:
     parts = [p for p in re.split(r"[;\n]", text) if p.strip()]
     if not parts:
         raise NotationError(f"expected at least one action: {_HELP}")
+    return parse_actions(parts)
+
+
+def parse_actions(texts: Sequence[str]) -> list[Action]:
+    """Read the actions of a turn given one text each; an error names the step that failed."""
     actions = []
-    for number, part in enumerate(parts, 1):
+    for number, text in enumerate(texts, 1):
         try:
-            actions.append(parse_action(part))
+            actions.append(parse_action(text))
         except NotationError as exc:
-            if len(parts) == 1:
+            if len(texts) == 1:
                 raise
-            raise NotationError(f"action {number} ({part.strip()!r}): {exc.message}") from None
+            raise NotationError(f"action {number} ({text.strip()!r}): {exc.message}") from None
     return actions
 
 
