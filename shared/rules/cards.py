@@ -38,9 +38,6 @@ SUIT_SYMBOLS = "♣♦♥♠"
 RANK_TEXT = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a")
 """How each rank index is written (lower case; parsing is case-insensitive)."""
 
-MELD_RANKS = tuple(range(THREE, ACE + 1))
-"""Rank indexes that can name a meld: the naturals 4..A, plus 3 for a black-three meld."""
-
 NATURAL_RANKS = tuple(range(FOUR, ACE + 1))
 
 
@@ -85,7 +82,6 @@ SORT_KEY: tuple[int, ...] = tuple(
 """Display order: naturals 4..A, then jokers, twos and threes; suits in order within a rank."""
 
 RED_THREES = (make_card(THREE, DIAMONDS), make_card(THREE, HEARTS))
-BLACK_THREES = (make_card(THREE, CLUBS), make_card(THREE, SPADES))
 
 
 def card_text(card: Card) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
+from .cards import IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
 from .config import RuleConfig
 from .errors import IllegalMoveError
 
@@ -94,7 +94,3 @@ def is_natural(meld: Sequence[Card]) -> bool:
 
 def wild_count(meld: Sequence[Card]) -> int:
     return sum(1 for c in meld if IS_WILD[c])
-
-
-def black_three_count(cards: Sequence[Card]) -> int:
-    return sum(1 for c in cards if IS_BLACK3[c])
