@@ -1,6 +1,6 @@
 """Benchmark: N concurrent bot clients against a real ``canasta-server`` process.
 
-    .venv/bin/python -m bench.bench_server [--clients 64] [--seconds 10] [--processes 2]
+    .venv/bin/python -m bench.bench_server [--clients 64] [--seconds 10] [--rate 1000]
 
 The server runs as its own process (``canasta-server serve``) on a fresh durable SQLite file
 (WAL, ``synchronous=FULL``) in a temporary directory, with its normal request log (one info
@@ -8,8 +8,15 @@ line per request) going to a file. Each client drives one four-seat match, holdi
 players' keys: it signs and submits every move with the seat's key (``draw`` then ``discard``,
 ``pass`` when the stock is gone, the cut between hands), learning everything it needs from the
 previous ``Submit`` response, so each move is exactly one signed ``Submit`` round trip.
-Clients run as threads in ``--processes`` client processes. Printed: signed moves per second,
-p50/p99 Submit latency, and the rate of a trivial RPC (health ``Check``) as a ceiling.
+Clients run as threads in ``--processes`` client processes.
+
+Two runs, one server: first closed-loop (every client submits its next move as soon as the
+last is answered: the saturation throughput, where by Little's law the mean latency is simply
+clients / throughput), then open-loop at ``--rate`` moves per second spread over the clients
+(each client sends on a fixed schedule; latency counts from the scheduled send time, so a
+server that falls behind is charged for the queueing it causes). Printed for each: signed
+moves per second, p50/p99 Submit latency and the server's CPU time per move; then the rate of
+a trivial RPC (health ``Check``) on the same server as a ceiling.
 """
 
 from __future__ import annotations
@@ -98,61 +105,81 @@ class MatchDriver:
             return client, client.envelope(view, ["answer no"], seat=seat)
         return client, client.envelope(view, [f"discard {view.view.hand[-1]}"], seat=seat)
 
-    def step(self) -> float | None:
+    def step(self, scheduled: float | None = None) -> float | None:
+        """Submit the next move; its latency (from ``scheduled`` when given), None if refused."""
         client, request = self._next()
-        started = time.perf_counter()
+        if scheduled is None:
+            scheduled = time.perf_counter()
         try:
             response = client.stub.Submit(request)
         except grpc.RpcError:
             self._refresh()
             return None
-        elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - scheduled
         self.view = response.view
         return elapsed
 
 
-def _client_process(port: int, clients: int, seconds: float, warmup: float, pipe: Any) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        drivers = [MatchDriver(channel) for _ in range(clients)]
-        pipe.put(("ready", len(drivers)))
-        start_at = pipe.get_start()
-        results = [Result(0, 0, []) for _ in drivers]
+@dataclass(frozen=True)
+class Phase:
+    """One measured run: when to start (wall clock), warm-up, length, offered rate (0: max)."""
 
-        def run(index: int) -> None:
-            driver, result = drivers[index], results[index]
-            while time.time() < start_at:
-                time.sleep(0.001)
-            measure_from = start_at + warmup
-            stop_at = measure_from + seconds
-            while (now := time.time()) < stop_at:
-                elapsed = driver.step()
-                if now < measure_from:
-                    continue
-                if elapsed is None:
-                    result.errors += 1
-                else:
-                    result.moves += 1
-                    result.latencies.append(elapsed)
+    start_at: float
+    warmup: float
+    seconds: float
+    rate: float
 
-        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(drivers))]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    pipe.put(
-        (
-            "done",
-            Result(
-                sum(r.moves for r in results),
-                sum(r.errors for r in results),
-                [x for r in results for x in r.latencies],
-            ),
-        )
+
+def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
+    results = [Result(0, 0, []) for _ in drivers]
+    # Open loop: each client sends every `interval` seconds, clients staggered evenly.
+    interval = len(drivers) / phase.rate if phase.rate else 0.0
+
+    def run(index: int) -> None:
+        driver, result = drivers[index], results[index]
+        while time.time() < phase.start_at:
+            time.sleep(0.001)
+        begin = time.perf_counter()
+        measure_from = begin + phase.warmup
+        stop_at = measure_from + phase.seconds
+        next_send = begin + interval * index / len(drivers)
+        while (now := time.perf_counter()) < stop_at:
+            scheduled = None
+            if interval:
+                if now < next_send:
+                    time.sleep(next_send - now)
+                scheduled, next_send = next_send, next_send + interval
+            elapsed = driver.step(scheduled)
+            if time.perf_counter() < measure_from:  # count what completes in the window
+                continue
+            if elapsed is None:
+                result.errors += 1
+            else:
+                result.moves += 1
+                result.latencies.append(elapsed)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(drivers))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return Result(
+        sum(r.moves for r in results),
+        sum(r.errors for r in results),
+        [x for r in results for x in r.latencies],
     )
 
 
+def _client_process(port: int, clients: int, pipe: Any) -> None:
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        drivers = [MatchDriver(channel) for _ in range(clients)]
+        pipe.put(("ready", len(drivers)))
+        while (phase := pipe.get_phase()) is not None:
+            pipe.put(("done", _run_phase(drivers, phase)))
+
+
 class _Channel:
-    """Two queues: results to the parent, the start time to the children."""
+    """Two queues: results to the parent, phases (then None: stop) to the children."""
 
     def __init__(self, context: Any) -> None:
         self.up = context.Queue()
@@ -161,9 +188,52 @@ class _Channel:
     def put(self, item: object) -> None:
         self.up.put(item)
 
-    def get_start(self) -> float:
-        """Wait for the shared start time (sent once every process has set up its matches)."""
-        return float(self.down.get())
+    def get_phase(self) -> Phase | None:
+        """Wait for the next phase (sent once every process has set up its matches)."""
+        phase: Phase | None = self.down.get()
+        return phase
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Measured:
+    result: Result
+    seconds: float
+    server_cpu: float | None
+
+    def report(self, title: str) -> None:
+        moves, latencies = self.result.moves, sorted(self.result.latencies)
+        p50 = statistics.median(latencies) * 1000 if latencies else float("nan")
+        p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)] * 1000 if latencies else 0.0
+        cpu = f"{self.server_cpu / moves * 1000:.2f} ms" if self.server_cpu and moves else "n/a"
+        print(title)
+        print(f"  signed moves/s    {moves / self.seconds:,.0f}  ({moves} in "
+              f"{self.seconds:.0f} s, {self.result.errors} refused)")  # fmt: skip
+        print(f"  Submit latency    p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+        print(f"  server CPU/move   {cpu}")
+
+
+def _measure(pipe: _Channel, processes: int, phase: Phase, server_pid: int | None) -> Measured:
+    for _ in range(processes):
+        pipe.down.put(phase)
+    cpu_before = cpu_after = 0.0
+    if server_pid is not None:
+        time.sleep(max(0.0, phase.start_at + phase.warmup - time.time()))
+        cpu_before = _cpu_seconds(server_pid)
+        time.sleep(max(0.0, phase.start_at + phase.warmup + phase.seconds - time.time()))
+        cpu_after = _cpu_seconds(server_pid)
+    parts = [pipe.up.get()[1] for _ in range(processes)]
+    result = Result(
+        sum(r.moves for r in parts),
+        sum(r.errors for r in parts),
+        [x for r in parts for x in r.latencies],
+    )
+    return Measured(result, phase.seconds, cpu_after - cpu_before if server_pid else None)
 
 
 def _trivial_rate(port: int, seconds: float, threads: int) -> float:
@@ -190,6 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--rate", type=float, default=1000.0, help="open-loop moves/s (0: skip)")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--log-level", default="INFO", help="the server's log level")
     parser.add_argument(
@@ -202,26 +273,31 @@ def main(argv: list[str] | None = None) -> None:
             server, port = None, args.port
         else:
             server, port = _start_server(Path(tmp), args.log_level)
+        server_pid = server.pid if server is not None else None
         try:
             pipe = _Channel(context)
             share = [args.clients // args.processes] * args.processes
             share[0] += args.clients - sum(share)
             processes = [
-                context.Process(
-                    target=_client_process, args=(port, n, args.seconds, args.warmup, pipe)
-                )
-                for n in share
-                if n
+                context.Process(target=_client_process, args=(port, n, pipe)) for n in share if n
             ]
             setup = time.perf_counter()
             for process in processes:
                 process.start()
             ready = sum(pipe.up.get()[1] for _ in processes)
             setup = time.perf_counter() - setup
-            start_at = time.time() + 0.5
+            rates = [0.0] + ([args.rate] if args.rate else [])
+            runs = [
+                _measure(
+                    pipe,
+                    len(processes),
+                    Phase(time.time() + 0.5, args.warmup, args.seconds, rate),
+                    server_pid,
+                )
+                for rate in rates
+            ]
             for _ in processes:
-                pipe.down.put(start_at)
-            results = [pipe.up.get()[1] for _ in processes]
+                pipe.down.put(None)
             for process in processes:
                 process.join()
             trivial = _trivial_rate(port, min(args.seconds, 5.0), threads=16)
@@ -231,19 +307,15 @@ def main(argv: list[str] | None = None) -> None:
                 server.wait(30)
         log = Path(tmp) / "server.log"
         log_lines = sum(1 for _ in log.open()) if log.exists() else 0
-    moves = sum(r.moves for r in results)
-    errors = sum(r.errors for r in results)
-    latencies = sorted(x for r in results for x in r.latencies)
-    p50 = statistics.median(latencies) * 1000 if latencies else float("nan")
-    p99 = latencies[int(len(latencies) * 0.99) - 1] * 1000 if latencies else float("nan")
     print(f"clients             {ready} ({len(processes)} client processes), setup {setup:.1f} s")
     print(
         f"server              1 process, durable SQLite (WAL, synchronous=FULL), "
         f"log {args.log_level}"
     )
-    print(f"signed moves/s      {moves / args.seconds:,.0f}  ({moves} in {args.seconds:.0f} s, "
-          f"{errors} refused)")  # fmt: skip
-    print(f"Submit latency      p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+    for rate, run in zip(rates, runs, strict=True):
+        run.report(
+            f"open loop, offered {rate:,.0f} moves/s" if rate else "closed loop (saturation)"
+        )
     print(f"trivial RPC/s       {trivial:,.0f}  (health Check, 16 threads, 1 client process)")
     print(f"server log lines    {log_lines}")
 
