@@ -9,6 +9,7 @@ returning ``(server, port)`` (``port`` is the real one when the address asks for
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -43,13 +44,16 @@ def package_version() -> str:
 
 
 class RequestLogInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
-    """One info line per request: method, status code, peer, milliseconds.
+    """One info line per request: method, status code, peer, milliseconds; and at most
+    ``max_active`` unary calls running at once (see ``ServerConfig.max_active_calls``).
 
-    The wrapped handler of each method is built once and reused.
+    The wrapped handler of each method is built once and reused. Streaming calls (Watch)
+    spend their life asleep waiting for changes, so they are not counted.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_active: int = 8) -> None:
         self._handlers: dict[str, Any] = {}
+        self._active = threading.BoundedSemaphore(max_active)
 
     def intercept_service(self, continuation: Any, details: Any) -> Any:
         method = details.method
@@ -58,11 +62,11 @@ class RequestLogInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             handler = continuation(details)
             if handler is None:
                 return None
-            wrapped = self._handlers[method] = _logged(method, handler)
+            wrapped = self._handlers[method] = _logged(method, handler, self._active)
         return wrapped
 
 
-def _logged(method: str, handler: Any) -> Any:
+def _logged(method: str, handler: Any, active: threading.BoundedSemaphore) -> Any:
     def done(context: Any, started: float) -> None:
         if log.isEnabledFor(logging.INFO):
             code = context.code()
@@ -74,7 +78,8 @@ def _logged(method: str, handler: Any) -> Any:
         def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
-                return behavior(request, context)
+                with active:
+                    return behavior(request, context)
             finally:
                 done(context, started)
 
@@ -110,7 +115,7 @@ def create_server(
     limit = config.max_message_bytes
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc"),
-        interceptors=[RequestLogInterceptor()],
+        interceptors=[RequestLogInterceptor(config.max_active_calls)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),

@@ -8,7 +8,7 @@ own acknowledgements. Both are created on first use.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from shared.crypto import (
@@ -27,14 +27,14 @@ BOT_KEY_FILE = "bot_key.pem"
 class ServerKeys:
     server: PrivateKey
     bot: PrivateKey
+    # Derived once: every move reads the bot's public key, and deriving it costs a
+    # serialization call each time.
+    server_public: bytes = field(init=False)
+    bot_public: bytes = field(init=False)
 
-    @property
-    def server_public(self) -> bytes:
-        return public_key_raw(self.server)
-
-    @property
-    def bot_public(self) -> bytes:
-        return public_key_raw(self.bot)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "server_public", public_key_raw(self.server))
+        object.__setattr__(self, "bot_public", public_key_raw(self.bot))
 
 
 def load_or_create_key(path: Path) -> PrivateKey:

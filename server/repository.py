@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import TextClause, delete, func, text, update
 from sqlmodel import Session, col, select
@@ -62,6 +63,8 @@ class Repository:
     def __init__(self, session: Session, bot_public_key: bytes) -> None:
         self.session = session
         self.bot_public_key = bot_public_key
+        self._sqlite: Any = None
+        """The SQLite driver connection of the session, once ``_run`` has looked it up."""
 
     # -- players --------------------------------------------------------------------------------
 
@@ -204,15 +207,17 @@ class Repository:
         parameters too), which skips SQLAlchemy's per-statement work; other databases go
         through SQLAlchemy.
         """
-        conn = self.session.connection()
-        if conn.dialect.name == "sqlite":
-            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-            try:
-                cursor.execute(statement.text, params)
-                return int(cursor.rowcount)
-            finally:
-                cursor.close()
-        return int(conn.execute(statement, params).rowcount)
+        if self._sqlite is None:
+            conn = self.session.connection()
+            if conn.dialect.name != "sqlite":
+                return int(conn.execute(statement, params).rowcount)
+            self._sqlite = conn.connection.driver_connection
+        cursor = self._sqlite.cursor()
+        try:
+            cursor.execute(statement.text, params)
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
 
     def save_move(self, move: StoredMove) -> bool:
         """Store a move: the match's new head and snapshot (only if nobody changed it since

@@ -206,6 +206,22 @@ def event_to_pb(event: Event) -> pb.Event:
     )
 
 
+# A hand's events recur in every view of that hand (a view carries them all), and building an
+# Event message costs several times more than copying one: keep the built ones, by value.
+# Fields of repeated messages copy what they are given, so a kept message is never shared.
+_EVENT_MESSAGES: dict[Event, pb.Event] = {}
+_EVENT_MESSAGES_LIMIT = 1 << 16
+
+
+def _event_message(event: Event) -> pb.Event:
+    message = _EVENT_MESSAGES.get(event)
+    if message is None:
+        if len(_EVENT_MESSAGES) >= _EVENT_MESSAGES_LIMIT:
+            _EVENT_MESSAGES.clear()
+        message = _EVENT_MESSAGES[event] = event_to_pb(event)
+    return message
+
+
 def hand_result_to_pb(result: HandResult) -> pb.HandResult:
     message = pb.HandResult(
         hand_number=result.hand_number,
@@ -274,9 +290,9 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         canastas_to_go_out=view.canastas_to_go_out,
         must_go_out=view.must_go_out,
         legal=list(view.legal),
-        events=[event_to_pb(e) for e in view.events],
         winners=list(view.winners),
     )
+    message.events.extend([_event_message(e) for e in view.events])
     if view.actor is not None:
         message.actor = view.actor
     if view.pile_top is not None:

@@ -15,6 +15,7 @@ Formats:
 
 import base64
 import binascii
+import functools
 import hashlib
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -170,7 +171,14 @@ def verify(public_key_raw: bytes, data: bytes, signature: bytes) -> bool:
     try:
         if len(public_key_raw) != PUBLIC_KEY_SIZE or len(signature) != SIGNATURE_SIZE:
             return False
-        Ed25519PublicKey.from_public_bytes(public_key_raw).verify(signature, data)
+        _verifier(public_key_raw).verify(signature, data)
     except (InvalidSignature, ValueError, TypeError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _verifier(raw: bytes) -> PublicKey:
+    """The key object for raw public-key bytes, kept: a server verifies the same few keys
+    over and over, and building the object costs a fair part of a verification."""
+    return Ed25519PublicKey.from_public_bytes(raw)

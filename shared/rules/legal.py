@@ -10,7 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
+from .actions import (
+    ASK,
+    DISCARDS,
+    DRAW,
+    NO,
+    PASS,
+    YES,
+    Action,
+    Answer,
+    AskPartner,
+    Discard,
+    Draw,
+    LayOff,
+    Meld,
+    Pass,
+    TakePile,
+)
 from .cards import (
     FOUR,
     IS_BLACK3,
@@ -31,10 +47,48 @@ from .state import GameState, Phase
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Legal actions for ``seat`` now (empty when it is not that seat's move)."""
+    known, candidates = _listing(state, seat)
+    return known + [a for a in candidates if is_legal(state, seat, a)]
+
+
+def legal_action_kinds(state: GameState, seat: int) -> list[str]:
+    """The kinds of action ``seat`` may take now, e.g. ``["meld", "lay", "discard"]``.
+
+    A kind is listed when at least one listed action of that kind is legal; players may of
+    course find other legal melds than the listed ones. Every view of the player to move
+    carries this list, so a kind already known is never tried again: one legal action of a
+    kind is enough.
+    """
+    known, candidates = _listing(state, seat)
+    kinds = {_KINDS[type(a)] for a in known}
+    for action in candidates:
+        kind = _KINDS[type(action)]
+        if kind not in kinds and is_legal(state, seat, action):
+            kinds.add(kind)
+    return [k for k in _KIND_ORDER if k in kinds]
+
+
+# The first word of each action's text (tests/rules/test_properties.py checks the two agree).
+_KINDS: dict[type[Action], str] = {
+    Draw: "draw",
+    TakePile: "pickup",
+    Meld: "meld",
+    LayOff: "lay",
+    Discard: "discard",
+    AskPartner: "ask",
+    Answer: "answer",
+    Pass: "pass",
+}
+_KIND_ORDER = ("draw", "pickup", "meld", "lay", "discard", "ask", "answer", "pass")
+
+
+def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
+    """The listed actions: those legal without a trial run, and (deduplicated) candidates
+    that the engine must try."""
     if state.actor() != seat:
-        return []
+        return [], []
     if state.phase is Phase.ANSWER:
-        return [YES, NO]
+        return [YES, NO], []
     candidates: list[Action] = []
     known: list[Action] = []  # legal without a trial run
     may_ask = state.config.has_partners and not state.asked and not state.turn_melded
@@ -56,7 +110,7 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
             candidates.append(PASS)
         elif _allowed(check_discard_allowed, state, seat):
             known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
-    return known + [a for a in dict.fromkeys(candidates) if is_legal(state, seat, a)]
+    return known, list(dict.fromkeys(candidates))
 
 
 def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int) -> bool:
@@ -66,21 +120,6 @@ def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int
     except IllegalMoveError:
         return False
     return True
-
-
-def legal_action_kinds(state: GameState, seat: int) -> list[str]:
-    """The kinds of action ``seat`` may take now, e.g. ``["meld", "lay", "discard"]``.
-
-    A kind is listed when at least one listed action of that kind is legal; players may of
-    course find other legal melds than the listed ones.
-    """
-    kinds = {_kind(a) for a in legal_actions(state, seat)}
-    order = ("draw", "pickup", "meld", "lay", "discard", "ask", "answer", "pass")
-    return [k for k in order if k in kinds]
-
-
-def _kind(action: Action) -> str:
-    return str(action).split(" ", 1)[0]
 
 
 def pile_takes(state: GameState, seat: int) -> list[TakePile]:

@@ -176,7 +176,9 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         permission=state.permission if in_hand else None,
         must_go_out=state.must_go_out if in_hand else False,
         legal=tuple(legal_action_kinds(state, seat)) if state.actor() == seat else (),
-        events=tuple(redact_event(e, seat) for e in state.events),
+        events=tuple(
+            e if not e.private or e.seat == seat else redact_event(e, seat) for e in state.events
+        ),
         last_hand=state.last_hand,
         winners=state.winners,
     )
