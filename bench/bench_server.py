@@ -300,7 +300,9 @@ def main(argv: list[str] | None = None) -> None:
                 pipe.down.put(None)
             for process in processes:
                 process.join()
+            cpu_before = _cpu_seconds(server_pid) if server_pid else 0.0
             trivial = _trivial_rate(port, min(args.seconds, 5.0), threads=16)
+            trivial_cpu = _cpu_seconds(server_pid) - cpu_before if server_pid else 0.0
         finally:
             if server is not None:
                 server.send_signal(signal.SIGTERM)
@@ -317,6 +319,9 @@ def main(argv: list[str] | None = None) -> None:
             f"open loop, offered {rate:,.0f} moves/s" if rate else "closed loop (saturation)"
         )
     print(f"trivial RPC/s       {trivial:,.0f}  (health Check, 16 threads, 1 client process)")
+    if trivial and server_pid:
+        calls = trivial * min(args.seconds, 5.0)
+        print(f"  server CPU/call   {trivial_cpu / calls * 1000:.2f} ms")
     print(f"server log lines    {log_lines}")
 
 

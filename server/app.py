@@ -9,7 +9,6 @@ returning ``(server, port)`` (``port`` is the real one when the address asks for
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from concurrent import futures
 from dataclasses import dataclass
@@ -44,16 +43,13 @@ def package_version() -> str:
 
 
 class RequestLogInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
-    """One info line per request: method, status code, peer, milliseconds; and at most
-    ``max_active`` unary calls running at once (see ``ServerConfig.max_active_calls``).
+    """One info line per request: method, status code, peer, milliseconds.
 
-    The wrapped handler of each method is built once and reused. Streaming calls (Watch)
-    spend their life asleep waiting for changes, so they are not counted.
+    The wrapped handler of each method is built once and reused.
     """
 
-    def __init__(self, max_active: int = 8) -> None:
+    def __init__(self) -> None:
         self._handlers: dict[str, Any] = {}
-        self._active = threading.BoundedSemaphore(max_active)
 
     def intercept_service(self, continuation: Any, details: Any) -> Any:
         method = details.method
@@ -62,11 +58,11 @@ class RequestLogInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             handler = continuation(details)
             if handler is None:
                 return None
-            wrapped = self._handlers[method] = _logged(method, handler, self._active)
+            wrapped = self._handlers[method] = _logged(method, handler)
         return wrapped
 
 
-def _logged(method: str, handler: Any, active: threading.BoundedSemaphore) -> Any:
+def _logged(method: str, handler: Any) -> Any:
     def done(context: Any, started: float) -> None:
         if log.isEnabledFor(logging.INFO):
             code = context.code()
@@ -78,8 +74,7 @@ def _logged(method: str, handler: Any, active: threading.BoundedSemaphore) -> An
         def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
-                with active:
-                    return behavior(request, context)
+                return behavior(request, context)
             finally:
                 done(context, started)
 
@@ -115,7 +110,7 @@ def create_server(
     limit = config.max_message_bytes
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc"),
-        interceptors=[RequestLogInterceptor(config.max_active_calls)],
+        interceptors=[RequestLogInterceptor()],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),

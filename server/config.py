@@ -59,10 +59,6 @@ class ServerConfig:
     challenge_ttl_seconds: int = 120
     max_workers: int = 128
     """gRPC worker threads; every open Watch stream holds one."""
-    max_active_calls: int = 8
-    """Unary calls running Python code at once; the others wait their turn asleep. The GIL
-    runs one thread at a time anyway, and dozens of runnable threads handing it to each
-    other cost more CPU per call than a short queue does."""
     history_page: int = 500
     """Entries per GetHistory response."""
     log_level: str = "INFO"
@@ -96,7 +92,7 @@ class ServerConfig:
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
-         "max_active_calls", "history_page"}  # fmt: skip
+         "history_page"}  # fmt: skip
 
 
 def _convert(name: str, value: Any, source: str) -> Any:
