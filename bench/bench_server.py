@@ -47,6 +47,8 @@ class Result:
     moves: int
     errors: int
     latencies: list[float]
+    client_cpu: float = 0.0
+    """CPU seconds the client processes spent in the measured window."""
 
 
 def _start_server(directory: Path, log_level: str) -> tuple[subprocess.Popen[str], int]:
@@ -161,12 +163,17 @@ def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
     threads = [threading.Thread(target=run, args=(i,)) for i in range(len(drivers))]
     for thread in threads:
         thread.start()
+    time.sleep(max(0.0, phase.start_at + phase.warmup - time.time()))
+    cpu = time.process_time()
+    time.sleep(max(0.0, phase.start_at + phase.warmup + phase.seconds - time.time()))
+    cpu = time.process_time() - cpu
     for thread in threads:
         thread.join()
     return Result(
         sum(r.moves for r in results),
         sum(r.errors for r in results),
         [x for r in results for x in r.latencies],
+        cpu,
     )
 
 
@@ -216,6 +223,8 @@ class Measured:
               f"{self.seconds:.0f} s, {self.result.errors} refused)")  # fmt: skip
         print(f"  Submit latency    p50 {p50:.1f} ms   p99 {p99:.1f} ms")
         print(f"  server CPU/move   {cpu}")
+        if moves:
+            print(f"  client CPU/move   {self.result.client_cpu / moves * 1000:.2f} ms")
 
 
 def _measure(pipe: _Channel, processes: int, phase: Phase, server_pid: int | None) -> Measured:
@@ -232,6 +241,7 @@ def _measure(pipe: _Channel, processes: int, phase: Phase, server_pid: int | Non
         sum(r.moves for r in parts),
         sum(r.errors for r in parts),
         [x for r in parts for x in r.latencies],
+        sum(r.client_cpu for r in parts),
     )
     return Measured(result, phase.seconds, cpu_after - cpu_before if server_pid else None)
 
