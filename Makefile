@@ -23,7 +23,7 @@ serve: $(STAMP)
 # Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
 # ensure-postgres installs PostgreSQL 15 if missing: the tests start their own server from it.
 test: $(STAMP)
-	scripts/ensure-postgres
+	tests/ensure-postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -80,7 +80,9 @@ class Accounts:
         name = reg.display_name.strip()
         if not name or len(name) > MAX_NAME or not name.isprintable():
             raise InvalidRequestError(f"a display name is 1 to {MAX_NAME} printable characters")
-        if len(reg.email) > MAX_EMAIL or (reg.email and "@" not in reg.email):
+        if len(reg.email) > MAX_EMAIL or (
+            reg.email and ("@" not in reg.email or not reg.email.isprintable())
+        ):
             raise InvalidRequestError("that does not look like an e-mail address")
         now = ctx.clock()
         refused = PermissionDeniedError(

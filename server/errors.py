@@ -14,6 +14,8 @@ error                                              status
 ``AlreadyExistsError``                             ``ALREADY_EXISTS``
 a unique-constraint violation, serialization       ``ABORTED`` (try again): a race the
 failure or deadlock the service did not handle     service did not foresee, not a bug
+a value the database refuses to store or compare   ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
+(SQLAlchemy ``DataError``)                          character in a request's text)
 anything else                                      ``INTERNAL``, generic message; logged here
 =================================================  ======================================
 
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import grpc
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from server.exceptions import (
     AlreadyExistsError,
@@ -88,6 +90,12 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
             grpc.StatusCode.ABORTED,
             "a concurrent request changed the same data first; fetch it again and retry",
             (("canasta-error", "conflict"),),
+        )
+    if isinstance(exc, DataError):
+        return (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "the request holds a value the database cannot take (e.g. a NUL character)",
+            (("canasta-error", "invalid"),),
         )
     reference = uuid.uuid4().hex[:12]
     log.error("internal error %s", reference, exc_info=exc)

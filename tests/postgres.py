@@ -3,7 +3,7 @@
 The server's PostgreSQL path is only trustworthy if it runs against the real thing, so the
 tests start their own cluster: ``initdb`` into a temporary directory, ``postgres`` listening on
 a free port of 127.0.0.1 (its unix socket in that directory too, never in /run/postgresql),
-and, at the end, a fast shutdown and the directory removed. ``scripts/ensure-postgres`` (run
+and, at the end, a fast shutdown and the directory removed. ``tests/ensure-postgres`` (run
 by ``make test``) installs the binaries; when they are missing anyway, starting fails loudly
 rather than skipping, so a green run always means PostgreSQL was tested.
 
@@ -130,7 +130,7 @@ def start_postgres() -> PostgresServer:
     if not postgres.exists():
         raise PostgresUnavailableError(
             f"{postgres} is missing: the PostgreSQL tests need Debian's postgresql-15 "
-            "package; run scripts/ensure-postgres (make test does) or "
+            "package; run tests/ensure-postgres (make test does) or "
             "`apt-get install postgresql-15`"
         )
     account = _unprivileged_account()
