@@ -21,7 +21,9 @@ serve: $(STAMP)
 	$(BIN)/canasta-server serve
 
 # Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
+# ensure-postgres installs PostgreSQL 15 if missing: the tests start their own server from it.
 test: $(STAMP)
+	tests/ensure-postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -16,6 +16,8 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
+from sqlalchemy.exc import IntegrityError
+
 from server.context import ServiceContext
 from server.domain import Player
 from server.exceptions import (
@@ -78,24 +80,34 @@ class Accounts:
         name = reg.display_name.strip()
         if not name or len(name) > MAX_NAME or not name.isprintable():
             raise InvalidRequestError(f"a display name is 1 to {MAX_NAME} printable characters")
-        if len(reg.email) > MAX_EMAIL or (reg.email and "@" not in reg.email):
+        if len(reg.email) > MAX_EMAIL or (
+            reg.email and ("@" not in reg.email or not reg.email.isprintable())
+        ):
             raise InvalidRequestError("that does not look like an e-mail address")
         now = ctx.clock()
-        with ctx.db.write() as session:
-            repo = ctx.repo(session)
-            existing = repo.player_by_key(reg.public_key)
-            if existing is not None:
-                if existing.blocked:
-                    raise PermissionDeniedError("this key is blocked on this server")
-                raise AlreadyExistsError("this key is already registered")
-            code = reg.invitation_code.strip()
-            if ctx.config.registration == "invite" and not repo.invitation_usable(code, now):
-                raise PermissionDeniedError(
-                    "registration on this server needs a valid, unused invitation code"
-                )
-            player = repo.add_player(reg.public_key, name, reg.email.strip(), code, now)
-            if ctx.config.registration == "invite":
-                repo.use_invitation(code, player.id, now)
+        refused = PermissionDeniedError(
+            "registration on this server needs a valid, unused invitation code"
+        )
+        try:
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                existing = repo.player_by_key(reg.public_key)
+                if existing is not None:
+                    if existing.blocked:
+                        raise PermissionDeniedError("this key is blocked on this server")
+                    raise AlreadyExistsError("this key is already registered")
+                code = reg.invitation_code.strip()
+                if ctx.config.registration == "invite" and not repo.invitation_usable(code, now):
+                    raise refused
+                player = repo.add_player(reg.public_key, name, reg.email.strip(), code, now)
+                # The conditional update, not the check above, decides a race for one code
+                # (PostgreSQL runs registrations at once); the loser's player is rolled back.
+                if ctx.config.registration == "invite" and not repo.use_invitation(
+                    code, player.id, now
+                ):
+                    raise refused
+        except IntegrityError:  # the same key registered at the same moment (PostgreSQL)
+            raise AlreadyExistsError("this key is already registered") from None
         return player
 
     def challenge(self, public_key: bytes) -> tuple[bytes, int]:

@@ -5,8 +5,9 @@ writer) and ``synchronous=FULL`` (every commit is on disk before ``commit()`` re
 receipt is only ever sent for a durable entry). Write transactions start with ``BEGIN
 IMMEDIATE`` and are serialized in the process, because SQLite has one writer anyway and a
 deferred transaction that upgrades to a write can fail with "database is locked" under load.
-Other databases (PostgreSQL: ``postgresql+psycopg://...``) use their own locking; the service
-never relies on more than row-level atomicity and unique constraints.
+Other databases (PostgreSQL: ``postgresql+psycopg://...``) run writes at once, at READ
+COMMITTED; the service relies only on conditional updates, row locks (``FOR UPDATE``) and
+unique constraints, and ``server.errors`` reports a race it did not foresee as ABORTED.
 """
 
 from __future__ import annotations

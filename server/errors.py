@@ -12,6 +12,10 @@ error                                              status
 ``UnauthenticatedError``                           ``UNAUTHENTICATED``
 ``PermissionDeniedError``                          ``PERMISSION_DENIED``
 ``AlreadyExistsError``                             ``ALREADY_EXISTS``
+a unique-constraint violation, serialization       ``ABORTED`` (try again): a race the
+failure or deadlock the service did not handle     service did not foresee, not a bug
+a value the database refuses to store or compare   ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
+(SQLAlchemy ``DataError``)                          character in a request's text)
 anything else                                      ``INTERNAL``, generic message; logged here
 =================================================  ======================================
 
@@ -28,6 +32,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import grpc
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from server.exceptions import (
     AlreadyExistsError,
@@ -79,6 +84,19 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         return grpc.StatusCode.INVALID_ARGUMENT, exc.message, (("canasta-error", exc.kind),)
     if isinstance(exc, CryptoError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), (("canasta-error", "crypto"),)
+    if _lost_a_race(exc):
+        log.warning("concurrent write conflict: %s", exc)
+        return (
+            grpc.StatusCode.ABORTED,
+            "a concurrent request changed the same data first; fetch it again and retry",
+            (("canasta-error", "conflict"),),
+        )
+    if isinstance(exc, DataError):
+        return (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "the request holds a value the database cannot take (e.g. a NUL character)",
+            (("canasta-error", "invalid"),),
+        )
     reference = uuid.uuid4().hex[:12]
     log.error("internal error %s", reference, exc_info=exc)
     return (
@@ -86,6 +104,18 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         f"internal server error (reference {reference}); the operator's log has the details",
         (("canasta-error", "internal"),),
     )
+
+
+# SQLSTATEs of a transaction that lost to a concurrent one: serialization_failure and
+# deadlock_detected (PostgreSQL; the service's own races are handled where they happen).
+_RACE_SQLSTATES = frozenset({"40001", "40P01"})
+
+
+def _lost_a_race(exc: BaseException) -> bool:
+    if isinstance(exc, IntegrityError):
+        return True
+    sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    return isinstance(exc, DBAPIError) and sqlstate in _RACE_SQLSTATES
 
 
 @contextmanager

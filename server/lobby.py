@@ -2,6 +2,8 @@
 
 A seat decides the partnership (seats of one side are listed in the rule configuration). A
 match starts by itself once every seat is taken; ``start`` gives the empty seats to bots first.
+Seat changes lock the match row first (``FOR UPDATE``; SQLite has one writer anyway), so racing
+joins on PostgreSQL queue up instead of failing each other's revision check.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ class Lobby:
         now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
-            match = repo.match_by_invite(invite_code.strip().lower())
+            match = repo.match_by_invite(invite_code.strip().lower(), for_update=True)
             if match is None:
                 raise InvalidRequestError("no match has that invitation code")
             already = match.seat_of(player.id)
@@ -121,7 +123,7 @@ class Lobby:
         now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
-            match = matches.require_match(repo, match_id)
+            match = matches.require_match(repo, match_id, for_update=True)
             mine = matches.require_seat(match, player.id)
             chosen = self._free_seat(match, seat)
             self._take(repo, match, chosen, SeatKind.BOT, None, now)
@@ -135,7 +137,7 @@ class Lobby:
         now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
-            match = matches.require_match(repo, match_id)
+            match = matches.require_match(repo, match_id, for_update=True)
             mine = matches.require_seat(match, player.id)
             if match.status is not MatchStatus.WAITING:
                 raise ConflictError("the match has already started")

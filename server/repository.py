@@ -133,8 +133,12 @@ class Repository:
         )
 
     def take_challenge(self, challenge: bytes) -> tuple[bytes, int] | None:
-        """Remove a challenge and return ``(public_key, expires_ms)``; None if unknown or used."""
-        row = self.session.get(ChallengeRow, challenge)
+        """Remove a challenge and return ``(public_key, expires_ms)``; None if unknown or used.
+
+        The row is locked first, so of two racing answers (PostgreSQL) the second waits and
+        then finds it gone: a challenge yields one token.
+        """
+        row = self.session.get(ChallengeRow, challenge, with_for_update=True)
         if row is None:
             return None
         self.session.delete(row)
@@ -254,10 +258,11 @@ class Repository:
         row = self.session.exec(statement).one_or_none()
         return self._match(row) if row else None
 
-    def match_by_invite(self, invite_code: str) -> Match | None:
-        row = self.session.exec(
-            select(MatchRow).where(MatchRow.invite_code == invite_code)
-        ).one_or_none()
+    def match_by_invite(self, invite_code: str, *, for_update: bool = False) -> Match | None:
+        statement = select(MatchRow).where(MatchRow.invite_code == invite_code)
+        if for_update:
+            statement = statement.with_for_update()
+        row = self.session.exec(statement).one_or_none()
         return self._match(row) if row else None
 
     def matches_of(self, player_id: int) -> list[Match]:

@@ -1,30 +1,66 @@
-"""Fixtures for server tests: real servers on 127.0.0.1:0 over real SQLite files in tmp_path."""
+"""Fixtures for server tests: real servers on 127.0.0.1:0, each test once over a real SQLite
+file in tmp_path and once over a fresh database of a real PostgreSQL 15 (``engine``)."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from sqlalchemy import inspect, text
 
 from server.app import App, open_app
 from server.config import ServerConfig
 from server.testkit import PlayerClient
 
+from ..postgres import PostgresServer
+
 AppFactory = Callable[..., App]
+
+ENGINES = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    """The database the test's servers use. A test that only makes sense on one of them says
+    so with ``@pytest.mark.parametrize("engine", ["sqlite"])``."""
+    return str(request.param)
 
 
 @pytest.fixture
-def make_app(tmp_path: Path) -> Iterator[AppFactory]:
-    """Build (and by default start) a server whose data lives in ``tmp_path / name``."""
+def database_url(engine: str, request: pytest.FixtureRequest) -> Iterator[Callable[[str], str]]:
+    """``database_url(name)``: the URL of storage ``name`` ("" is the SQLite default under the
+    data directory); on PostgreSQL each name gets its own fresh database, dropped afterwards."""
+    if engine == "sqlite":
+        yield lambda name: ""
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    urls: dict[str, str] = {}
+    with ExitStack() as stack:
+
+        def url(name: str) -> str:
+            if name not in urls:
+                urls[name] = stack.enter_context(server.database())
+            return urls[name]
+
+        yield url
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[AppFactory]:
+    """Build (and by default start) a server whose data lives in ``tmp_path / name`` (keys,
+    and the SQLite file) and in storage ``name``: the same name again is the same server's
+    data, as after a restart."""
     apps: list[App] = []
 
     def make(
         name: str = "server", *, start: bool = True, bots: bool = True, **settings: Any
     ) -> App:
+        settings.setdefault("database_url", database_url(name))
         config = ServerConfig(data_dir=tmp_path / name, listen="127.0.0.1:0", **settings)
         app = open_app(config)
         if start:
@@ -61,10 +97,24 @@ def players(channel: grpc.Channel) -> Callable[..., PlayerClient]:
 
 
 def db_dump(app: App) -> list[str]:
-    """Every row of every table, as SQL text: compares a database byte for byte."""
-    path = app.config.db_url.removeprefix("sqlite:///")
-    with sqlite3.connect(path) as conn:
-        return list(conn.iterdump())
+    """Every row of every table, as text: compares a database byte for byte.
+
+    SQLite: its own SQL dump (schema too). PostgreSQL: each table's rows ordered by all their
+    columns, values in Python's repr (bytes included), on a connection of its own.
+    """
+    if app.db.is_sqlite:
+        path = app.config.db_url.removeprefix("sqlite:///")
+        with sqlite3.connect(path) as conn:
+            return list(conn.iterdump())
+    lines: list[str] = []
+    with app.db.engine.connect() as conn:
+        for table in sorted(inspect(conn).get_table_names()):
+            columns = [c["name"] for c in inspect(conn).get_columns(table)]
+            lines.append(f"{table}: {', '.join(columns)}")
+            order = ", ".join(str(n) for n in range(1, len(columns) + 1))
+            rows = conn.execute(text(f'SELECT * FROM "{table}" ORDER BY {order}'))
+            lines.extend(repr(tuple(row)) for row in rows)
+    return lines
 
 
 @pytest.fixture

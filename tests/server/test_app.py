@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -134,9 +135,12 @@ def test_the_server_process(tmp_path: Path) -> None:
     assert err.count("/canasta.v1.Canasta/GetServerInfo OK") == 2
 
 
-def test_operator_commands(tmp_path: Path, make_app: AppFactory) -> None:
+def test_operator_commands(
+    tmp_path: Path, make_app: AppFactory, database_url: Callable[[str], str]
+) -> None:
     runner = CliRunner()
-    base = ["--data-dir", str(tmp_path / "ops")]
+    url = database_url("ops")  # the operator's commands and the server share the storage
+    base = ["--data-dir", str(tmp_path / "ops"), *(["--database-url", url] if url else [])]
     shown = runner.invoke(cli, [*base, "show-key"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.startswith("server: ed25519:")

@@ -172,6 +172,29 @@ def test_bad_submission(table: Table, dump: Callable[[App], list[str]], case: st
         assert trailer["canasta-version"] == str(table.view.version)
 
 
+def test_nul_characters_are_refused_cleanly(table: Table, dump: Callable[[App], list[str]]) -> None:
+    """PostgreSQL cannot take a NUL in text at all (SQLite can): an id or e-mail holding one
+    is a bad request on every engine, never an internal error."""
+    alice, view = table.alice, table.view
+    calls: list[Callable[[], object]] = [
+        lambda: alice.stub.Submit(alice.envelope(view, ["draw"], match_id="m\x00")),
+        lambda: alice.view("m\x00"),
+        lambda: alice.history("m\x00"),
+        lambda: alice.join_match("code\x00"),
+        lambda: alice.fill_with_bot("m\x00"),
+        lambda: PlayerClient(alice.channel).register("Nul", email="a\x00@example.org"),
+    ]
+    before = dump(table.app)
+    for call in calls:
+        with pytest.raises(grpc.RpcError) as info:
+            call()
+        assert info.value.code() in (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            grpc.StatusCode.NOT_FOUND,
+        ), info.value.details()
+    assert dump(table.app) == before
+
+
 def test_the_move_still_works_after_all_that(table: Table) -> None:
     response = table.alice.submit(table.view, ["draw"])
     assert response.receipt.seq == table.view.version + 1

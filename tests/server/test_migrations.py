@@ -1,7 +1,11 @@
-"""Schema migrations: the migrated schema equals the models, and old databases upgrade."""
+"""Schema migrations: the migrated schema equals the models, and old databases upgrade.
+
+The engine-neutral tests run on SQLite and on PostgreSQL (``engine``, ``database_url``)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,30 +44,77 @@ def _schema(db: Database) -> dict[str, Any]:
     return out
 
 
-def test_migrations_build_exactly_the_models(tmp_path: Path) -> None:
-    migrated = Database(f"sqlite:///{tmp_path / 'migrated.db'}")
+OpenDatabase = Callable[[str], Database]
+
+
+@pytest.fixture
+def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[OpenDatabase]:
+    """``open_db(name)``: a Database on storage ``name`` of the test's engine (a new object
+    each call, as a second server process would have)."""
+    opened: list[Database] = []
+
+    def open_(name: str) -> Database:
+        db = Database(database_url(name) or f"sqlite:///{tmp_path / name}.db")
+        opened.append(db)
+        return db
+
+    yield open_
+    for db in opened:
+        db.dispose()
+
+
+def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
+    migrated = open_db("migrated")
     assert migrate(migrated) == [m.version for m in MIGRATIONS]
-    modelled = Database(f"sqlite:///{tmp_path / 'modelled.db'}")
+    modelled = open_db("modelled")
     SQLModel.metadata.create_all(modelled.engine)
     assert _schema(migrated) == _schema(modelled)
 
 
-def test_migrate_is_idempotent(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+def test_migrate_is_idempotent(open_db: OpenDatabase) -> None:
+    db = open_db("db")
     assert migrate(db) == [m.version for m in MIGRATIONS]
     assert migrate(db) == []
     assert schema_version(db) == len(MIGRATIONS)
 
 
-def test_a_running_database_is_upgraded_in_place(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+def test_servers_starting_at_once_apply_each_migration_once(open_db: OpenDatabase) -> None:
+    dbs = [open_db("db") for _ in range(4)]
+    # Create the (empty) database first: on a brand-new SQLite file, connections opening at
+    # once can fail switching it to WAL ("database is locked"), which is not a migration race.
+    with dbs[0].read() as session:
+        session.connection()
+    applied: list[list[int]] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(dbs))
+
+    def run(db: Database) -> None:
+        start.wait()
+        try:
+            applied.append(migrate(db))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(db,)) for db in dbs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert errors == []
+    assert sorted(v for versions in applied for v in versions) == [m.version for m in MIGRATIONS]
+    assert schema_version(dbs[0]) == len(MIGRATIONS)
+
+
+def test_a_running_database_is_upgraded_in_place(open_db: OpenDatabase) -> None:
+    db = open_db("db")
     migrate(db)
     with db.write() as session:
         session.connection().execute(
             text(
                 "INSERT INTO player (public_key, display_name, email, invitation_code, blocked,"
-                " created_ms) VALUES (x'01', 'alice', '', '', 0, 1)"
-            )
+                " created_ms) VALUES (:key, 'alice', '', '', :no, 1)"
+            ),
+            {"key": b"\x01", "no": False},
         )
 
     def add_nickname(conn: Connection) -> None:
@@ -81,8 +132,8 @@ def test_a_running_database_is_upgraded_in_place(tmp_path: Path) -> None:
         migrate(db)  # the old server refuses the newer schema
 
 
-def test_a_failed_migration_changes_nothing(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
+def test_a_failed_migration_changes_nothing(open_db: OpenDatabase) -> None:
+    db = open_db("db")
     migrate(db)
 
     def broken(conn: Connection) -> None:
