@@ -1,24 +1,80 @@
 """The ``canasta`` command-line app.
 
-Keep this module light: commands import grpc and the generated code inside their bodies, so
-``canasta --help`` stays fast.
+Keep this module light: commands import grpc, the generated code and cryptography inside their
+bodies, so ``canasta --help`` stays fast. Every failure ends here as one line on stderr and a
+non-zero exit code (``client.errors``); no traceback reaches a player.
 """
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
 
 import typer
 
-app = typer.Typer(
+from client import cmd_lobby, cmd_move, cmd_setup, cmd_table, common
+from client.errors import CliError
+
+
+class _App(typer.Typer):
+    """A Typer app whose every uncaught error becomes one line and an exit code."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except CliError as error:
+            typer.echo(f"canasta: {error.message}", err=True)
+            sys.exit(error.code)
+        except KeyboardInterrupt:
+            typer.echo("canasta: interrupted", err=True)
+            sys.exit(130)
+        except Exception as error:  # a bug of ours: still one line, never a traceback
+            typer.echo(
+                f"canasta: unexpected error ({type(error).__name__}: {error}); please report it",
+                err=True,
+            )
+            sys.exit(1)
+
+
+app = _App(
     name="canasta",
     help="Play Canasta by correspondence on a canasta-server.",
     no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    epilog="Start with `canasta setup --server HOST:PORT --name NAME`; then `canasta create` "
+    "or `canasta join CODE`, `canasta show`, `canasta draw`...",
 )
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            "-p",
+            envvar="CANASTA_PROFILE",
+            help="Use this profile (server and identity) instead of the default.",
+        ),
+    ] = None,
+    no_color: Annotated[
+        bool, typer.Option("--no-color", help="Plain text even in a terminal (also NO_COLOR).")
+    ] = False,
+) -> None:
     """Play Canasta by correspondence on a canasta-server."""
+    common.OPTIONS.profile = profile
+    common.OPTIONS.no_color = no_color
 
 
-@app.command()
+app.add_typer(cmd_setup.app)
+app.add_typer(cmd_lobby.app)
+app.add_typer(cmd_table.app)
+app.add_typer(cmd_move.app)
+app.add_typer(cmd_setup.server_app, name="server", rich_help_panel=cmd_setup.PANEL)
+
+
+@app.command(rich_help_panel=cmd_setup.PANEL)
 def version() -> None:
     """Print the client's version."""
     from importlib.metadata import PackageNotFoundError
