@@ -28,7 +28,9 @@ def _option_pairs(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         name, equals, value = pair.partition("=")
         if not equals or not name.strip():
-            raise CliError(f"--option wants name=value, for example black3_freezes=true (got {pair!r})")
+            raise CliError(
+                f"--option wants name=value, for example black3_freezes=true (got {pair!r})"
+            )
         try:
             json.loads(value)
             text = value
@@ -57,10 +59,14 @@ def _print_summary(summary: pb.MatchSummary, invite: str) -> None:
     "  canasta create --preset two_player --target 7500 --option black3_freezes=true",
 )
 def create(
-    preset: Annotated[str, typer.Option(help="Rule preset (classic, two_player, ...).")] = "classic",
+    preset: Annotated[
+        str, typer.Option(help="Rule preset (classic, two_player, ...).")
+    ] = "classic",
     option: Annotated[
         list[str] | None,
-        typer.Option(help="A house rule over the preset, name=value (repeatable).", metavar="NAME=VALUE"),
+        typer.Option(
+            help="A house rule over the preset, name=value (repeatable).", metavar="NAME=VALUE"
+        ),
     ] = None,
     target: Annotated[int, typer.Option(help="Points to win (0: the preset's).")] = 0,
     seat: Annotated[int | None, typer.Option(help="Your seat (decides your partner).")] = None,
@@ -91,7 +97,9 @@ def create(
 )
 def join(
     code: Annotated[str, typer.Argument(help="The invite code the match's creator gave you.")],
-    seat: Annotated[int | None, typer.Option(help="The seat you want (default: first free).")] = None,
+    seat: Annotated[
+        int | None, typer.Option(help="The seat you want (default: first free).")
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Join a match by its invite code; it starts by itself once every seat is taken."""
@@ -147,7 +155,9 @@ def start(
     _print_summary(response.match, "")
 
 
-@app.command(rich_help_panel=PANEL, epilog="Examples:\n\n  canasta matches\n\n  canasta matches --json")
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta matches\n\n  canasta matches --json"
+)
 def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False) -> None:
     """List your matches, the ones where it is your turn first."""
     from client.render import render_matches

@@ -39,7 +39,7 @@ def _check_notation(actions: list[str]) -> None:
     from shared.rules.notation import parse_actions
 
     if not actions:
-        raise CliError("no move given: for example `canasta play \"meld 7h 7c 2s; discard kd\"`")
+        raise CliError('no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`')
     try:
         parse_actions(actions)
     except NotationError as exc:
@@ -50,7 +50,7 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
     """Check, sign and send one move; print the new table (or JSON) and the receipt's seq."""
     import json as json_module
 
-    from client.rpc import RpcFailure
+    from client.rpc import RpcFailureError
     from shared import protocol
 
     if not deal:
@@ -80,7 +80,7 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
         )
         try:
             response = conn.call("Submit", request, auth=False)
-        except RpcFailure as failure:
+        except RpcFailureError as failure:
             if failure.status == "ABORTED":
                 now = failure.trailers.get("canasta-version", "?")
                 raise CliError(
@@ -174,8 +174,8 @@ def discard(
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta out \"meld 5h 5d 5c; discard 9s\"\n\n"
-    "  canasta out \"lay k kd; meld 8h 8d 8c\"",
+    epilog='Examples:\n\n  canasta out "meld 5h 5d 5c; discard 9s"\n\n'
+    '  canasta out "lay k kd; meld 8h 8d 8c"',
 )
 def out(
     turn: Annotated[
@@ -192,7 +192,7 @@ def out(
     if turn is None:
         raise CliError(
             "going out is not a separate action: play your last cards, for example "
-            "`canasta out \"meld 5h 5d 5c; discard 9s\"` (same as `canasta play`)"
+            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)'
         )
     submit(match, split_turn(turn), json)
 
@@ -203,7 +203,9 @@ def ask(match: MatchOpt = None, json: JsonOpt = False) -> None:
     submit(match, ["ask"], json)
 
 
-@app.command(rich_help_panel=PANEL, epilog="Examples:\n\n  canasta answer yes\n\n  canasta answer no")
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta answer yes\n\n  canasta answer no"
+)
 def answer(
     reply: Annotated[str, typer.Argument(help="yes or no.", metavar="yes|no")],
     match: MatchOpt = None,
@@ -233,9 +235,9 @@ def deal(match: MatchOpt = None, json: JsonOpt = False) -> None:
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta play \"draw\"\n\n"
-    "  canasta play \"meld 7h 7c 2s; lay 9 9d; discard kd\"\n\n"
-    "  canasta play \"pickup 8c 8d, ks kh kd; discard 4s\"",
+    epilog='Examples:\n\n  canasta play "draw"\n\n'
+    '  canasta play "meld 7h 7c 2s; lay 9 9d; discard kd"\n\n'
+    '  canasta play "pickup 8c 8d, ks kh kd; discard 4s"',
 )
 def play(
     turn: Annotated[str, typer.Argument(help="Actions separated by ';', applied all or nothing.")],

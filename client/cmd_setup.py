@@ -44,9 +44,7 @@ def setup(
     ] = "",
     passphrase: Annotated[
         bool,
-        typer.Option(
-            help="Protect the new key with a passphrase (asked, or CANASTA_PASSPHRASE)."
-        ),
+        typer.Option(help="Protect the new key with a passphrase (asked, or CANASTA_PASSPHRASE)."),
     ] = False,
 ) -> None:
     """Create your key and a profile, pin the server's key and register your name.
@@ -83,9 +81,7 @@ def setup(
     player.public_key = public_key_to_text(public_key_raw(key))
     with common.connect(player) as conn:
         server_key = conn.check_pin(conn.server_info())
-        request = protocol.register_request(
-            key, server_key, name, email=email, invitation=invite
-        )
+        request = protocol.register_request(key, server_key, name, email=email, invitation=invite)
         response = conn.call("Register", request, auth=False)
         player.display_name = response.player.display_name
         player.save()
@@ -158,7 +154,9 @@ def profiles(
     names = list_profiles()
     if use is not None:
         if use not in names:
-            raise CliError(f"there is no profile {use!r}: `canasta --profile {use} setup` makes one")
+            raise CliError(
+                f"there is no profile {use!r}: `canasta --profile {use} setup` makes one"
+            )
         set_default_profile(use)
     current = chosen_profile(common.OPTIONS.profile) if use is None else use
     loaded = [Profile.load(n) for n in names]

@@ -89,14 +89,14 @@ def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:
 
 def _stream(conn: Connection, match_ids: list[str], timeout: float | None) -> Any:
     """Open Watch; a token the server no longer knows is renewed once before giving up."""
-    from client.rpc import RpcFailure, translated
+    from client.rpc import RpcFailureError, translated
 
     for attempt in (1, 2):
         stream = conn.watch(match_ids, timeout)
         try:
             with translated(conn.address):
                 first = next(stream)
-        except RpcFailure as failure:
+        except RpcFailureError as failure:
             if attempt == 1 and failure.status == "UNAUTHENTICATED":
                 conn.profile.token = ""
                 continue
@@ -120,7 +120,7 @@ def wait(
     json: JsonOpt = False,
 ) -> None:
     """Block until it is your move in a match (your turn, an answer, or the cut), then show it."""
-    from client.rpc import RpcFailure, translated
+    from client.rpc import RpcFailureError, translated
 
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
@@ -138,11 +138,9 @@ def wait(
                     change = next(stream, None)
                 else:
                     raise CliError("the server closed the stream; run `canasta wait` again")
-        except RpcFailure as failure:
+        except RpcFailureError as failure:
             if failure.status == "DEADLINE_EXCEEDED":
-                raise CliError(
-                    f"still not your turn after {timeout:g} s", EXIT_TIMEOUT
-                ) from None
+                raise CliError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT) from None
             raise
         view = common.fetch_view(conn, match_id)
     if json:

@@ -45,10 +45,11 @@ def connect(player: Profile) -> Connection:
     return Connection(player)
 
 
-def color(stream: object = None) -> bool:
+def color() -> bool:
+    """Colours and suit symbols only for a terminal that wants them (``client.render``)."""
     from client.render import use_color
 
-    return use_color(OPTIONS.no_color, sys.stdout if stream is None else stream)  # type: ignore[arg-type]
+    return use_color(OPTIONS.no_color, sys.stdout)
 
 
 def print_json(message: Message) -> None:
@@ -74,7 +75,9 @@ def resolve_match(conn: Connection, given: str | None) -> str:
         return given
     if given and len(given) >= 32:
         return given  # a full id: let the server say whether it exists
-    matches = list(conn.call("ListMyMatches", pb.ListMyMatchesRequest()).matches)
+    matches: list[pb.MatchSummary] = list(
+        conn.call("ListMyMatches", pb.ListMyMatchesRequest()).matches
+    )
     if given:
         found = [m.match_id for m in matches if m.match_id.startswith(given.lower())]
         if len(found) == 1:

@@ -7,7 +7,7 @@
 * Reads carry a cached bearer token; a missing or expiring one is renewed with the
   challenge-response login first, and a call refused as UNAUTHENTICATED is retried once after a
   fresh login (the token may have been revoked or the server restarted).
-* Every ``grpc.RpcError`` becomes an ``RpcFailure``: one line a player can act on, naming the
+* Every ``grpc.RpcError`` becomes an ``RpcFailureError``: one line a player can act on, naming the
   server for connection problems and carrying the rule's reason for refused moves.
 """
 
@@ -28,7 +28,7 @@ DEFAULT_TIMEOUT = 15.0
 """Seconds before a unary call gives up (a correspondence game can wait; a person cannot)."""
 
 
-class RpcFailure(CliError):
+class RpcFailureError(CliError):
     """A refused or failed call, with the status and trailers for callers that explain more."""
 
     def __init__(self, message: str, status: str, trailers: dict[str, str]) -> None:
@@ -58,7 +58,7 @@ def _unreachable_reason(details: str) -> str:
     return first[:120] or "no details"
 
 
-def describe(error: grpc.RpcError, address: str) -> RpcFailure:
+def describe(error: grpc.RpcError, address: str) -> RpcFailureError:
     """The one line that tells a player what went wrong with a call to ``address``."""
     code = error.code()
     details = (error.details() or "").strip()
@@ -75,9 +75,7 @@ def describe(error: grpc.RpcError, address: str) -> RpcFailure:
     elif code == grpc.StatusCode.ABORTED:
         now = trailers.get("canasta-version")
         at = f" (it is at version {now})" if now else ""
-        message = (
-            f"the match moved on{at}: nothing was submitted; run `canasta show` to see it now"
-        )
+        message = f"the match moved on{at}: nothing was submitted; run `canasta show` to see it now"
     elif code == grpc.StatusCode.UNAUTHENTICATED:
         message = f"the server refused this player's credentials: {details}"
     elif code in (
@@ -90,12 +88,12 @@ def describe(error: grpc.RpcError, address: str) -> RpcFailure:
         message = details or name.lower().replace("_", " ")
     else:
         message = f"the server at {address} failed ({name}): {details}"
-    return RpcFailure(message, name, trailers)
+    return RpcFailureError(message, name, trailers)
 
 
 @contextmanager
 def translated(address: str) -> Iterator[None]:
-    """Turn any gRPC error raised inside (also while reading a stream) into an ``RpcFailure``."""
+    """Turn any gRPC error raised inside (also while reading a stream) into one line."""
     try:
         yield
     except grpc.RpcError as error:

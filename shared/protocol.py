@@ -144,7 +144,9 @@ def receipt_matches(
     expected = entry_hash(head_hash, request.payload, request.signature)
     if bytes(receipt.entry_hash) != expected:
         return False
-    return verify_receipt(server_key, receipt.match_id, receipt.seq, expected, receipt.server_signature)
+    return verify_receipt(
+        server_key, receipt.match_id, receipt.seq, expected, receipt.server_signature
+    )
 
 
 def dealt_deck(

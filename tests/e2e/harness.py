@@ -68,7 +68,9 @@ class Server:
         from server.keys import load_keys
 
         config = ServerConfig(data_dir=self.data_dir)
-        ctx = ServiceContext(db=Database(config.db_url), keys=load_keys(self.data_dir), config=config)
+        ctx = ServiceContext(
+            db=Database(config.db_url), keys=load_keys(self.data_dir), config=config
+        )
         return SimpleNamespace(ctx=ctx)
 
 

@@ -73,12 +73,14 @@ def test_four_players_play_a_whole_hand_through_the_executable(
     cutter.run("deal", "--match", match_id)
 
     last: pb.SubmitResponse | None = None
+    seat = 0
     for _ in range(MAX_TURNS):
         state = authoritative_state(oracle, match_id)
         if state.phase not in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
             break
-        seat = state.actor()
-        assert seat is not None
+        actor = state.actor()
+        assert actor is not None
+        seat = actor
         player = players[seat]
         view = json_format.Parse(player.run("show", "--json").stdout, pb.MatchView())
         assert view.view.seat == seat
@@ -92,7 +94,8 @@ def test_four_players_play_a_whole_hand_through_the_executable(
 
     assert last is not None
     state = authoritative_state(oracle, match_id)
-    assert state.hand_number == 1 and state.last_hand is not None
+    assert state.hand_number == 1
+    assert state.last_hand is not None
     printed = last.view.view.last_hand
     expected = state.last_hand
     assert printed.hand_number == expected.hand_number == 1
