@@ -12,7 +12,6 @@ then, and ``canasta --help`` never pays for it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -297,8 +296,10 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
     """A side's header (opened, canastas, red threes) and one line per meld."""
     ours = sv.side == v.my_side
     seats = names.group(sv.seats)
-    if len(v.sides) == 2:
-        title = f"{'Us' if ours else 'Them'} ({seats})"
+    if len(v.sides) == 2 and ours:
+        title = "You" if seats == "you" else f"Us ({seats})"
+    elif len(v.sides) == 2:
+        title = f"Them ({seats})"
     else:
         title = f"Side {sv.side} ({seats})"
     facts = []
@@ -354,7 +355,7 @@ def _last_hand_rows(v: pb.PlayerView, names: _Names, *, full: bool) -> list[str]
                 f"canastas {c.canasta_bonus},",
                 f"red threes {c.red_three_points},",
                 f"going out {c.going_out_bonus},",
-                f"in hand -{c.hand_penalty}",
+                f"in hand {-c.hand_penalty}",
             ]
             lines += wrap(parts, first=f"  {names.group(c.seats)}: ", indent="    ", sep=" ")
     return lines
@@ -477,7 +478,8 @@ def _match_line(m: pb.MatchSummary, color: bool) -> str:
         pb.MATCH_STATUS_PLAYING: "playing",
         pb.MATCH_STATUS_FINISHED: "finished",
     }.get(m.status, "?")
-    parts = ["*" if m.changed else " ", m.match_id, m.preset, status]
+    playing = m.status == pb.MATCH_STATUS_PLAYING
+    parts = ["*" if m.changed else " ", m.match_id, m.preset, "" if playing else status]
     if m.status == pb.MATCH_STATUS_WAITING:
         taken = sum(1 for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         parts.append(f"{taken}/{m.players} seated")
@@ -555,15 +557,17 @@ def _entry_lines(entry: pb.HistoryEntry, names: _Names, color: bool) -> list[str
         "cut and deal" if a == _DEAL else _action_text(a, color) for a in entry.actions
     )
     events = []
+    dealing = list(entry.actions) == [_DEAL]  # everybody's events: keep every subject
     for event in entry.events:
-        if event.seat == entry.seat and (
+        own = event.seat == entry.seat and not dealing
+        if own and (
             event.kind in _SAID_BY_ACTION
             or (event.kind == "draw" and not event.cards and not event.private_cards)
         ):
             continue
         text = describe_event(event, names, color)
         subject = names.short(event.seat) + " "
-        if event.seat == entry.seat and event.kind != "deal" and text.startswith(subject):
+        if own and event.kind != "deal" and text.startswith(subject):
             text = text[len(subject) :]
         events.append(text)
     parts = [f"{who}: {actions or '(no actions)'}"]
@@ -600,6 +604,8 @@ def message_json(message: Message) -> str:
     JSON mapping says (so ``json_format.Parse`` reads the output back); 64-bit integers are
     strings, by the same mapping. Enum values are their names (``PHASE_DRAW``).
     """
+    import json
+
     from google.protobuf import json_format
 
     data = json_format.MessageToDict(

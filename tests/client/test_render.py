@@ -259,12 +259,19 @@ def test_canastas_are_marked_natural_or_mixed() -> None:
 
 
 def test_red_threes_are_listed_for_each_side() -> None:
-    state = play_until(dealt(), lambda s: any(s.red3))
+    state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
-    for seat, threes in enumerate(state.red3):
-        if threes:
-            assert "red threes " + " ".join(card_text(c) for c in threes) in text or seat >= 0
-    assert "red threes 3" in text
+    for side in rules.player_view(state, 0).sides:
+        header = next(
+            line
+            for line in text.splitlines()
+            if line.startswith(("Us (", "Them (", "You"))
+            and ("Us" if side.side == state.side_of[0] else "Them") in line[:4]
+        )
+        if side.red_threes:
+            assert "red threes " + " ".join(card_text(c) for c in side.red_threes) in header
+        else:
+            assert "no red threes" in header
 
 
 def test_asking_partner_shows_the_question_and_the_binding_answer() -> None:
@@ -304,7 +311,7 @@ def test_between_hands_the_cutter_and_the_last_hand_are_shown() -> None:
     assert f"Hand {state.last_hand.hand_number}" in text
     for column in state.last_hand.columns:
         assert f"{column.hand_total:+d} = {column.cumulative}" in text
-        assert f"in hand -{column.hand_penalty}" in text
+        assert f"in hand {-column.hand_penalty}" in text
     other = render_table(match_view(state, (cutter + 1) % 4), color=False)
     assert f"Waiting for {NAMES[cutter]} (seat {cutter}" in other
     assert f"to cut and deal hand {number}" in other
@@ -401,11 +408,13 @@ def play_moves(app: App, client: PlayerClient, match_id: str, moves: int) -> Non
     """Let ``client`` (seat 0) cut and play ``moves`` of its moves against the server's bots."""
     choose = default_chooser()
     made = 0
-    for _ in range(500):
+    for _ in range(2000):
         if made >= moves:
             return
         app.bots.drain()
         view = client.view(match_id)
+        if view.match.status == pb.MATCH_STATUS_FINISHED:
+            return
         if view.match.status != pb.MATCH_STATUS_PLAYING or view.match.to_act != 0:
             continue
         if view.HasField("dealing_seat"):
@@ -524,3 +533,27 @@ def test_message_json_is_stable_and_reads_back() -> None:
     back = json_format.Parse(text, pb.MatchView())
     assert back == view
     assert message_json(view) == text
+
+
+def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
+    match_id = alice.create_match("two_player", seat=0, bot_seats=[1], target=200).match.match_id
+    play_moves(server, alice, match_id, 1000)
+    view = alice.view(match_id)
+    assert view.match.status == pb.MATCH_STATUS_FINISHED
+    table = render_table(view, color=False)
+    assert_plain(table)
+    assert table.splitlines()[-1].startswith("Match over")
+    listed = render_matches(list(alice.my_matches().matches), color=False)
+    assert "finished" in listed
+    assert "won by" in listed
+    entries, last = alice.full_history(match_id)
+    history = pb.GetHistoryResponse()
+    history.CopyFrom(last)
+    del history.entries[:]
+    history.entries.extend(entries)
+    text = render_history(history, viewer_seat=0, color=False)
+    for hand in history.hands:
+        assert hand.secret  # revealed once the hand ended
+        assert f"-- Hand {hand.hand_number}: commitment {hand.commitment[:8].hex()}" in text
+        assert f"secret {hand.secret[:8].hex()}" in text
+    assert "hand over: " in text
