@@ -29,6 +29,7 @@ __all__ = [
     "render_history",
     "render_matches",
     "render_table",
+    "short_ids",
     "use_color",
 ]
 
@@ -92,7 +93,7 @@ class _Names:
         return info.display_name if info is not None and info.display_name else f"seat {seat}"
 
     def full(self, seat: int) -> str:
-        """A name that also says the seat number and the relation: ``carol (seat 2, partner)``."""
+        """A name with its seat number and relation: ``carol (seat 2, your partner)``."""
         if seat == self.me:
             return f"you (seat {seat})"
         relation = ", your partner" if seat in self.partners else ""
@@ -237,6 +238,8 @@ def _score_rows(view: pb.MatchView, names: _Names, color: bool) -> list[str]:
     """Each score column (the viewer's first) with its initial-meld minimum this hand."""
     v = view.view
     scores = list(v.scores) or list(view.match.scores)
+    if not scores:
+        return []
     columns = _columns(view.match.seats, len(scores), v.sides)
     parts = []
     for index in sorted(range(len(scores)), key=lambda i: (v.seat not in columns[i], i)):
@@ -462,13 +465,31 @@ def render_matches(matches: Sequence[pb.MatchSummary], *, color: bool) -> str:
             return 0
         return 2 if m.status == pb.MATCH_STATUS_FINISHED else 1
 
-    lines = [_match_line(m, color) for m in sorted(matches, key=rank)]
+    ids = short_ids([m.match_id for m in matches])
+    lines = [_match_line(m, ids[m.match_id], color) for m in sorted(matches, key=rank)]
     if any(m.changed for m in matches):
         lines.append("(* changed since you last looked)")
     return "\n".join(lines)
 
 
-def _match_line(m: pb.MatchSummary, color: bool) -> str:
+def short_ids(ids: Sequence[str], minimum: int = 8) -> dict[str, str]:
+    """Each id cut to the shortest prefix (at least ``minimum`` long) no other id shares.
+
+    The CLI accepts a unique prefix of one of the player's matches, and this list is exactly
+    those matches, so every prefix shown can be typed back.
+    """
+    short = {}
+    for match_id in ids:
+        length = min(minimum, len(match_id))
+        while any(o != match_id and o.startswith(match_id[:length]) for o in ids):
+            length += 1
+            if length >= len(match_id):
+                break
+        short[match_id] = match_id[:length]
+    return short
+
+
+def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
     from shared.pb import canasta_pb2 as pb
 
     me = m.my_seat if m.HasField("my_seat") else None
@@ -479,7 +500,7 @@ def _match_line(m: pb.MatchSummary, color: bool) -> str:
         pb.MATCH_STATUS_FINISHED: "finished",
     }.get(m.status, "?")
     playing = m.status == pb.MATCH_STATUS_PLAYING
-    parts = ["*" if m.changed else " ", m.match_id, m.preset, "" if playing else status]
+    parts = ["*" if m.changed else " ", shown_id, m.preset, "" if playing else status]
     if m.status == pb.MATCH_STATUS_WAITING:
         taken = sum(1 for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         parts.append(f"{taken}/{m.players} seated")

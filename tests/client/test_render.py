@@ -25,6 +25,7 @@ from client.render import (
     render_history,
     render_matches,
     render_table,
+    short_ids,
     use_color,
 )
 from client.style import group_hand, sort_key, strip_ansi
@@ -215,6 +216,35 @@ def test_table_in_the_draw_phase_says_whose_turn_and_why_the_pile_is_frozen() ->
     assert "(opens with 50)" in mine
     for seat in range(4):
         assert f"{seat} {NAMES[seat]}" in theirs
+
+
+def test_a_black_three_on_top_blocks_the_pile() -> None:
+    def blocked(s: GameState) -> bool:
+        return s.phase is Phase.DRAW and bool(s.pile) and rules.cards.IS_BLACK3[s.pile[-1]]
+
+    state = play_until(dealt(), blocked)
+    text = render_table(match_view(state, state.turn), color=False)
+    assert_plain(text)
+    assert "BLOCKED: a black three is on top, nobody may take it" in text
+    assert "take the pile" not in text
+
+
+def test_recent_events_repeat_what_others_did_since_my_last_move() -> None:
+    state = dealt()
+    seat = state.actor()
+    assert seat is not None
+
+    def my_second_turn(s: GameState) -> bool:
+        moved = any(e.seat == seat and e.kind == "discard" for e in s.events)
+        return moved and s.phase is Phase.DRAW and s.turn == seat
+
+    state = play_until(state, my_second_turn)
+    text = render_table(match_view(state, seat), color=False)
+    recent = [line for line in text.splitlines() if line.startswith("Recent")]
+    assert recent
+    last = next(e for e in reversed(state.events) if e.kind == "discard")
+    assert last.seat != seat
+    assert f"{NAMES[last.seat]} discarded {card_text(last.cards[0])};" in text
 
 
 def test_partner_and_me_are_marked() -> None:
@@ -437,17 +467,18 @@ def test_match_list_puts_my_turn_first(server: App, alice: PlayerClient) -> None
     turns = [m.my_turn for m in listed]
     assert True in turns
     assert False in turns
-    order = [next(m for m in listed if m.match_id in line) for line in lines[: len(listed)]]
+    shown = short_ids([m.match_id for m in listed])
+    order = [next(m for m in listed if shown[m.match_id] in line) for line in lines[: len(listed)]]
     assert [m.my_turn for m in order] == sorted(turns, reverse=True)  # my turn first
     assert all(("YOUR TURN" in line) == m.my_turn for line, m in zip(lines, order, strict=False))
-    assert any(mine in line for line in lines[: turns.count(True)])
-    assert theirs in text
+    assert any(shown[mine] in line for line in lines[: turns.count(True)])
+    assert shown[theirs] in text
     code = next(m.invite_code for m in listed if m.match_id == waiting)
-    line = next(line for line in lines if waiting in line)
+    line = next(line for line in lines if shown[waiting] in line)
     assert f"invite {code}" in line
     assert "1/4 seated" in line
     for match in listed:
-        line = next(line for line in lines if match.match_id in line)
+        line = next(line for line in lines if shown[match.match_id] in line)
         assert line.startswith("*" if match.changed else " ")
     coloured = render_matches(listed, color=True)
     assert ANSI.search(coloured)
@@ -457,6 +488,20 @@ def test_match_list_puts_my_turn_first(server: App, alice: PlayerClient) -> None
 def assert_plain_list(text: str) -> None:
     assert not ANSI.search(text)
     assert text.isascii()
+
+
+def test_short_ids_are_unique_prefixes() -> None:
+    ids = ["abcdef0123", "abcdef0199", "1234567890", "abc"]
+    short = short_ids(ids)
+    assert short == {
+        "abcdef0123": "abcdef012",
+        "abcdef0199": "abcdef019",
+        "1234567890": "12345678",
+        "abc": "abc",
+    }
+    for match_id, prefix in short.items():
+        if prefix != match_id:  # an id that prefixes another can only be shown whole
+            assert [i for i in ids if i.startswith(prefix)] == [match_id]
 
 
 def test_no_matches_is_said_plainly() -> None:
