@@ -12,7 +12,6 @@ then, and ``canasta --help`` never pays for it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,7 @@ __all__ = [
     "render_history",
     "render_matches",
     "render_table",
+    "short_ids",
     "use_color",
 ]
 
@@ -93,7 +93,7 @@ class _Names:
         return info.display_name if info is not None and info.display_name else f"seat {seat}"
 
     def full(self, seat: int) -> str:
-        """A name that also says the seat number and the relation: ``carol (seat 2, partner)``."""
+        """A name with its seat number and relation: ``carol (seat 2, your partner)``."""
         if seat == self.me:
             return f"you (seat {seat})"
         relation = ", your partner" if seat in self.partners else ""
@@ -238,6 +238,8 @@ def _score_rows(view: pb.MatchView, names: _Names, color: bool) -> list[str]:
     """Each score column (the viewer's first) with its initial-meld minimum this hand."""
     v = view.view
     scores = list(v.scores) or list(view.match.scores)
+    if not scores:
+        return []
     columns = _columns(view.match.seats, len(scores), v.sides)
     parts = []
     for index in sorted(range(len(scores)), key=lambda i: (v.seat not in columns[i], i)):
@@ -297,8 +299,10 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
     """A side's header (opened, canastas, red threes) and one line per meld."""
     ours = sv.side == v.my_side
     seats = names.group(sv.seats)
-    if len(v.sides) == 2:
-        title = f"{'Us' if ours else 'Them'} ({seats})"
+    if len(v.sides) == 2 and ours:
+        title = "You" if seats == "you" else f"Us ({seats})"
+    elif len(v.sides) == 2:
+        title = f"Them ({seats})"
     else:
         title = f"Side {sv.side} ({seats})"
     facts = []
@@ -354,7 +358,7 @@ def _last_hand_rows(v: pb.PlayerView, names: _Names, *, full: bool) -> list[str]
                 f"canastas {c.canasta_bonus},",
                 f"red threes {c.red_three_points},",
                 f"going out {c.going_out_bonus},",
-                f"in hand -{c.hand_penalty}",
+                f"in hand {-c.hand_penalty}",
             ]
             lines += wrap(parts, first=f"  {names.group(c.seats)}: ", indent="    ", sep=" ")
     return lines
@@ -461,13 +465,31 @@ def render_matches(matches: Sequence[pb.MatchSummary], *, color: bool) -> str:
             return 0
         return 2 if m.status == pb.MATCH_STATUS_FINISHED else 1
 
-    lines = [_match_line(m, color) for m in sorted(matches, key=rank)]
+    ids = short_ids([m.match_id for m in matches])
+    lines = [_match_line(m, ids[m.match_id], color) for m in sorted(matches, key=rank)]
     if any(m.changed for m in matches):
         lines.append("(* changed since you last looked)")
     return "\n".join(lines)
 
 
-def _match_line(m: pb.MatchSummary, color: bool) -> str:
+def short_ids(ids: Sequence[str], minimum: int = 8) -> dict[str, str]:
+    """Each id cut to the shortest prefix (at least ``minimum`` long) no other id shares.
+
+    The CLI accepts a unique prefix of one of the player's matches, and this list is exactly
+    those matches, so every prefix shown can be typed back.
+    """
+    short = {}
+    for match_id in ids:
+        length = min(minimum, len(match_id))
+        while any(o != match_id and o.startswith(match_id[:length]) for o in ids):
+            length += 1
+            if length >= len(match_id):
+                break
+        short[match_id] = match_id[:length]
+    return short
+
+
+def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
     from shared.pb import canasta_pb2 as pb
 
     me = m.my_seat if m.HasField("my_seat") else None
@@ -477,7 +499,8 @@ def _match_line(m: pb.MatchSummary, color: bool) -> str:
         pb.MATCH_STATUS_PLAYING: "playing",
         pb.MATCH_STATUS_FINISHED: "finished",
     }.get(m.status, "?")
-    parts = ["*" if m.changed else " ", m.match_id, m.preset, status]
+    playing = m.status == pb.MATCH_STATUS_PLAYING
+    parts = ["*" if m.changed else " ", shown_id, m.preset, "" if playing else status]
     if m.status == pb.MATCH_STATUS_WAITING:
         taken = sum(1 for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         parts.append(f"{taken}/{m.players} seated")
@@ -555,15 +578,17 @@ def _entry_lines(entry: pb.HistoryEntry, names: _Names, color: bool) -> list[str
         "cut and deal" if a == _DEAL else _action_text(a, color) for a in entry.actions
     )
     events = []
+    dealing = list(entry.actions) == [_DEAL]  # everybody's events: keep every subject
     for event in entry.events:
-        if event.seat == entry.seat and (
+        own = event.seat == entry.seat and not dealing
+        if own and (
             event.kind in _SAID_BY_ACTION
             or (event.kind == "draw" and not event.cards and not event.private_cards)
         ):
             continue
         text = describe_event(event, names, color)
         subject = names.short(event.seat) + " "
-        if event.seat == entry.seat and event.kind != "deal" and text.startswith(subject):
+        if own and event.kind != "deal" and text.startswith(subject):
             text = text[len(subject) :]
         events.append(text)
     parts = [f"{who}: {actions or '(no actions)'}"]
@@ -600,6 +625,8 @@ def message_json(message: Message) -> str:
     JSON mapping says (so ``json_format.Parse`` reads the output back); 64-bit integers are
     strings, by the same mapping. Enum values are their names (``PHASE_DRAW``).
     """
+    import json
+
     from google.protobuf import json_format
 
     data = json_format.MessageToDict(

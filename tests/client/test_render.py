@@ -25,6 +25,7 @@ from client.render import (
     render_history,
     render_matches,
     render_table,
+    short_ids,
     use_color,
 )
 from client.style import group_hand, sort_key, strip_ansi
@@ -217,6 +218,35 @@ def test_table_in_the_draw_phase_says_whose_turn_and_why_the_pile_is_frozen() ->
         assert f"{seat} {NAMES[seat]}" in theirs
 
 
+def test_a_black_three_on_top_blocks_the_pile() -> None:
+    def blocked(s: GameState) -> bool:
+        return s.phase is Phase.DRAW and bool(s.pile) and rules.cards.IS_BLACK3[s.pile[-1]]
+
+    state = play_until(dealt(), blocked)
+    text = render_table(match_view(state, state.turn), color=False)
+    assert_plain(text)
+    assert "BLOCKED: a black three is on top, nobody may take it" in text
+    assert "take the pile" not in text
+
+
+def test_recent_events_repeat_what_others_did_since_my_last_move() -> None:
+    state = dealt()
+    seat = state.actor()
+    assert seat is not None
+
+    def my_second_turn(s: GameState) -> bool:
+        moved = any(e.seat == seat and e.kind == "discard" for e in s.events)
+        return moved and s.phase is Phase.DRAW and s.turn == seat
+
+    state = play_until(state, my_second_turn)
+    text = render_table(match_view(state, seat), color=False)
+    recent = [line for line in text.splitlines() if line.startswith("Recent")]
+    assert recent
+    last = next(e for e in reversed(state.events) if e.kind == "discard")
+    assert last.seat != seat
+    assert f"{NAMES[last.seat]} discarded {card_text(last.cards[0])};" in text
+
+
 def test_partner_and_me_are_marked() -> None:
     state = dealt()
     text = render_table(match_view(state, 0, bots=frozenset({3})), color=False)
@@ -259,12 +289,19 @@ def test_canastas_are_marked_natural_or_mixed() -> None:
 
 
 def test_red_threes_are_listed_for_each_side() -> None:
-    state = play_until(dealt(), lambda s: any(s.red3))
+    state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
-    for seat, threes in enumerate(state.red3):
-        if threes:
-            assert "red threes " + " ".join(card_text(c) for c in threes) in text or seat >= 0
-    assert "red threes 3" in text
+    for side in rules.player_view(state, 0).sides:
+        header = next(
+            line
+            for line in text.splitlines()
+            if line.startswith(("Us (", "Them (", "You"))
+            and ("Us" if side.side == state.side_of[0] else "Them") in line[:4]
+        )
+        if side.red_threes:
+            assert "red threes " + " ".join(card_text(c) for c in side.red_threes) in header
+        else:
+            assert "no red threes" in header
 
 
 def test_asking_partner_shows_the_question_and_the_binding_answer() -> None:
@@ -304,7 +341,7 @@ def test_between_hands_the_cutter_and_the_last_hand_are_shown() -> None:
     assert f"Hand {state.last_hand.hand_number}" in text
     for column in state.last_hand.columns:
         assert f"{column.hand_total:+d} = {column.cumulative}" in text
-        assert f"in hand -{column.hand_penalty}" in text
+        assert f"in hand {-column.hand_penalty}" in text
     other = render_table(match_view(state, (cutter + 1) % 4), color=False)
     assert f"Waiting for {NAMES[cutter]} (seat {cutter}" in other
     assert f"to cut and deal hand {number}" in other
@@ -401,11 +438,13 @@ def play_moves(app: App, client: PlayerClient, match_id: str, moves: int) -> Non
     """Let ``client`` (seat 0) cut and play ``moves`` of its moves against the server's bots."""
     choose = default_chooser()
     made = 0
-    for _ in range(500):
+    for _ in range(2000):
         if made >= moves:
             return
         app.bots.drain()
         view = client.view(match_id)
+        if view.match.status == pb.MATCH_STATUS_FINISHED:
+            return
         if view.match.status != pb.MATCH_STATUS_PLAYING or view.match.to_act != 0:
             continue
         if view.HasField("dealing_seat"):
@@ -428,17 +467,18 @@ def test_match_list_puts_my_turn_first(server: App, alice: PlayerClient) -> None
     turns = [m.my_turn for m in listed]
     assert True in turns
     assert False in turns
-    order = [next(m for m in listed if m.match_id in line) for line in lines[: len(listed)]]
+    shown = short_ids([m.match_id for m in listed])
+    order = [next(m for m in listed if shown[m.match_id] in line) for line in lines[: len(listed)]]
     assert [m.my_turn for m in order] == sorted(turns, reverse=True)  # my turn first
     assert all(("YOUR TURN" in line) == m.my_turn for line, m in zip(lines, order, strict=False))
-    assert any(mine in line for line in lines[: turns.count(True)])
-    assert theirs in text
+    assert any(shown[mine] in line for line in lines[: turns.count(True)])
+    assert shown[theirs] in text
     code = next(m.invite_code for m in listed if m.match_id == waiting)
-    line = next(line for line in lines if waiting in line)
+    line = next(line for line in lines if shown[waiting] in line)
     assert f"invite {code}" in line
     assert "1/4 seated" in line
     for match in listed:
-        line = next(line for line in lines if match.match_id in line)
+        line = next(line for line in lines if shown[match.match_id] in line)
         assert line.startswith("*" if match.changed else " ")
     coloured = render_matches(listed, color=True)
     assert ANSI.search(coloured)
@@ -448,6 +488,20 @@ def test_match_list_puts_my_turn_first(server: App, alice: PlayerClient) -> None
 def assert_plain_list(text: str) -> None:
     assert not ANSI.search(text)
     assert text.isascii()
+
+
+def test_short_ids_are_unique_prefixes() -> None:
+    ids = ["abcdef0123", "abcdef0199", "1234567890", "abc"]
+    short = short_ids(ids)
+    assert short == {
+        "abcdef0123": "abcdef012",
+        "abcdef0199": "abcdef019",
+        "1234567890": "12345678",
+        "abc": "abc",
+    }
+    for match_id, prefix in short.items():
+        if prefix != match_id:  # an id that prefixes another can only be shown whole
+            assert [i for i in ids if i.startswith(prefix)] == [match_id]
 
 
 def test_no_matches_is_said_plainly() -> None:
@@ -524,3 +578,27 @@ def test_message_json_is_stable_and_reads_back() -> None:
     back = json_format.Parse(text, pb.MatchView())
     assert back == view
     assert message_json(view) == text
+
+
+def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
+    match_id = alice.create_match("two_player", seat=0, bot_seats=[1], target=200).match.match_id
+    play_moves(server, alice, match_id, 1000)
+    view = alice.view(match_id)
+    assert view.match.status == pb.MATCH_STATUS_FINISHED
+    table = render_table(view, color=False)
+    assert_plain(table)
+    assert table.splitlines()[-1].startswith("Match over")
+    listed = render_matches(list(alice.my_matches().matches), color=False)
+    assert "finished" in listed
+    assert "won by" in listed
+    entries, last = alice.full_history(match_id)
+    history = pb.GetHistoryResponse()
+    history.CopyFrom(last)
+    del history.entries[:]
+    history.entries.extend(entries)
+    text = render_history(history, viewer_seat=0, color=False)
+    for hand in history.hands:
+        assert hand.secret  # revealed once the hand ended
+        assert f"-- Hand {hand.hand_number}: commitment {hand.commitment[:8].hex()}" in text
+        assert f"secret {hand.secret[:8].hex()}" in text
+    assert "hand over: " in text
