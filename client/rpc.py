@@ -205,9 +205,9 @@ class Connection:
         self.profile.save()
 
     def metadata(self) -> tuple[tuple[str, str], ...]:
-        from shared.protocol import now_ms
+        import time
 
-        if not self.profile.token_valid(now_ms()):
+        if not self.profile.token_valid(time.time_ns() // 1_000_000):
             self.login()
         return (("authorization", f"Bearer {self.profile.token}"),)
 
