@@ -184,7 +184,12 @@ def watch(
 
                     from google.protobuf.json_format import MessageToDict
 
-                    typer.echo(json_module.dumps(MessageToDict(change)))
+                    data = MessageToDict(
+                        change,
+                        preserving_proto_field_name=True,
+                        always_print_fields_with_no_presence=True,
+                    )  # as message_json, on one line per change
+                    typer.echo(json_module.dumps(data, sort_keys=True))
                 else:
                     stamp = time.strftime("%H:%M:%S")
                     status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")

@@ -7,9 +7,13 @@ test runs its own server so it can replace it.
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import signal
 import socket
 import stat
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +23,7 @@ from google.protobuf import json_format
 
 from client.errors import EXIT_TIMEOUT
 from shared.pb import canasta_pb2 as pb
-from tests.e2e.harness import Player, Server, one_line_error, start_server
+from tests.e2e.harness import CANASTA, Player, Server, one_line_error, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -194,3 +198,62 @@ def test_changed_server_key_is_loud(tmp_path: Path) -> None:
         assert refused == "canasta: this key is not registered here: register first"
     finally:
         impostor.stop()
+
+
+def test_watch_prints_a_line_per_change_until_interrupted(table: Table) -> None:
+    seat = table.actor()
+    watcher = table.players[(seat + 2) % 4]
+    process = subprocess.Popen(
+        [CANASTA, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=watcher.env(),
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        now = _line(process)
+        assert now["match_id"] == table.match_id
+        table.view(seat)
+        table.players[seat].run("draw")
+        change = _line(process)
+        assert int(str(change["version"])) == int(str(now["version"])) + 1
+        assert change["to_act"] == seat
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=15)
+    assert process.returncode == 130  # stopped by Ctrl-C, quietly: no traceback
+    assert "Traceback" not in err
+    hand = table.view(seat).view.hand
+    table.players[seat].run("discard", hand[0])
+
+
+def _line(process: subprocess.Popen[str]) -> dict[str, object]:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 20)
+    assert ready, "watch printed nothing"
+    line = process.stdout.readline()
+    assert line, process.stderr.read() if process.stderr else ""
+    data: dict[str, object] = json.loads(line)
+    return data
+
+
+def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:
+    secret = {"CANASTA_PASSPHRASE": "a long passphrase"}
+    player = Player(tmp_path / "eve", secret)
+    player.run("setup", "--server", table.server.address, "--name", "Eve", "--passphrase")
+    key = tmp_path / "eve" / "profiles" / "default" / "key"
+    assert key.read_bytes().startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    locked = Player(tmp_path / "eve")
+    (tmp_path / "eve" / "profiles" / "default" / "profile.json").write_text(
+        (tmp_path / "eve" / "profiles" / "default" / "profile.json")
+        .read_text()
+        .replace('"token": "', '"token": "stale')
+    )
+    done = locked.run("matches", ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == (
+        f"canasta: the key {key} is protected by a passphrase: set CANASTA_PASSPHRASE "
+        "or run the command in a terminal"
+    )
+    wrong = Player(tmp_path / "eve", {"CANASTA_PASSPHRASE": "nope"})
+    assert "the passphrase is wrong" in one_line_error(wrong.run("matches", ok=False))
+    assert player.json("matches")["matches"] == []
