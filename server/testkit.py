@@ -7,38 +7,24 @@ build, sign and submit move envelopes from the last view it saw.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from typing import Any, cast
 
 import grpc
 
+from shared import protocol
 from shared.crypto import (
     PrivateKey,
     chain_hashes,
-    deal_seed,
     generate_private_key,
     public_key_raw,
-    shuffle,
-    sign,
     verify,
-    verify_commitment,
     verify_receipt,
 )
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
-from shared.rules import GameState, RuleConfig, apply_turn, deal_hand, deck, new_match
-from shared.wire import (
-    DEAL_ACTION,
-    Move,
-    Registration,
-    auth_message,
-    move_from_bytes,
-    move_to_bytes,
-    parse_actions,
-    register_message,
-    registration_to_bytes,
-)
+from shared.rules import GameState, RuleConfig, apply_turn, deal_hand, new_match
+from shared.wire import move_from_bytes, parse_actions
 
 
 class PlayerClient:
@@ -63,18 +49,12 @@ class PlayerClient:
     def registration(
         self, name: str, invitation: str = "", email: str = "", server_key: bytes | None = None
     ) -> pb.RegisterRequest:
-        payload = registration_to_bytes(
-            Registration(
-                public_key=self.public_key,
-                display_name=name,
-                email=email,
-                invitation_code=invitation,
-                server_public_key=self.server_key if server_key is None else server_key,
-                client_time_ms=time.time_ns() // 1_000_000,
-            )
-        )
-        return pb.RegisterRequest(
-            payload=payload, signature=sign(self.key, register_message(payload))
+        return protocol.register_request(
+            self.key,
+            self.server_key if server_key is None else server_key,
+            name,
+            email=email,
+            invitation=invitation,
         )
 
     def register(self, name: str, invitation: str = "", email: str = "") -> pb.RegisterResponse:
@@ -83,11 +63,8 @@ class PlayerClient:
         )
 
     def answer(self, challenge: bytes, server_key: bytes | None = None) -> pb.AuthenticateRequest:
-        message = auth_message(
-            self.server_key if server_key is None else server_key, self.public_key, challenge
-        )
-        return pb.AuthenticateRequest(
-            public_key=self.public_key, challenge=challenge, signature=sign(self.key, message)
+        return protocol.auth_request(
+            self.key, self.server_key if server_key is None else server_key, challenge
         )
 
     def login(self) -> str:
@@ -183,20 +160,16 @@ class PlayerClient:
         client_time_ms: int | None = None,
     ) -> pb.SubmitRequest:
         """A signed move built from ``view`` (any field can be overridden, for tests)."""
-        payload = move_to_bytes(
-            Move(
-                match_id=view.match.match_id if match_id is None else match_id,
-                seat=view.view.seat if seat is None else seat,
-                seq=view.version + 1 if seq is None else seq,
-                prev_hash=view.head_hash if prev_hash is None else prev_hash,
-                client_time_ms=(
-                    time.time_ns() // 1_000_000 if client_time_ms is None else client_time_ms
-                ),
-                actions=tuple(actions),
-                deal_commitment=deal_commitment,
-            )
+        return protocol.move_request(
+            signer or self.key,
+            view.match.match_id if match_id is None else match_id,
+            view.view.seat if seat is None else seat,
+            view.version if seq is None else seq - 1,
+            view.head_hash if prev_hash is None else prev_hash,
+            actions,
+            deal_commitment=deal_commitment,
+            client_time_ms=client_time_ms,
         )
-        return pb.SubmitRequest(payload=payload, signature=sign(signer or self.key, payload))
 
     def submit(self, view: pb.MatchView, actions: Sequence[str]) -> pb.SubmitResponse:
         return cast(pb.SubmitResponse, self.stub.Submit(self.envelope(view, actions)))
@@ -206,7 +179,14 @@ class PlayerClient:
         return cast(
             pb.SubmitResponse,
             self.stub.Submit(
-                self.envelope(view, [DEAL_ACTION], deal_commitment=view.deal_commitment)
+                protocol.deal_request(
+                    self.key,
+                    view.match.match_id,
+                    view.view.seat,
+                    view.version,
+                    view.head_hash,
+                    view.deal_commitment,
+                )
             ),
         )
 
@@ -255,12 +235,11 @@ def replay_history(
                 replaying = False
             if not replaying:
                 continue
-            assert verify_commitment(hand.secret, match_id, hand.hand_number, hand.commitment), (
+            cards = protocol.verify_deal(config, match_id, hand, entry)
+            assert cards is not None, (
                 f"hand {hand.hand_number}: secret not revealed or not the committed one"
             )
-            cards = deck(config.decks, config.jokers_per_deck)
-            seed = deal_seed(hand.secret, match_id, hand.hand_number, [entry.signature])
-            state = deal_hand(state, [cards[i] for i in shuffle(len(cards), seed)])
+            state = deal_hand(state, cards)
         elif replaying:
             state = apply_turn(state, move.seat, parse_actions(move.actions))
     return state

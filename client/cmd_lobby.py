@@ -1,0 +1,171 @@
+"""The lobby: create a match, join one by its invite code, fill seats with bots, start, list."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from client import common
+from client.errors import CliError
+
+if TYPE_CHECKING:
+    from shared.pb import canasta_pb2 as pb
+
+app = typer.Typer()
+PANEL = "Lobby"
+MatchArg = Annotated[
+    str | None,
+    typer.Argument(help="Match id or a unique prefix; default: your one active match."),
+]
+
+
+def _option_pairs(pairs: list[str]) -> dict[str, str]:
+    """``name=value`` options as the server wants them: JSON text (bare words become strings)."""
+    import json
+
+    options: dict[str, str] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or not name.strip():
+            raise CliError(
+                f"--option wants name=value, for example black3_freezes=true (got {pair!r})"
+            )
+        try:
+            json.loads(value)
+            text = value
+        except ValueError:
+            text = json.dumps(value)
+        options[name.strip()] = text
+    return options
+
+
+def _print_summary(summary: pb.MatchSummary, invite: str) -> None:
+    seats = ", ".join(
+        f"{s.seat}:{s.display_name or ('bot' if s.kind == 3 else 'empty')}" for s in summary.seats
+    )
+    status = {1: "waiting for players", 2: "playing", 3: "finished"}.get(summary.status, "?")
+    typer.echo(f"match {summary.match_id} ({summary.preset}, {status})")
+    typer.echo(f"  seats   {seats}")
+    if summary.HasField("my_seat"):
+        typer.echo(f"  you     seat {summary.my_seat}")
+    if invite and summary.status == 1:
+        typer.echo(f"  invite  {invite}   (others join with: canasta join {invite})")
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta create\n\n  canasta create --seat 1 --bot 2 --bot 3\n\n"
+    "  canasta create --preset two_player --target 7500 --option black3_freezes=true",
+)
+def create(
+    preset: Annotated[
+        str, typer.Option(help="Rule preset (classic, two_player, ...).")
+    ] = "classic",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A house rule over the preset, name=value (repeatable).", metavar="NAME=VALUE"
+        ),
+    ] = None,
+    target: Annotated[int, typer.Option(help="Points to win (0: the preset's).")] = 0,
+    seat: Annotated[int | None, typer.Option(help="Your seat (decides your partner).")] = None,
+    bot: Annotated[
+        list[int] | None, typer.Option(help="Give this seat to a bot (repeatable).", metavar="SEAT")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Create a match and print its invite code for the other players."""
+    from shared.pb import canasta_pb2 as pb
+
+    request = pb.CreateMatchRequest(
+        preset=preset, options=_option_pairs(option or []), target=target, bot_seats=bot or []
+    )
+    if seat is not None:
+        request.seat = seat
+    with common.connect(common.profile()) as conn:
+        response = conn.call("CreateMatch", request)
+    if json:
+        common.print_json(response)
+        return
+    _print_summary(response.match, response.invite_code)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta join k7p2-xq4m\n\n  canasta join k7p2-xq4m --seat 2",
+)
+def join(
+    code: Annotated[str, typer.Argument(help="The invite code the match's creator gave you.")],
+    seat: Annotated[
+        int | None, typer.Option(help="The seat you want (default: first free).")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Join a match by its invite code; it starts by itself once every seat is taken."""
+    from shared.pb import canasta_pb2 as pb
+
+    request = pb.JoinMatchRequest(invite_code=code)
+    if seat is not None:
+        request.seat = seat
+    with common.connect(common.profile()) as conn:
+        response = conn.call("JoinMatch", request)
+    if json:
+        common.print_json(response)
+        return
+    _print_summary(response.match, response.match.invite_code)
+
+
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta bot\n\n  canasta bot 3f2a --seat 3"
+)
+def bot(
+    match: MatchArg = None,
+    seat: Annotated[int | None, typer.Option(help="The seat (default: the first empty).")] = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Give an empty seat to a bot (it plays on the server, through the same rules)."""
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        request = pb.FillSeatWithBotRequest(match_id=common.resolve_match(conn, match))
+        if seat is not None:
+            request.seat = seat
+        response = conn.call("FillSeatWithBot", request)
+    if json:
+        common.print_json(response)
+        return
+    _print_summary(response.match, response.match.invite_code)
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta start 3f2a")
+def start(
+    match: MatchArg = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Start now: every empty seat gets a bot."""
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        response = conn.call("StartMatch", pb.StartMatchRequest(match_id=match_id))
+    if json:
+        common.print_json(response)
+        return
+    _print_summary(response.match, "")
+
+
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta matches\n\n  canasta matches --json"
+)
+def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False) -> None:
+    """List your matches, the ones where it is your turn first."""
+    from client.render import render_matches
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        response = conn.call("ListMyMatches", pb.ListMyMatchesRequest())
+    if json:
+        common.print_json(response)
+        return
+    typer.echo(render_matches(list(response.matches), color=common.color()))

@@ -1,0 +1,248 @@
+"""Acting: every move is a signed envelope that follows the version the player last saw.
+
+The move is read locally first (the engine's notation), so a typo in a card never reaches the
+server. The envelope carries ``seq = version + 1`` and the head hash from the last table the
+player was shown (``show``, ``wait`` or the previous move); if the match moved on since, the
+server refuses it unchanged and the player is told to look again. The server's receipt is
+checked against the pinned key and the envelope actually sent, then kept in the profile.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import typer
+
+from client import common
+from client.errors import CliError
+
+app = typer.Typer()
+PANEL = "Playing"
+MatchOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--match", "-m", help="Match id or a unique prefix; default: your one active match."
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+Cards = Annotated[list[str], typer.Argument(help="Cards such as 7h 10d qs jk (2s are wild).")]
+
+
+def split_turn(text: str) -> list[str]:
+    """The action texts of a whole turn written with ``;`` (or new lines) between them."""
+    return [part.strip() for part in re.split(r"[;\n]", text) if part.strip()]
+
+
+def _check_notation(actions: list[str]) -> None:
+    from shared.rules import NotationError
+    from shared.rules.notation import parse_actions
+
+    if not actions:
+        raise CliError('no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`')
+    try:
+        parse_actions(actions)
+    except NotationError as exc:
+        raise CliError(f"cannot read the move: {exc.message}") from None
+
+
+def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = False) -> None:
+    """Check, sign and send one move; print the new table (or JSON) and the receipt's seq."""
+    import json as json_module
+
+    from client.rpc import RpcFailureError
+    from shared import protocol
+
+    if not deal:
+        _check_notation(actions)
+    player = common.profile()
+    key = player.load_key()
+    with common.connect(player) as conn:
+        match_id = common.resolve_match(conn, match)
+        seen = player.matches.get(match_id)
+        if seen is None or deal:
+            # Nothing seen yet (or a cut, which needs the commitment published now and
+            # reveals nothing a player could act on): look first.
+            common.fetch_view(conn, match_id)
+            seen = player.matches[match_id]
+        if deal and not seen.deal_commitment:
+            raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
+        server_key = conn.pinned_key()
+        head = bytes.fromhex(seen.head_hash)
+        request = protocol.move_request(
+            key,
+            match_id,
+            seen.seat,
+            seen.version,
+            head,
+            actions,
+            deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
+        )
+        try:
+            response = conn.call("Submit", request, auth=False)
+        except RpcFailureError as failure:
+            if failure.status == "ABORTED":
+                now = failure.trailers.get("canasta-version", "?")
+                raise CliError(
+                    f"the match moved on since you last looked (you saw version {seen.version}, "
+                    f"it is at version {now}): nothing was submitted; run `canasta show`"
+                ) from None
+            raise
+        if not protocol.receipt_matches(server_key, request, head, response.receipt):
+            raise CliError(
+                "DANGER: the server's receipt for this move does not verify with the pinned "
+                "server key; the move may not be stored as sent. Keep this output and ask the "
+                "operator; `canasta history` shows what the server holds."
+            )
+        player.remember(response.view)
+        player.save()
+        receipt = response.receipt
+        with player.receipts_path.open("a", encoding="utf-8") as log:
+            log.write(
+                json_module.dumps(
+                    {
+                        "match_id": receipt.match_id,
+                        "seq": receipt.seq,
+                        "entry_hash": bytes(receipt.entry_hash).hex(),
+                        "server_signature": bytes(receipt.server_signature).hex(),
+                    }
+                )
+                + "\n"
+            )
+    if json:
+        common.print_json(response)
+        return
+    from client.render import render_table
+
+    typer.echo(render_table(response.view, color=common.color()))
+    typer.echo(f"move {receipt.seq} stored; receipt verified")
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta draw")
+def draw(match: MatchOpt = None, json: JsonOpt = False) -> None:
+    """Draw from the stock (red threes are laid out and replaced for you)."""
+    submit(match, ["draw"], json)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta take 7h 7c        (meld the top card with 7h 7c)\n\n"
+    "  canasta take              (lay the top card off on your meld of its rank)\n\n"
+    "  canasta take 8c 8d , ks kh kd   (further melds after a comma count to open)",
+)
+def take(
+    cards: Annotated[
+        list[str] | None, typer.Argument(help="Cards from your hand that meld the top card.")
+    ] = None,
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Take the discard pile, melding its top card at once."""
+    submit(match, [" ".join(["pickup", *(cards or [])])], json)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta meld 7h 7c 2s\n\n  canasta meld 7h 7c 2s , kd kc ks",
+)
+def meld(cards: Cards, match: MatchOpt = None, json: JsonOpt = False) -> None:
+    """Meld cards from your hand (several melds separated by commas)."""
+    submit(match, [" ".join(["meld", *cards])], json)
+
+
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta lay 9 9d\n\n  canasta lay 9 9d 2c"
+)
+def lay(
+    cards: Annotated[list[str], typer.Argument(help="The meld's rank, then the cards to add.")],
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Lay cards off on one of your side's melds."""
+    submit(match, [" ".join(["lay", *cards])], json)
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta discard kd")
+def discard(
+    card: Annotated[str, typer.Argument(help="The card to discard.")],
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Discard a card, which ends your turn."""
+    submit(match, [f"discard {card}"], json)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog='Examples:\n\n  canasta out "meld 5h 5d 5c; discard 9s"\n\n'
+    '  canasta out "lay k kd; meld 8h 8d 8c"',
+)
+def out(
+    turn: Annotated[
+        str | None, typer.Argument(help="The rest of your turn, as for `canasta play`.")
+    ] = None,
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Go out: there is no separate action; meld your last cards (and maybe discard the last).
+
+    Your side needs its canastas first (`canasta show` says how many). Give the rest of the
+    turn and it is played at once, like `canasta play`.
+    """
+    if turn is None:
+        raise CliError(
+            "going out is not a separate action: play your last cards, for example "
+            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)'
+        )
+    submit(match, split_turn(turn), json)
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta ask")
+def ask(match: MatchOpt = None, json: JsonOpt = False) -> None:
+    """Ask your partner "may I go out?" (the answer binds you)."""
+    submit(match, ["ask"], json)
+
+
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta answer yes\n\n  canasta answer no"
+)
+def answer(
+    reply: Annotated[str, typer.Argument(help="yes or no.", metavar="yes|no")],
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Answer your partner's "may I go out?"."""
+    if reply.lower() not in ("yes", "no", "y", "n"):
+        raise CliError(f"answer yes or no (got {reply!r})")
+    submit(match, [f"answer {reply.lower()}"], json)
+
+
+@app.command("pass", rich_help_panel=PANEL, epilog="Example:\n\n  canasta pass")
+def pass_(match: MatchOpt = None, json: JsonOpt = False) -> None:
+    """Decline the pile once the stock is gone (this ends the hand)."""
+    submit(match, ["pass"], json)
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta deal")
+def deal(match: MatchOpt = None, json: JsonOpt = False) -> None:
+    """Cut the deck so the next hand is dealt (when `canasta show` says it is your cut).
+
+    Your signature over the server's published commitment is the hand's randomness: the server
+    fixed its secret before you cut, so it cannot choose the deal (README: trust model).
+    """
+    submit(match, ["deal"], json, deal=True)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog='Examples:\n\n  canasta play "draw"\n\n'
+    '  canasta play "meld 7h 7c 2s; lay 9 9d; discard kd"\n\n'
+    '  canasta play "pickup 8c 8d, ks kh kd; discard 4s"',
+)
+def play(
+    turn: Annotated[str, typer.Argument(help="Actions separated by ';', applied all or nothing.")],
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Submit several actions at once (the rest of a turn), as one signed move."""
+    submit(match, split_turn(turn), json)

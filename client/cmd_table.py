@@ -1,0 +1,203 @@
+"""Looking and following: the table, the history, waiting for my turn, watching changes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from client import common
+from client.errors import EXIT_MATCH_OVER, EXIT_TIMEOUT, CliError
+
+if TYPE_CHECKING:
+    from client.rpc import Connection
+    from shared.pb import canasta_pb2 as pb
+
+app = typer.Typer()
+PANEL = "Looking and following"
+MatchArg = Annotated[
+    str | None,
+    typer.Argument(help="Match id or a unique prefix; default: your one active match."),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta show\n\n  canasta show 3f2a --json\n\n  NO_COLOR=1 canasta show",
+)
+def show(match: MatchArg = None, json: JsonOpt = False) -> None:
+    """Show the table: your hand, the melds, the pile, scores, whose turn and what you may do."""
+    with common.connect(common.profile()) as conn:
+        view = common.fetch_view(conn, common.resolve_match(conn, match))
+    if json:
+        common.print_json(view)
+        return
+    from client.render import render_table
+
+    typer.echo(render_table(view, color=common.color()))
+
+
+def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
+    """Every page of the history, as one response."""
+    from shared.pb import canasta_pb2 as pb
+
+    combined: pb.GetHistoryResponse | None = None
+    after = 0
+    while True:
+        page = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=after))
+        if combined is None:
+            combined = page
+        else:
+            combined.entries.extend(page.entries)
+            del combined.hands[:]
+            combined.hands.extend(page.hands)
+            combined.version = page.version
+        if not page.more or not page.entries:
+            combined.more = False
+            return combined
+        after = page.entries[-1].seq
+
+
+@app.command(
+    rich_help_panel=PANEL, epilog="Examples:\n\n  canasta history\n\n  canasta history 3f2a --json"
+)
+def history(match: MatchArg = None, json: JsonOpt = False) -> None:
+    """The match's log in readable form: every move, what it caused, hands and deals."""
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        record = full_history(conn, match_id)
+        seen = conn.profile.matches.get(match_id)
+    if json:
+        common.print_json(record)
+        return
+    from client.render import render_history
+
+    seat = seen.seat if seen is not None else _my_seat(conn, record)
+    typer.echo(render_history(record, viewer_seat=seat, color=common.color()))
+
+
+def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:
+    from shared.crypto import public_key_from_text
+
+    mine = public_key_from_text(conn.profile.public_key)
+    for seat in record.seats:
+        if bytes(seat.public_key) == mine:
+            return int(seat.seat)
+    return None
+
+
+def _stream(conn: Connection, match_ids: list[str], timeout: float | None) -> Any:
+    """Open Watch; a token the server no longer knows is renewed once before giving up."""
+    from client.rpc import RpcFailureError, translated
+
+    for attempt in (1, 2):
+        stream = conn.watch(match_ids, timeout)
+        try:
+            with translated(conn.address):
+                first = next(stream)
+        except RpcFailureError as failure:
+            if attempt == 1 and failure.status == "UNAUTHENTICATED":
+                conn.profile.token = ""
+                continue
+            raise
+        except StopIteration:
+            return stream, None
+        return stream, first
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Exit codes: 0 your turn, 3 timed out, 4 the match is over, 1 an error.\n\n"
+    "Examples:\n\n  canasta wait && canasta show\n\n  canasta wait 3f2a --timeout 3600",
+)
+def wait(
+    match: MatchArg = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Give up after this many seconds (exit code 3).")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Block until it is your move in a match (your turn, an answer, or the cut), then show it."""
+    from client.rpc import RpcFailureError, translated
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        seat = _seat_in(conn, match_id)
+        try:
+            stream, change = _stream(conn, [match_id], timeout)
+            with translated(conn.address):
+                while change is not None:
+                    if change.match_id == match_id:
+                        if change.status == 3:  # MATCH_STATUS_FINISHED
+                            raise CliError("the match is over", EXIT_MATCH_OVER)
+                        if change.HasField("to_act") and change.to_act == seat:
+                            stream.cancel()
+                            break
+                    change = next(stream, None)
+                else:
+                    raise CliError("the server closed the stream; run `canasta wait` again")
+        except RpcFailureError as failure:
+            if failure.status == "DEADLINE_EXCEEDED":
+                raise CliError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT) from None
+            raise
+        view = common.fetch_view(conn, match_id)
+    if json:
+        common.print_json(view)
+        return
+    from client.render import render_table
+
+    typer.echo(render_table(view, color=common.color()))
+
+
+def _seat_in(conn: Connection, match_id: str) -> int:
+    seen = conn.profile.matches.get(match_id)
+    if seen is not None:
+        return seen.seat
+    return common.fetch_view(conn, match_id).view.seat
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Stop it with Ctrl-C.\n\nExamples:\n\n  canasta watch\n\n  canasta watch 3f2a --json",
+)
+def watch(
+    match: Annotated[
+        list[str] | None, typer.Argument(help="Match ids to watch; default: all of yours.")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Print a line for every change in your matches until interrupted."""
+    import time
+
+    from client.rpc import translated
+
+    with common.connect(common.profile()) as conn:
+        ids = [common.resolve_match(conn, m) for m in match or []]
+        stream, change = _stream(conn, ids, None)
+        seats = {k: v.seat for k, v in conn.profile.matches.items()}
+        with translated(conn.address):
+            while change is not None:
+                if json:
+                    import json as json_module
+
+                    from google.protobuf.json_format import MessageToDict
+
+                    data = MessageToDict(
+                        change,
+                        preserving_proto_field_name=True,
+                        always_print_fields_with_no_presence=True,
+                    )  # as message_json, on one line per change
+                    typer.echo(json_module.dumps(data, sort_keys=True))
+                else:
+                    stamp = time.strftime("%H:%M:%S")
+                    status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")
+                    turn = ""
+                    if change.HasField("to_act"):
+                        mine = seats.get(change.match_id) == change.to_act
+                        turn = " - your turn" if mine else f" - seat {change.to_act} to act"
+                    typer.echo(
+                        f"{stamp} {change.match_id[:8]} version {change.version} {status}{turn}",
+                    )
+                change = next(stream, None)

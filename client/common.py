@@ -1,0 +1,106 @@
+"""What the command modules share: the global options, the profile, the connection, matches.
+
+Kept free of heavy imports at load time (grpc, protobuf and cryptography are imported inside
+the functions) so that ``canasta --help`` does not pay for them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import typer
+
+from client.errors import CliError
+from client.profiles import Profile, chosen_profile
+
+if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
+    from client.rpc import Connection
+    from shared.pb import canasta_pb2 as pb
+
+
+@dataclass
+class Options:
+    """The root callback's options, read by every command."""
+
+    profile: str | None = None
+    no_color: bool = False
+
+
+OPTIONS = Options()
+
+JSON_HELP = "Print the server's answer as JSON instead of text (for scripts)."
+
+
+def profile() -> Profile:
+    return Profile.load(chosen_profile(OPTIONS.profile))
+
+
+def connect(player: Profile) -> Connection:
+    from client.rpc import Connection
+
+    return Connection(player)
+
+
+def color() -> bool:
+    """Colours and suit symbols only for a terminal that wants them (``client.render``)."""
+    from client.render import use_color
+
+    return use_color(OPTIONS.no_color, sys.stdout)
+
+
+def print_json(message: Message) -> None:
+    from client.render import message_json
+
+    typer.echo(message_json(message))
+
+
+def active(summary: pb.MatchSummary) -> bool:
+    return summary.status in (1, 2)  # MATCH_STATUS_WAITING, MATCH_STATUS_PLAYING
+
+
+def resolve_match(conn: Connection, given: str | None) -> str:
+    """A full match id from an id, a unique prefix, or nothing (the one active match).
+
+    A full id the profile already knows needs no call; anything else asks the server for the
+    player's matches once.
+    """
+    from shared.pb import canasta_pb2 as pb
+
+    known = conn.profile.matches
+    if given and given in known:
+        return given
+    if given and len(given) >= 32:
+        return given  # a full id: let the server say whether it exists
+    matches: list[pb.MatchSummary] = list(
+        conn.call("ListMyMatches", pb.ListMyMatchesRequest()).matches
+    )
+    if given:
+        found = [m.match_id for m in matches if m.match_id.startswith(given.lower())]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise CliError(f"no match of yours starts with {given!r}: `canasta matches` lists them")
+        raise CliError(f"{given!r} is ambiguous ({len(found)} of your matches start with it)")
+    running = [m for m in matches if active(m)]
+    if len(running) == 1:
+        return running[0].match_id
+    if not running:
+        raise CliError(
+            "you have no active match: `canasta create` starts one, `canasta join CODE` joins one"
+        )
+    ids = ", ".join(m.match_id[:8] for m in running)
+    raise CliError(f"you have {len(running)} active matches ({ids}): name one (a prefix will do)")
+
+
+def fetch_view(conn: Connection, match_id: str) -> pb.MatchView:
+    """The player's view now; the profile remembers its version for the next move."""
+    from shared.pb import canasta_pb2 as pb
+
+    view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    conn.profile.remember(view)
+    conn.profile.save()
+    return view

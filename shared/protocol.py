@@ -1,0 +1,189 @@
+"""The client's half of the protocol, written once for the ``canasta`` CLI and ``server.testkit``.
+
+Everything a client signs or checks is built here from the definitions in ``shared.wire`` and
+``shared.crypto``, so the command-line client, the test kit and the benchmarks cannot drift
+apart on a byte:
+
+* ``register_request`` / ``auth_request``: the signed registration and challenge answer;
+* ``move_request``: a signed ``MovePayload`` envelope built from the last ``MatchView`` seen
+  (``seq = version + 1``, ``prev_hash = head_hash``), and ``deal_request``, the cut between
+  hands, which names the published ``deal_commitment``;
+* ``receipt_matches``: the server's receipt covers exactly the envelope that was sent (the
+  entry hash recomputed locally) and is signed by the pinned server key;
+* ``dealt_deck`` / ``verify_deal``: recompute a revealed deal from its secret and the cut's
+  signature, after checking the secret against its commitment.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from shared.crypto import (
+    PrivateKey,
+    deal_seed,
+    entry_hash,
+    public_key_raw,
+    shuffle,
+    sign,
+    verify_commitment,
+    verify_receipt,
+)
+from shared.pb import canasta_pb2 as pb
+from shared.rules import Card, RuleConfig, deck
+from shared.wire import (
+    DEAL_ACTION,
+    Move,
+    Registration,
+    auth_message,
+    move_to_bytes,
+    register_message,
+    registration_to_bytes,
+)
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch, the unit of every ``client_time_ms``."""
+    return time.time_ns() // 1_000_000
+
+
+def register_request(
+    key: PrivateKey,
+    server_key: bytes,
+    name: str,
+    *,
+    email: str = "",
+    invitation: str = "",
+    client_time_ms: int | None = None,
+) -> pb.RegisterRequest:
+    """A registration of ``key`` for the server whose public key is ``server_key``."""
+    payload = registration_to_bytes(
+        Registration(
+            public_key=public_key_raw(key),
+            display_name=name,
+            email=email,
+            invitation_code=invitation,
+            server_public_key=server_key,
+            client_time_ms=now_ms() if client_time_ms is None else client_time_ms,
+        )
+    )
+    return pb.RegisterRequest(payload=payload, signature=sign(key, register_message(payload)))
+
+
+def auth_request(key: PrivateKey, server_key: bytes, challenge: bytes) -> pb.AuthenticateRequest:
+    """The answer to a read-authentication challenge, bound to the pinned server key."""
+    public = public_key_raw(key)
+    return pb.AuthenticateRequest(
+        public_key=public,
+        challenge=challenge,
+        signature=sign(key, auth_message(server_key, public, challenge)),
+    )
+
+
+def move_request(
+    key: PrivateKey,
+    match_id: str,
+    seat: int,
+    version: int,
+    head_hash: bytes,
+    actions: Sequence[str],
+    *,
+    deal_commitment: bytes = b"",
+    client_time_ms: int | None = None,
+) -> pb.SubmitRequest:
+    """A signed move that follows entry ``version`` (whose hash is ``head_hash``).
+
+    The client only needs these four facts from the last view it saw, so a player can act
+    without fetching the view again; a stale ``version`` is refused by the server, unchanged.
+    """
+    payload = move_to_bytes(
+        Move(
+            match_id=match_id,
+            seat=seat,
+            seq=version + 1,
+            prev_hash=head_hash,
+            client_time_ms=now_ms() if client_time_ms is None else client_time_ms,
+            actions=tuple(actions),
+            deal_commitment=deal_commitment,
+        )
+    )
+    return pb.SubmitRequest(payload=payload, signature=sign(key, payload))
+
+
+def view_move_request(
+    key: PrivateKey, view: pb.MatchView, actions: Sequence[str]
+) -> pb.SubmitRequest:
+    """A signed move for the viewing seat, following the view's last entry."""
+    return move_request(
+        key, view.match.match_id, view.view.seat, view.version, view.head_hash, actions
+    )
+
+
+def deal_request(
+    key: PrivateKey, match_id: str, seat: int, version: int, head_hash: bytes, commitment: bytes
+) -> pb.SubmitRequest:
+    """The cut that deals the next hand: ``["deal"]`` naming the server's published commitment.
+
+    Signing the commitment proves the cut came after the server fixed its secret.
+    """
+    return move_request(
+        key, match_id, seat, version, head_hash, [DEAL_ACTION], deal_commitment=commitment
+    )
+
+
+def receipt_matches(
+    server_key: bytes, request: pb.SubmitRequest, head_hash: bytes, receipt: pb.Receipt
+) -> bool:
+    """True when ``receipt`` acknowledges exactly ``request`` appended after ``head_hash``.
+
+    The entry hash is recomputed from what was sent, so a receipt for some other entry (or a
+    server that rewrote the payload) does not pass; the signature must be the pinned key's.
+    """
+    if len(head_hash) != 32:
+        return False
+    expected = entry_hash(head_hash, request.payload, request.signature)
+    if bytes(receipt.entry_hash) != expected:
+        return False
+    return verify_receipt(
+        server_key, receipt.match_id, receipt.seq, expected, receipt.server_signature
+    )
+
+
+def dealt_deck(
+    config: RuleConfig, secret: bytes, match_id: str, hand_number: int, cut_signature: bytes
+) -> list[Card]:
+    """The deck order (top first) of a hand, from its revealed secret and the cut's signature."""
+    cards = deck(config.decks, config.jokers_per_deck)
+    seed = deal_seed(secret, match_id, hand_number, [cut_signature])
+    return [cards[i] for i in shuffle(len(cards), seed)]
+
+
+def verify_deal(
+    config: RuleConfig,
+    match_id: str,
+    hand: pb.HandRecord,
+    cut: pb.HistoryEntry,
+) -> list[Card] | None:
+    """Check a revealed hand against its commitment and the cut; its deck, or None if it fails.
+
+    ``cut`` is the hand's ``deal`` entry. A hand whose secret is not revealed yet cannot be
+    checked and also gives None.
+    """
+    if not hand.secret or cut.seq != hand.deal_seq:
+        return None
+    if not verify_commitment(hand.secret, match_id, hand.hand_number, hand.commitment):
+        return None
+    return dealt_deck(config, hand.secret, match_id, hand.hand_number, cut.signature)
+
+
+__all__ = [
+    "auth_request",
+    "deal_request",
+    "dealt_deck",
+    "move_request",
+    "now_ms",
+    "receipt_matches",
+    "register_request",
+    "verify_deal",
+    "view_move_request",
+]

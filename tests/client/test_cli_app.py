@@ -1,0 +1,37 @@
+"""The app's shape: the commands render's hints name exist; help stays free of heavy imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from typer.main import get_command
+
+from client.main import app
+from client.render import COMMANDS
+
+
+def test_every_hint_of_the_table_names_a_command() -> None:
+    names = set(get_command(app).commands)  # type: ignore[attr-defined]
+    for _words, hint in COMMANDS.values():
+        assert hint.split()[1] in names, hint
+    assert {"setup", "create", "join", "show", "play", "wait", "watch", "history"} <= names
+
+
+def test_help_imports_neither_grpc_nor_crypto_nor_pydantic() -> None:
+    """``canasta --help`` must start fast: the heavy modules load only inside commands."""
+    code = (
+        "import json, sys\n"
+        "from typer.main import get_command\n"
+        "from client.main import app\n"
+        "for argv in (['--help'], ['show', '--help'], ['create', '--help']):\n"
+        "    try:\n"
+        "        get_command(app).main(argv, prog_name='canasta')\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = ('grpc', 'pydantic', 'cryptography', 'shared.pb', 'shared.rules', 'rich')\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []

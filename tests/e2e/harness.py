@@ -1,0 +1,129 @@
+"""Real processes for end-to-end tests: a ``canasta-server`` and players running ``canasta``.
+
+The server is the installed ``canasta-server`` executable on a free port over a fresh SQLite
+file; each player is a separate ``CANASTA_HOME`` and runs the installed ``canasta`` executable
+as a subprocess, exactly as a person at a shell would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+BIN = Path(sys.executable).parent
+CANASTA = str(BIN / "canasta")
+CANASTA_SERVER = str(BIN / "canasta-server")
+RUN_TIMEOUT = 60.0
+
+
+def clean_env() -> dict[str, str]:
+    """The test's environment without anything that would steer the client or server."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CANASTA_", "TYPER_")) and k != "NO_COLOR"
+    }
+    env["NO_COLOR"] = "1"
+    return env
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    data_dir: Path
+    port: int
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def oracle(self) -> Any:
+        """Something ``server.testkit.authoritative_state`` can read this server's matches from.
+
+        It opens the server's own SQLite file (WAL: a second reader is safe) with the server's
+        code, so the test's bots can see what a bot needs: the true state, of which they read
+        only their own hand and the table (``shared.rules.bot``).
+        """
+        from server.config import ServerConfig
+        from server.context import ServiceContext
+        from server.db import Database
+        from server.keys import load_keys
+
+        config = ServerConfig(data_dir=self.data_dir)
+        ctx = ServiceContext(
+            db=Database(config.db_url), keys=load_keys(self.data_dir), config=config
+        )
+        return SimpleNamespace(ctx=ctx)
+
+
+def start_server(data_dir: Path, port: int = 0) -> Server:
+    """Run ``canasta-server serve`` and wait for its "listening on HOST:PORT" banner."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = (data_dir / "server.log").open("a")
+    env = {**clean_env(), "CANASTA_SERVER_LOG_LEVEL": "WARNING"}
+    process = subprocess.Popen(
+        [CANASTA_SERVER, "--data-dir", str(data_dir), "serve", "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.PIPE, stderr=log, text=True, env=env,
+    )  # fmt: skip
+    log.close()
+    assert process.stdout is not None
+    banner = process.stdout.readline()
+    if "listening on" not in banner:
+        process.kill()
+        raise RuntimeError(f"the server did not start: {banner!r} (see {data_dir}/server.log)")
+    bound = int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])
+    return Server(process, data_dir, bound)
+
+
+@dataclass
+class Player:
+    """One person at a shell: a ``CANASTA_HOME`` of their own."""
+
+    home: Path
+    extra_env: dict[str, str] | None = None
+
+    def env(self) -> dict[str, str]:
+        return {**clean_env(), "CANASTA_HOME": str(self.home), **(self.extra_env or {})}
+
+    def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run ``canasta ARGS``; with ``ok`` a non-zero exit fails the test with its stderr."""
+        done = subprocess.run(
+            [CANASTA, *args],
+            capture_output=True, text=True, env=self.env(), timeout=RUN_TIMEOUT, check=False,
+        )  # fmt: skip
+        if ok and done.returncode != 0:
+            raise AssertionError(
+                f"canasta {' '.join(args)} exited {done.returncode}: {done.stderr.strip()}"
+            )
+        return done
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.run(*args, "--json").stdout)
+
+
+def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
+    """The single stderr line of a failed command (and nothing on stdout, no traceback)."""
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0, done.stdout
+    assert len(lines) == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert lines[0].startswith("canasta: "), lines[0]
+    return lines[0]

@@ -1,0 +1,259 @@
+"""Every error path of the ``canasta`` executable: its exit code and its one line on stderr.
+
+One real server and four players with a started match serve most tests in this module (each
+test leaves the match as it found it, or only moves it on legally); the changed-server-key
+test runs its own server so it can replace it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import stat
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format
+
+from client.errors import EXIT_TIMEOUT
+from shared.pb import canasta_pb2 as pb
+from tests.e2e.harness import CANASTA, Player, Server, one_line_error, start_server
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Table:
+    server: Server
+    players: list[Player]
+    match_id: str
+
+    def view(self, seat: int) -> pb.MatchView:
+        return json_format.Parse(self.players[seat].run("show", "--json").stdout, pb.MatchView())
+
+    def actor(self) -> int:
+        view = self.view(0)
+        assert view.match.HasField("to_act")
+        return int(view.match.to_act)
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Table]:
+    root = tmp_path_factory.mktemp("errors")
+    server = start_server(root / "server")
+    players = [Player(root / name) for name in ("ann", "ben", "cat", "dan")]
+    for number, player in enumerate(players):
+        player.run("setup", "--server", server.address, "--name", f"P{number}")
+    created = json_format.Parse(players[0].run("create", "--json").stdout,
+                                pb.CreateMatchResponse())  # fmt: skip
+    for player in players[1:]:
+        player.run("join", created.invite_code)
+    match_id = created.match.match_id
+    cut = json_format.Parse(players[0].run("show", "--json").stdout, pb.MatchView())
+    players[cut.dealing_seat].run("deal")
+    yield Table(server, players, match_id)
+    server.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_no_profile_yet(tmp_path: Path) -> None:
+    done = Player(tmp_path / "nobody").run("show", ok=False)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert "no profile 'default' yet" in line
+    assert "canasta setup --server HOST:PORT" in line
+
+
+def test_unreachable_server(tmp_path: Path) -> None:
+    port = _free_port()
+    done = Player(tmp_path / "p").run("setup", "--server", f"127.0.0.1:{port}", "--name", "X",
+                                      ok=False)  # fmt: skip
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert line.startswith(f"canasta: cannot reach the server at 127.0.0.1:{port} (")
+    assert "connection refused" in line
+
+
+def test_unknown_match(table: Table) -> None:
+    player = table.players[1]
+    unknown = "0" * 32
+    done = player.run("show", unknown, ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == f"canasta: there is no match '{unknown}'"
+    done = player.run("history", "zz", ok=False)
+    assert done.returncode == 1
+    assert "no match of yours starts with 'zz'" in one_line_error(done)
+
+
+def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> None:
+    player = table.players[table.actor()]
+    done = player.run("meld", "7h", "7x", "2s", ok=False)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert line.startswith("canasta: cannot read the move: could not read the card '7x'")
+    # No call is made: the same typo against an unreachable server still names the card.
+    offline = Player(player.home, {"CANASTA_PROFILE": "offline"})
+    profile = player.home / "profiles" / "default" / "profile.json"
+    (player.home / "profiles" / "offline").mkdir(exist_ok=True)
+    text = profile.read_text().replace(table.server.address, f"127.0.0.1:{_free_port()}")
+    (player.home / "profiles" / "offline" / "profile.json").write_text(text)
+    done = offline.run("play", "draw; discard 1x", ok=False)
+    assert "could not read the card '1x'" in one_line_error(done)
+
+
+def test_illegal_move_prints_the_rule(table: Table) -> None:
+    seat = table.actor()
+    view = table.view(seat)
+    assert view.view.phase == pb.PHASE_DRAW
+    done = table.players[seat].run("discard", view.view.hand[0], ok=False)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert line.startswith("canasta: refused: ")
+    assert table.view(seat).version == view.version  # nothing changed
+
+
+def test_wrong_turn(table: Table) -> None:
+    actor = table.actor()
+    seat = (actor + 1) % 4
+    table.view(seat)  # up to date: the only fault is the turn
+    done = table.players[seat].run("draw", ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == f"canasta: refused: it is not your turn: seat {actor} is to play"
+
+
+def test_stale_version_submits_nothing(table: Table) -> None:
+    seat = table.actor()
+    follower = (seat + 1) % 4
+    seen = table.view(follower).version
+    table.view(seat)
+    table.players[seat].run("draw")
+    done = table.players[follower].run("play", "draw; discard 4d", ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == (
+        f"canasta: the match moved on since you last looked (you saw version {seen}, it is at "
+        f"version {seen + 1}): nothing was submitted; run `canasta show`"
+    )
+    assert table.view(seat).version == seen + 1
+    hand = table.view(seat).view.hand
+    table.players[seat].run("discard", hand[0])  # back to a draw phase for the other tests
+
+
+def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
+    seat = table.actor()
+    done = table.players[(seat + 1) % 4].run("wait", "--timeout", "1", ok=False)
+    assert done.returncode == EXIT_TIMEOUT
+    assert one_line_error(done) == "canasta: still not your turn after 1 s"
+    mine = table.players[seat].run("wait", "--timeout", "5", "--json")
+    assert json_format.Parse(mine.stdout, pb.MatchView()).view.seat == seat
+
+
+def test_key_file_open_to_others_is_refused(table: Table) -> None:
+    player = table.players[2]
+    key = player.home / "profiles" / "default" / "key"
+    os.chmod(key, 0o644)
+    try:
+        done = player.run("draw", ok=False)
+        assert done.returncode == 1
+        line = one_line_error(done)
+        assert f"the key file {key} is open to other users (mode 0644)" in line
+        assert f"chmod 600 {key}" in line
+    finally:
+        os.chmod(key, 0o600)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
+def test_changed_server_key_is_loud(tmp_path: Path) -> None:
+    first = start_server(tmp_path / "first")
+    player = Player(tmp_path / "p")
+    try:
+        player.run("setup", "--server", first.address, "--name", "Pat")
+    finally:
+        first.stop()
+    impostor = start_server(tmp_path / "second", port=first.port)
+    try:
+        done = player.run("matches", ok=False)
+        assert done.returncode == 1
+        line = one_line_error(done)
+        assert line.startswith(
+            f"canasta: DANGER: the server's key changed! {first.address} now presents key "
+        )
+        assert "run `canasta server forget`" in line
+        player.run("server", "forget")
+        # After forgetting, the new key is pinned; this player's key is not registered there.
+        done = player.run("matches", ok=False)
+        assert done.returncode == 1
+        pinned, refused = done.stderr.strip().splitlines()
+        assert pinned.startswith(f"canasta: pinned the key of the server at {first.address}")
+        assert refused == "canasta: this key is not registered here: register first"
+    finally:
+        impostor.stop()
+
+
+def test_watch_prints_a_line_per_change_until_interrupted(table: Table) -> None:
+    seat = table.actor()
+    watcher = table.players[(seat + 2) % 4]
+    process = subprocess.Popen(
+        [CANASTA, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env=watcher.env(),
+    )  # fmt: skip
+    assert process.stdout is not None
+    try:
+        now = _line(process)
+        assert now["match_id"] == table.match_id
+        table.view(seat)
+        table.players[seat].run("draw")
+        change = _line(process)
+        assert int(str(change["version"])) == int(str(now["version"])) + 1
+        assert change["to_act"] == seat
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=15)
+    assert process.returncode == 130  # stopped by Ctrl-C, quietly: no traceback
+    assert "Traceback" not in err
+    hand = table.view(seat).view.hand
+    table.players[seat].run("discard", hand[0])
+
+
+def _line(process: subprocess.Popen[str]) -> dict[str, object]:
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 20)
+    assert ready, "watch printed nothing"
+    line = process.stdout.readline()
+    assert line, process.stderr.read() if process.stderr else ""
+    data: dict[str, object] = json.loads(line)
+    return data
+
+
+def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:
+    secret = {"CANASTA_PASSPHRASE": "a long passphrase"}
+    player = Player(tmp_path / "eve", secret)
+    player.run("setup", "--server", table.server.address, "--name", "Eve", "--passphrase")
+    key = tmp_path / "eve" / "profiles" / "default" / "key"
+    assert key.read_bytes().startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    locked = Player(tmp_path / "eve")
+    (tmp_path / "eve" / "profiles" / "default" / "profile.json").write_text(
+        (tmp_path / "eve" / "profiles" / "default" / "profile.json")
+        .read_text()
+        .replace('"token": "', '"token": "stale')
+    )
+    done = locked.run("matches", ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == (
+        f"canasta: the key {key} is protected by a passphrase: set CANASTA_PASSPHRASE "
+        "or run the command in a terminal"
+    )
+    wrong = Player(tmp_path / "eve", {"CANASTA_PASSPHRASE": "nope"})
+    assert "the passphrase is wrong" in one_line_error(wrong.run("matches", ok=False))
+    assert player.json("matches")["matches"] == []
