@@ -41,7 +41,10 @@ def _plain_parameters_without_pydantic() -> None:
     try:
         from typer import core
         from typer._coercion import RuntimeParam
-    except ImportError:  # pragma: no cover - a Typer without the hook: nothing to skip
+
+        parameter_class: Any = core._TyperParameter
+        original = parameter_class.get_runtime_param
+    except (ImportError, AttributeError):  # pragma: no cover - a Typer without the hook
         return
     scalars: dict[Any, Callable[[Any], Any]] = {str: str, int: int, float: float, bool: _flag}
     plain: dict[Any, tuple[Callable[[Any], Any], bool]] = {}
@@ -62,17 +65,17 @@ def _plain_parameters_without_pydantic() -> None:
                     f"{value!r} is not a valid {convert.__name__}", ctx=ctx, param=param
                 ) from None
 
-    original = core._TyperParameter.get_runtime_param
-
     def get_runtime_param(self: Any) -> Any:
-        if self._runtime_param is None and self.type_descriptor.annotation in plain:
+        descriptor = getattr(self, "type_descriptor", None)
+        annotation = getattr(descriptor, "annotation", None)
+        if getattr(self, "_runtime_param", False) is None and annotation in plain:
             self._runtime_param = _Plain(
                 parameter_info=self.type_descriptor.parameter_info,
                 annotation=self.type_descriptor.annotation,
             )
         return original(self)
 
-    core._TyperParameter.get_runtime_param = get_runtime_param  # type: ignore[method-assign]
+    parameter_class.get_runtime_param = get_runtime_param
 
 
 _plain_parameters_without_pydantic()
