@@ -124,18 +124,19 @@ class MatchDriver:
 
 @dataclass(frozen=True)
 class Phase:
-    """One measured run: when to start (wall clock), warm-up, length, offered rate (0: max)."""
+    """One measured run: when to start (wall clock), warm-up, length, and the moves per second
+    each client offers (0: as fast as answers come)."""
 
     start_at: float
     warmup: float
     seconds: float
-    rate: float
+    client_rate: float
 
 
 def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
     results = [Result(0, 0, []) for _ in drivers]
     # Open loop: each client sends every `interval` seconds, clients staggered evenly.
-    interval = len(drivers) / phase.rate if phase.rate else 0.0
+    interval = 1 / phase.client_rate if phase.client_rate else 0.0
 
     def run(index: int) -> None:
         driver, result = drivers[index], results[index]
@@ -301,7 +302,7 @@ def main(argv: list[str] | None = None) -> None:
                 _measure(
                     pipe,
                     len(processes),
-                    Phase(time.time() + 0.5, args.warmup, args.seconds, rate),
+                    Phase(time.time() + 0.5, args.warmup, args.seconds, rate / ready),
                     server_pid,
                 )
                 for rate in rates
