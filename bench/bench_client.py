@@ -22,22 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from server.testkit import start_server_process
+
 BIN = Path(sys.executable).parent
-
-
-def _start_server(directory: Path) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": "WARNING"}
-    log = (directory / "server.log").open("w")
-    process = subprocess.Popen(
-        [str(BIN / "canasta-server"), "--data-dir", str(directory / "server"), "serve",
-         "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=log, text=True, env=env,
-    )  # fmt: skip
-    assert process.stdout is not None
-    banner = process.stdout.readline()
-    if "listening on" not in banner:
-        raise SystemExit(f"the server did not start: {banner!r}")
-    return process, banner.split("listening on ")[1].split()[0]
 
 
 def _run(command: list[str], env: dict[str, str]) -> float:
@@ -56,7 +43,11 @@ def main(argv: list[str] | None = None) -> None:
     canasta = str(BIN / "canasta")
     with tempfile.TemporaryDirectory(prefix="canasta-bench-client-") as tmp:
         directory = Path(tmp)
-        server, address = _start_server(directory)
+        env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": "WARNING"}
+        server, port = start_server_process(
+            directory / "server", env=env, command=[str(BIN / "canasta-server")]
+        )
+        address = f"127.0.0.1:{port}"
         try:
             env = {**os.environ, "CANASTA_HOME": str(directory / "home"), "NO_COLOR": "1"}
             env.pop("CANASTA_PROFILE", None)

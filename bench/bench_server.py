@@ -26,8 +26,6 @@ import multiprocessing
 import os
 import signal
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -38,7 +36,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from server.testkit import PlayerClient
+from server.testkit import PlayerClient, start_server_process
 from shared.pb import canasta_pb2 as pb
 
 
@@ -49,22 +47,6 @@ class Result:
     latencies: list[float]
     client_cpu: float = 0.0
     """CPU seconds the client processes spent in the measured window."""
-
-
-def _start_server(directory: Path, log_level: str) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": log_level}
-    log = (directory / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "server", "--data-dir", str(directory), "serve",
-         "--listen", "127.0.0.1:0"],
-        stdout=subprocess.PIPE, stderr=log, text=True, env=env,
-    )  # fmt: skip
-    assert process.stdout is not None
-    banner = process.stdout.readline()
-    if "listening on" not in banner:
-        raise SystemExit(f"the server did not start: {banner!r} (see {directory / 'server.log'})")
-    port = int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])
-    return process, port
 
 
 class MatchDriver:
@@ -283,7 +265,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.port:
             server, port = None, args.port
         else:
-            server, port = _start_server(Path(tmp), args.log_level)
+            env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": args.log_level}
+            server, port = start_server_process(Path(tmp), env=env)
         server_pid = server.pid if server is not None else None
         try:
             pipe = _Channel(context)

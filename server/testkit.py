@@ -7,7 +7,10 @@ build, sign and submit move envelopes from the last view it saw.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import grpc
@@ -254,3 +257,30 @@ def authoritative_state(service: Any, match_id: str) -> GameState:
         repo = ctx.repo(session)
         match = matches.require_match(repo, match_id)
         return matches.load_state(ctx, repo, match)
+
+
+def start_server_process(
+    data_dir: Path,
+    *,
+    env: Mapping[str, str],
+    command: Sequence[str] = (sys.executable, "-m", "server"),
+    listen: str = "127.0.0.1:0",
+) -> tuple[subprocess.Popen[str], int]:
+    """Run ``canasta-server serve`` as a process of its own and wait for its banner line
+    ("... listening on HOST:PORT ..."); return the process and the port it bound.
+
+    Its log (stderr) goes to ``data_dir / "server.log"``. End it with SIGTERM.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with (data_dir / "server.log").open("a") as log:
+        process = subprocess.Popen(
+            [*command, "--data-dir", str(data_dir), "serve", "--listen", listen],
+            stdout=subprocess.PIPE, stderr=log, text=True, env=dict(env),
+        )  # fmt: skip
+    assert process.stdout is not None
+    banner = process.stdout.readline()
+    if "listening on" not in banner:
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"the server did not start: {banner!r} (see {data_dir}/server.log)")
+    return process, int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from server.testkit import start_server_process
+
 BIN = Path(sys.executable).parent
 CANASTA = str(BIN / "canasta")
 CANASTA_SERVER = str(BIN / "canasta-server")
@@ -75,21 +77,11 @@ class Server:
 
 
 def start_server(data_dir: Path, port: int = 0) -> Server:
-    """Run ``canasta-server serve`` and wait for its "listening on HOST:PORT" banner."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    log = (data_dir / "server.log").open("a")
+    """Run the ``canasta-server`` executable and wait until it listens."""
     env = {**clean_env(), "CANASTA_SERVER_LOG_LEVEL": "WARNING"}
-    process = subprocess.Popen(
-        [CANASTA_SERVER, "--data-dir", str(data_dir), "serve", "--listen", f"127.0.0.1:{port}"],
-        stdout=subprocess.PIPE, stderr=log, text=True, env=env,
-    )  # fmt: skip
-    log.close()
-    assert process.stdout is not None
-    banner = process.stdout.readline()
-    if "listening on" not in banner:
-        process.kill()
-        raise RuntimeError(f"the server did not start: {banner!r} (see {data_dir}/server.log)")
-    bound = int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])
+    process, bound = start_server_process(
+        data_dir, env=env, command=[CANASTA_SERVER], listen=f"127.0.0.1:{port}"
+    )
     return Server(process, data_dir, bound)
 
 
