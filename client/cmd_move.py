@@ -60,14 +60,19 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
     with common.connect(player) as conn:
         match_id = common.resolve_match(conn, match)
         seen = player.matches.get(match_id)
-        if seen is None or deal:
-            # Nothing seen yet (or a cut, which needs the commitment published now and
-            # reveals nothing a player could act on): look first.
+        if deal:
+            # A cut needs the commitment published now and reveals nothing a player could
+            # act on: look first.
             common.fetch_view(conn, match_id)
             seen = player.matches[match_id]
+        elif seen is None:
+            raise CliError(
+                "you have not looked at this match from this profile yet: nothing was "
+                "submitted; run `canasta show` (or `canasta wait`) first"
+            )
         if deal and not seen.deal_commitment:
             raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
-        server_key = conn.pinned_key()
+        server_key = conn.pinned_key()  # checked against the pin before the move leaves
         head = bytes.fromhex(seen.head_hash)
         request = protocol.move_request(
             key,

@@ -107,6 +107,10 @@ def _stream(conn: Connection, match_ids: list[str], timeout: float | None) -> An
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_MAX_WAIT = 10.0**9
+"""The longest ``--timeout`` (about 31 years): longer is no timeout at all, say so."""
+
+
 @app.command(
     rich_help_panel=PANEL,
     epilog="Exit codes: 0 your turn, 3 timed out, 4 the match is over, 1 an error.\n\n"
@@ -115,13 +119,18 @@ def _stream(conn: Connection, match_ids: list[str], timeout: float | None) -> An
 def wait(
     match: MatchArg = None,
     timeout: Annotated[
-        float | None, typer.Option(help="Give up after this many seconds (exit code 3).")
+        float | None,
+        typer.Option(help="Give up after this many seconds (exit code 3)."),
     ] = None,
     json: JsonOpt = False,
 ) -> None:
     """Block until it is your move in a match (your turn, an answer, or the cut), then show it."""
     from client.rpc import RpcFailureError, translated
 
+    if timeout is not None and not 0 < timeout <= _MAX_WAIT:  # also refuses nan
+        raise typer.BadParameter(
+            f"give a number of seconds above 0 and at most {_MAX_WAIT:g}", param_hint="--timeout"
+        )
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
         seat = _seat_in(conn, match_id)
@@ -140,7 +149,8 @@ def wait(
                     raise CliError("the server closed the stream; run `canasta wait` again")
         except RpcFailureError as failure:
             if failure.status == "DEADLINE_EXCEEDED":
-                raise CliError(f"still not your turn after {timeout:g} s", EXIT_TIMEOUT) from None
+                waited = f" after {timeout:g} s" if timeout is not None else ""
+                raise CliError(f"still not your turn{waited}", EXIT_TIMEOUT) from None
             raise
         view = common.fetch_view(conn, match_id)
     if json:

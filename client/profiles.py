@@ -94,7 +94,13 @@ class Profile:
             ) from None
         except (OSError, ValueError) as exc:
             raise CliError(f"cannot read the profile {file}: {exc}") from None
-        return cls.from_dict(name, data)
+        try:
+            return cls.from_dict(name, data)
+        except (TypeError, AttributeError, ValueError):
+            raise CliError(
+                f"the profile file {file} is damaged; fix it, or move it away and run "
+                "`canasta setup` again"
+            ) from None
 
     @classmethod
     def from_dict(cls, name: str, data: dict[str, Any]) -> Profile:

@@ -48,7 +48,7 @@ def _unreachable_reason(details: str) -> str:
     lowered = details.lower()
     if "connection refused" in lowered:
         return "connection refused: is canasta-server running there?"
-    if "dns" in lowered or "resolve" in lowered or "name or service" in lowered:
+    if any(word in lowered for word in ("dns", "resolv", "lookup", "name or service")):
         return "the host name does not resolve"
     if "ssl" in lowered or "tls" in lowered or "handshake" in lowered or "certificate" in lowered:
         return "the TLS handshake failed: check --tls and the CA file"
@@ -134,6 +134,7 @@ class Connection:
         self.address = profile.server
         self.channel = open_channel(profile.server, profile.tls, profile.ca_file)
         self.stub = pb_grpc.CanastaStub(self.channel)
+        self._checked_key: bytes | None = None
 
     def close(self) -> None:
         self.channel.close()
@@ -154,12 +155,11 @@ class Connection:
         return info
 
     def pinned_key(self) -> bytes:
-        """The pinned server key; pins the key the server presents if none is pinned yet."""
-        from shared.crypto import public_key_from_text
-
-        if self.profile.server_key:
-            return public_key_from_text(self.profile.server_key)
-        return self.check_pin(self.server_info())
+        """The server's key, compared with the pin (pinned if none is yet) once per connection,
+        before anything that trusts the server leaves: a token, a move."""
+        if self._checked_key is None:
+            self._checked_key = self.check_pin(self.server_info())
+        return self._checked_key
 
     def check_pin(self, info: pb.GetServerInfoResponse) -> bytes:
         """Compare the presented key with the pin (pinning it the first time); loud on change."""
@@ -189,7 +189,7 @@ class Connection:
         from shared import protocol
         from shared.crypto import public_key_raw
 
-        server_key = self.check_pin(self.server_info())
+        server_key = self.pinned_key()
         key = self.profile.load_key()
         public = public_key_raw(key)
         with translated(self.address):
@@ -207,6 +207,7 @@ class Connection:
     def metadata(self) -> tuple[tuple[str, str], ...]:
         import time
 
+        self.pinned_key()  # never hand the token to a server whose key is not the pinned one
         if not self.profile.token_valid(time.time_ns() // 1_000_000):
             self.login()
         return (("authorization", f"Bearer {self.profile.token}"),)

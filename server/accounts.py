@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from server.context import ServiceContext
 from server.domain import Player
+from server.errors import is_unique_violation
 from server.exceptions import (
     AlreadyExistsError,
     InvalidRequestError,
@@ -106,7 +107,9 @@ class Accounts:
                     code, player.id, now
                 ):
                     raise refused
-        except IntegrityError:  # the same key registered at the same moment (PostgreSQL)
+        except IntegrityError as exc:  # the same key registered at the same moment
+            if not is_unique_violation(exc):
+                raise
             raise AlreadyExistsError("this key is already registered") from None
         return player
 

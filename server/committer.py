@@ -95,17 +95,19 @@ class GroupCommitter:
                 # Plain SAVEPOINT statements on the driver's own cursor: SQLAlchemy's nested
                 # transactions (and even its exec_driver_sql) cost more than the statements.
                 cursor = session.connection().connection.cursor()
-                for item in batch:
-                    cursor.execute("SAVEPOINT move")
-                    try:
-                        item.result = item.work(session)
-                    except BaseException as exc:
-                        cursor.execute("ROLLBACK TO SAVEPOINT move")
-                        cursor.execute("RELEASE SAVEPOINT move")
-                        item.error = exc
-                    else:
-                        cursor.execute("RELEASE SAVEPOINT move")
-                cursor.close()
+                try:
+                    for item in batch:
+                        cursor.execute("SAVEPOINT move")
+                        try:
+                            item.result = item.work(session)
+                        except BaseException as exc:
+                            cursor.execute("ROLLBACK TO SAVEPOINT move")
+                            cursor.execute("RELEASE SAVEPOINT move")
+                            item.error = exc
+                        else:
+                            cursor.execute("RELEASE SAVEPOINT move")
+                finally:
+                    cursor.close()
         except BaseException as exc:  # the commit failed: nothing of the batch is stored
             for item in batch:
                 if item.error is None:

@@ -111,8 +111,19 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
 _RACE_SQLSTATES = frozenset({"40001", "40P01"})
 
 
+def is_unique_violation(exc: BaseException) -> bool:
+    """A duplicate key (a concurrent insert won), not another broken constraint (a bug)."""
+    if not isinstance(exc, IntegrityError):
+        return False
+    orig = getattr(exc, "orig", None)
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate is not None:  # PostgreSQL
+        return bool(sqlstate == "23505")
+    return "UNIQUE constraint failed" in str(orig)  # SQLite
+
+
 def _lost_a_race(exc: BaseException) -> bool:
-    if isinstance(exc, IntegrityError):
+    if is_unique_violation(exc):
         return True
     sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
     return isinstance(exc, DBAPIError) and sqlstate in _RACE_SQLSTATES

@@ -141,6 +141,9 @@ def receipt_matches(
     """
     if len(head_hash) != 32:
         return False
+    sent = pb.MovePayload.FromString(request.payload)
+    if receipt.match_id != sent.match_id or receipt.seq != sent.seq:
+        return False
     expected = entry_hash(head_hash, request.payload, request.signature)
     if bytes(receipt.entry_hash) != expected:
         return False

@@ -15,16 +15,18 @@ from shared.pb import canasta_pb2 as pb
 from shared.wire import move_from_bytes
 
 
-def _receipt(server: object, request: pb.SubmitRequest, head: bytes, seq: int) -> pb.Receipt:
+def _receipt(
+    server: object, request: pb.SubmitRequest, head: bytes, seq: int, match_id: str = "m"
+) -> pb.Receipt:
     from shared.crypto import PrivateKey
 
     assert isinstance(server, PrivateKey)
     digest = entry_hash(head, request.payload, request.signature)
     return pb.Receipt(
-        match_id="m",
+        match_id=match_id,
         seq=seq,
         entry_hash=digest,
-        server_signature=sign_receipt(server, "m", seq, digest),
+        server_signature=sign_receipt(server, match_id, seq, digest),
     )
 
 
@@ -53,3 +55,10 @@ def test_a_receipt_must_cover_this_envelope_and_the_pinned_key() -> None:
     other = protocol.move_request(player, "m", 0, 0, head, ["pass"])
     assert not protocol.receipt_matches(public_key_raw(server), other, head, good)
     assert not protocol.receipt_matches(public_key_raw(server), request, b"short", good)
+    # Signed by the right key over the right entry, but naming another match or place.
+    assert not protocol.receipt_matches(
+        public_key_raw(server), request, head, _receipt(server, request, head, 2)
+    )
+    assert not protocol.receipt_matches(
+        public_key_raw(server), request, head, _receipt(server, request, head, 1, "other")
+    )

@@ -257,3 +257,72 @@ def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:
     wrong = Player(tmp_path / "eve", {"CANASTA_PASSPHRASE": "nope"})
     assert "the passphrase is wrong" in one_line_error(wrong.run("matches", ok=False))
     assert player.json("matches")["matches"] == []
+
+
+def test_a_changed_pin_stops_reads_and_moves_before_anything_is_sent(table: Table) -> None:
+    """The same server and database, but the profile pinned another key (a copied profile
+    meeting an impostor looks the same): no token and no move may leave."""
+    from shared.crypto import generate_private_key, public_key_raw, public_key_to_text
+
+    seat = table.actor()
+    player = table.players[seat]
+    table.view(seat)
+    profile = player.home / "profiles" / "default" / "profile.json"
+    original = profile.read_text()
+    data = json.loads(original)
+    data["server_key"] = public_key_to_text(public_key_raw(generate_private_key()))
+    profile.write_text(json.dumps(data))
+    try:
+        for command in (["show"], ["draw"]):
+            done = player.run(*command, ok=False)
+            assert done.returncode == 1
+            assert one_line_error(done).startswith("canasta: DANGER: the server's key changed!")
+    finally:
+        profile.write_text(original)
+    assert table.view(seat).view.phase == pb.PHASE_DRAW  # the draw was never sent
+
+
+def test_a_move_needs_a_look_at_the_table_first(table: Table, tmp_path: Path) -> None:
+    seat = table.actor()
+    stranger = Player(tmp_path / "copy")
+    source = table.players[seat].home
+    subprocess.run(["cp", "-a", f"{source}/.", str(stranger.home)], check=True)
+    profile = stranger.home / "profiles" / "default" / "profile.json"
+    data = json.loads(profile.read_text())
+    data["matches"] = {}  # this copy of the profile never saw the match
+    profile.write_text(json.dumps(data))
+    version = table.view(seat).version
+    done = stranger.run("draw", ok=False)
+    assert done.returncode == 1
+    assert "you have not looked at this match from this profile yet" in one_line_error(done)
+    assert table.view(seat).version == version
+
+
+def test_wait_refuses_a_timeout_that_is_not_a_number_of_seconds(table: Table) -> None:
+    for value in ("inf", "nan", "0", "-3"):
+        done = table.players[0].run("wait", "--timeout", value, ok=False)
+        assert done.returncode == 2, (value, done.stderr)
+        assert "Traceback" not in done.stderr
+
+
+def test_unknown_host(tmp_path: Path) -> None:
+    done = Player(tmp_path / "p").run(
+        "setup", "--server", "nonexistent.invalid:1", "--name", "B", ok=False
+    )
+    assert one_line_error(done) == (
+        "canasta: cannot reach the server at nonexistent.invalid:1 (the host name does not resolve)"
+    )
+
+
+@pytest.mark.parametrize("content", ["[]", '{"server": 5, "matches": {"x": {"foo": 1}}}'])
+def test_damaged_profile(table: Table, tmp_path: Path, content: str) -> None:
+    player = Player(tmp_path / "p")
+    profile = player.home / "profiles" / "default" / "profile.json"
+    profile.parent.mkdir(parents=True)
+    profile.write_text(content)
+    done = player.run("matches", ok=False)
+    assert done.returncode == 1
+    assert one_line_error(done) == (
+        f"canasta: the profile file {profile} is damaged; fix it, or move it away and run "
+        "`canasta setup` again"
+    )
