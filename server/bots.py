@@ -19,9 +19,8 @@ from server.context import ServiceContext
 from server.domain import Change, MatchStatus
 from server.exceptions import StaleMoveError
 from server.play import Play
-from shared.crypto import sign
+from shared.protocol import move_request
 from shared.rules import Action, GameState, legal_actions
-from shared.wire import Move, move_to_bytes
 
 log = logging.getLogger(__name__)
 
@@ -114,18 +113,17 @@ class BotRunner:
             if seat is None or not matches.bot_to_act(match, state):
                 return made
             action = self.choose(state, seat)
-            payload = move_to_bytes(
-                Move(
-                    match_id=match.id,
-                    seat=seat,
-                    seq=match.version + 1,
-                    prev_hash=match.head_hash,
-                    client_time_ms=ctx.clock(),
-                    actions=(str(action),),
-                )
+            request = move_request(
+                ctx.keys.bot,
+                match.id,
+                seat,
+                match.version,
+                match.head_hash,
+                [str(action)],
+                client_time_ms=ctx.clock(),
             )
             try:
-                self.play_service.submit(payload, sign(ctx.keys.bot, payload))
+                self.play_service.submit(request.payload, request.signature)
             except StaleMoveError:
                 continue  # someone else moved first: look again
             made += 1

@@ -32,6 +32,7 @@ from server.domain import (
     Receipt,
     SeatKind,
 )
+from server.errors import is_unique_violation
 from server.exceptions import (
     ConflictError,
     InvalidRequestError,
@@ -347,8 +348,10 @@ class Play:
 
         try:
             ctx.write(write)
-        except IntegrityError:  # another server process stored this seq first
-            raise _MatchMovedError from None
+        except IntegrityError as exc:
+            if not is_unique_violation(exc):  # a broken constraint is a bug, not a race
+                raise
+            raise _MatchMovedError from None  # another server process stored this seq first
         if effects.dealt_hand is not None:
             dealt = self._hand(match.id, effects.dealt_hand)
             ctx.hands.put(
