@@ -114,7 +114,8 @@ def create_server(
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
-            ("grpc.so_reuseport", 0),
+            # Several `serve --workers` processes share the port; one alone must own it.
+            ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         ],
     )
     servicer = CanastaServicer(service)

@@ -28,6 +28,7 @@ import platformdirs
 APP_NAME = "canasta-server"
 ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
+MAX_PROCESSES = 64
 
 
 class ConfigFileError(ValueError):
@@ -58,7 +59,10 @@ class ServerConfig:
     token_ttl_seconds: int = 3600
     challenge_ttl_seconds: int = 120
     max_workers: int = 128
-    """gRPC worker threads; every open Watch stream holds one."""
+    """gRPC worker threads per server process; every open Watch stream holds one."""
+    workers: int = 1
+    """Server processes sharing the port (Linux SO_REUSEPORT). Python runs one thread at a
+    time per process, so one process uses about one core; more processes use more cores."""
     history_page: int = 500
     """Entries per GetHistory response."""
     log_level: str = "INFO"
@@ -76,6 +80,8 @@ class ServerConfig:
                 raise ConfigFileError(f"{name} must be positive")
         if self.max_workers < 4 or self.history_page < 1:
             raise ConfigFileError("max_workers must be 4 or more and history_page positive")
+        if not 1 <= self.workers <= MAX_PROCESSES:
+            raise ConfigFileError(f"workers must be from 1 to {MAX_PROCESSES}")
 
     @property
     def db_url(self) -> str:
@@ -92,7 +98,7 @@ class ServerConfig:
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
-         "history_page"}  # fmt: skip
+         "workers", "history_page"}  # fmt: skip
 
 
 def _convert(name: str, value: Any, source: str) -> Any:

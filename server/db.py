@@ -4,7 +4,8 @@ SQLite gets the settings that make a receipt trustworthy: WAL journal (readers n
 writer) and ``synchronous=FULL`` (every commit is on disk before ``commit()`` returns, so a
 receipt is only ever sent for a durable entry). Write transactions start with ``BEGIN
 IMMEDIATE`` and are serialized in the process, because SQLite has one writer anyway and a
-deferred transaction that upgrades to a write can fail with "database is locked" under load.
+deferred transaction that upgrades to a write can fail with "database is locked" under load;
+across processes (``serve --workers N``, operator commands) by ``server.writer_lock``.
 Other databases (PostgreSQL: ``postgresql+psycopg://...``) run writes at once, at READ
 COMMITTED; the service relies only on conditional updates, row locks (``FOR UPDATE``) and
 unique constraints, and ``server.errors`` reports a race it did not foresee as ABORTED.
@@ -22,6 +23,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlmodel import Session, create_engine
 
+from server.writer_lock import WriterLock
+
 _BUSY_TIMEOUT_MS = 30_000
 
 
@@ -34,10 +37,13 @@ class Database:
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self._write_lock = threading.Lock()
         self._local = threading.local()
+        self._writer: WriterLock | None = None
         if self.is_sqlite:
             if parsed.database in (None, "", ":memory:"):
                 raise ValueError("the server needs a SQLite file, not an in-memory database")
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            database_file = Path(parsed.database).expanduser()
+            database_file.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = WriterLock(database_file)
             self.engine: Engine = create_engine(
                 url,
                 connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
@@ -68,7 +74,9 @@ class Database:
             with Session(self.engine, expire_on_commit=False) as session, session.begin():
                 yield session
             return
+        assert self._writer is not None
         with self._write_lock:
+            self._writer.acquire()
             self._local.immediate = True
             try:
                 with Session(self.engine, expire_on_commit=False) as session:
@@ -78,9 +86,12 @@ class Database:
                     session.commit()
             finally:
                 self._local.immediate = False
+                self._writer.release()
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._writer is not None:
+            self._writer.close()
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
