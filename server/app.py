@@ -24,6 +24,7 @@ from server.committer import GroupCommitter
 from server.config import ServerConfig
 from server.context import ServiceContext
 from server.db import Database
+from server.feed import ChangeFeed
 from server.keys import load_keys
 from server.migrations import migrate
 from server.service import CanastaService
@@ -150,14 +151,18 @@ class App:
     server: grpc.Server
     servicer: CanastaServicer
     port: int
+    feed: ChangeFeed
+    """Brings changes stored by other processes on the same database to this one's watchers."""
 
     def start(self) -> None:
         self.server.start()
         self.bots.start()
+        self.feed.start()
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
         self.server.stop(grace).wait()
+        self.feed.stop()
         self.bots.stop()
         if self.service.ctx.committer is not None:
             self.service.ctx.committer.stop()
@@ -180,4 +185,4 @@ def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
     """Open everything and bind the port; call ``start()`` to serve."""
     db, service, bots = open_service(config, chooser)
     server, port, servicer = create_server(config, service)
-    return App(config, db, service, bots, server, servicer, port)
+    return App(config, db, service, bots, server, servicer, port, ChangeFeed(service.ctx))

@@ -65,6 +65,9 @@ class ServerConfig:
     time per process, so one process uses about one core; more processes use more cores."""
     history_page: int = 500
     """Entries per GetHistory response."""
+    feed_poll_ms: int = 250
+    """While a Watch stream is open, how often this process looks in the database for changes
+    stored by other server processes (replicas, workers) on the same database."""
     log_level: str = "INFO"
 
     def __post_init__(self) -> None:
@@ -75,7 +78,7 @@ class ServerConfig:
             )
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ConfigFileError("tls_cert and tls_key go together: set both or neither")
-        for name in ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds"):
+        for name in _POSITIVE:
             if getattr(self, name) <= 0:
                 raise ConfigFileError(f"{name} must be positive")
         if self.max_workers < 4 or self.history_page < 1:
@@ -98,7 +101,8 @@ class ServerConfig:
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
-         "workers", "history_page"}  # fmt: skip
+         "workers", "history_page", "feed_poll_ms"}  # fmt: skip
+_POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
 
 def _convert(name: str, value: Any, source: str) -> Any:

@@ -4,6 +4,10 @@ A seat decides the partnership (seats of one side are listed in the rule configu
 match starts by itself once every seat is taken; ``start`` gives the empty seats to bots first.
 Seat changes lock the match row first (``FOR UPDATE``; SQLite has one writer anyway), so racing
 joins on PostgreSQL queue up instead of failing each other's revision check.
+
+Every change here bumps the match's ``revision`` and stamps ``updated_ms``, which is how the
+other server processes' change feeds (``server.feed``) find it. The stamp is taken inside the
+transaction, once the match row is locked, so that it is as close to the commit as it can be.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKi
 from server.exceptions import ConflictError, InvalidRequestError
 from server.repository import Repository
 from shared.crypto import genesis_hash
-from shared.rules import GameState, make_config
+from shared.rules import GameState, RuleConfig, make_config
 
 _INVITE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _INVITE_LENGTH = 10
@@ -62,49 +66,29 @@ class Lobby:
         config = make_config(preset or "classic", values)
         players = config.players
         mine = 0 if seat is None else seat
-        bots = set(bot_seats)
+        bots = frozenset(bot_seats)
         if not 0 <= mine < players or any(not 0 <= b < players for b in bots):
             raise InvalidRequestError(f"seats are numbered 0 to {players - 1} in this match")
         if mine in bots:
             raise InvalidRequestError("you cannot give your own seat to a bot")
-        now = ctx.clock()
-        match_id = uuid.uuid4().hex
-        seats = tuple(
-            Seat(s, SeatKind.HUMAN, player.id)
-            if s == mine
-            else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY)
-            for s in range(players)
-        )
-        match = Match(
-            id=match_id,
-            preset=config.preset,
-            config=config,
-            status=MatchStatus.WAITING,
-            version=0,
-            revision=1,
-            head_hash=genesis_hash(match_id),
-            invite_code=new_invite_code(),
-            created_by=player.id,
-            created_ms=now,
-            updated_ms=now,
-            seats=seats,
-        )
         with ctx.db.write() as session:
             repo = ctx.repo(session)
+            now = ctx.clock()
+            match = _new_match(player, config, mine, bots, now)
             repo.add_match(match)
-            match, state = self._start_if_full(repo, match_id, now)
+            match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)
         return self._summary(match, state, player), match.invite_code
 
     def join(self, player: Player, invite_code: str, seat: int | None) -> tuple[MatchSummary, int]:
         ctx = self.ctx
-        now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
             match = repo.match_by_invite(invite_code.strip().lower(), for_update=True)
             if match is None:
                 raise InvalidRequestError("no match has that invitation code")
+            now = ctx.clock()
             already = match.seat_of(player.id)
             if already is not None:
                 if seat is not None and seat != already:
@@ -120,10 +104,10 @@ class Lobby:
 
     def fill_with_bot(self, player: Player, match_id: str, seat: int | None) -> MatchSummary:
         ctx = self.ctx
-        now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id, for_update=True)
+            now = ctx.clock()
             mine = matches.require_seat(match, player.id)
             chosen = self._free_seat(match, seat)
             self._take(repo, match, chosen, SeatKind.BOT, None, now)
@@ -134,10 +118,10 @@ class Lobby:
 
     def start(self, player: Player, match_id: str) -> MatchSummary:
         ctx = self.ctx
-        now = ctx.clock()
         with ctx.db.write() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id, for_update=True)
+            now = ctx.clock()
             mine = matches.require_seat(match, player.id)
             if match.status is not MatchStatus.WAITING:
                 raise ConflictError("the match has already started")
@@ -208,3 +192,31 @@ class Lobby:
     def _publish(self, match: Match, state: GameState) -> None:
         self.ctx.states.put(match.id, match.revision, state)
         self.ctx.notifier.publish(matches.change(match, state))
+
+
+def _new_match(
+    player: Player, config: RuleConfig, mine: int, bots: frozenset[int], now: int
+) -> Match:
+    """A waiting match created by ``player`` at seat ``mine``, with ``bots``' seats given to
+    bots and the others empty."""
+    match_id = uuid.uuid4().hex
+    seats = tuple(
+        Seat(s, SeatKind.HUMAN, player.id)
+        if s == mine
+        else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY)
+        for s in range(config.players)
+    )
+    return Match(
+        id=match_id,
+        preset=config.preset,
+        config=config,
+        status=MatchStatus.WAITING,
+        version=0,
+        revision=1,
+        head_hash=genesis_hash(match_id),
+        invite_code=new_invite_code(),
+        created_by=player.id,
+        created_ms=now,
+        updated_ms=now,
+        seats=seats,
+    )

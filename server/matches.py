@@ -116,6 +116,11 @@ def summary(match: Match, state: GameState, player_id: int | None) -> MatchSumma
     )
 
 
+def player_ids(match: Match) -> frozenset[int]:
+    """The players seated in the match: who may hear of its changes."""
+    return frozenset(s.player_id for s in match.seats if s.player_id is not None)
+
+
 def change(match: Match, state: GameState) -> Change:
     return Change(
         match_id=match.id,
@@ -123,7 +128,7 @@ def change(match: Match, state: GameState) -> Change:
         revision=match.revision,
         status=match.status,
         to_act=to_act(match, state),
-        player_ids=frozenset(s.player_id for s in match.seats if s.player_id is not None),
+        player_ids=player_ids(match),
         bot_to_act=bot_to_act(match, state),
     )
 

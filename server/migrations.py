@@ -147,9 +147,20 @@ def _v2_sparse_snapshots(conn: Connection) -> None:
     conn.execute(text("UPDATE match SET snapshot_version = version"))
 
 
+def _v3_match_updated_index(conn: Connection) -> None:
+    """Index ``match.updated_ms``: while anyone watches, every server process asks several
+    times a second which matches changed in the last few seconds (``server.feed``).
+
+    ``IF NOT EXISTS`` (SQLite and PostgreSQL alike) on top of ``migrate``'s lock: a database
+    that already has the index, whoever made it, is left as it is.
+    """
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_match_updated_ms ON match (updated_ms)"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _v1_initial),
     Migration(2, "sparse state snapshots", _v2_sparse_snapshots),
+    Migration(3, "index of match.updated_ms for the change feed", _v3_match_updated_index),
 )
 """Every migration, in order. Append only; never edit one that has shipped."""
 

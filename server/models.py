@@ -55,7 +55,9 @@ class MatchRow(SQLModel, table=True):
     invite_code: str = Field(unique=True, max_length=32)
     created_by: int = Field(foreign_key="player.id")
     created_ms: int = _big()
-    updated_ms: int = _big()
+    updated_ms: int = _big(index=True)
+    """When the match last changed (every change bumps ``revision`` and this); indexed for
+    the change feed (``server.feed``)."""
     state_json: str = Field(default="", sa_type=Text)
     """``GameState.to_json()`` after entry ``snapshot_version`` (empty while waiting)."""
     snapshot_version: int = _big()

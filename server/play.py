@@ -129,7 +129,8 @@ class Play:
         return History(match, seat, entries, shown, len(found) > page)
 
     def watch(self, player: Player, match_ids: list[str]) -> tuple[Subscription, list[Change]]:
-        """Subscribe first (so nothing is missed), then read each match's state now."""
+        """Subscribe first (so nothing is missed), then read each match's state now; changes
+        queued meanwhile that this state already includes are not sent again."""
         ctx = self.ctx
         subscription = ctx.notifier.subscribe(player.id, frozenset(match_ids))
         try:
@@ -145,6 +146,7 @@ class Play:
         except BaseException:
             subscription.close()
             raise
+        subscription.mark_sent(initial)
         return subscription, initial
 
     # -- moves --------------------------------------------------------------------------------

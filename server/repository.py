@@ -275,6 +275,14 @@ class Repository:
         unique = {r.id: r for r in rows}
         return [self._match(r) for r in unique.values()]
 
+    def changed_since(self, since_ms: int) -> list[tuple[str, int]]:
+        """``(id, revision)`` of every match changed at or after ``since_ms`` (by its
+        ``updated_ms``, which is indexed)."""
+        rows = self.session.exec(
+            select(MatchRow.id, MatchRow.revision).where(col(MatchRow.updated_ms) >= since_ms)
+        ).all()
+        return [(match_id, revision) for match_id, revision in rows]
+
     def match_ids(self, status: MatchStatus) -> list[str]:
         return list(self.session.exec(select(MatchRow.id).where(MatchRow.status == status.value)))
 

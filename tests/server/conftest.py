@@ -65,6 +65,7 @@ def make_app(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[App
         app = open_app(config)
         if start:
             app.server.start()
+            app.feed.start()
             if bots:
                 app.bots.start()
         apps.append(app)

@@ -39,6 +39,7 @@ def test_file_then_environment_then_options(tmp_path: Path) -> None:
         ('registration = "closed"', "registration must be"),
         ('no_such = "x"', "unknown setting"),
         ("max_message_bytes = -1", "must be positive"),
+        ("feed_poll_ms = 0", "feed_poll_ms must be positive"),
         ('tls_cert = "cert.pem"', "go together"),
         ('max_workers = "many"', "whole number"),
         ("listen = [", "not valid TOML"),
@@ -49,6 +50,15 @@ def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> No
     path.write_text(text)
     with pytest.raises(ConfigFileError, match=words):
         load_config(path, env={})
+
+
+def test_feed_poll_interval(tmp_path: Path) -> None:
+    assert load_config(env={}, data_dir=tmp_path).feed_poll_ms == 250
+    path = tmp_path / "server.toml"
+    path.write_text("feed_poll_ms = 100\n")
+    assert load_config(path, env={}).feed_poll_ms == 100
+    env = {"CANASTA_SERVER_FEED_POLL_MS": "40"}
+    assert load_config(path, env=env).feed_poll_ms == 40
 
 
 def test_missing_file(tmp_path: Path) -> None:

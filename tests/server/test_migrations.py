@@ -181,7 +181,40 @@ def test_v2_keeps_every_snapshot_valid(tmp_path: Path) -> None:
                 " VALUES ('m', 'classic', '{}', 'playing', 4, 17, 20, x'00', 'c', 1, 1, 1, '{}')"
             )
         )
-    assert migrate(db) == [2]
+    assert migrate(db, MIGRATIONS[:2]) == [2]
     with db.read() as session:
         row = session.connection().execute(text("SELECT snapshot_version FROM match")).one()
     assert row[0] == 17
+
+
+def test_v3_indexes_when_the_matches_changed(open_db: OpenDatabase) -> None:
+    """A v2 database with matches in it gets the change feed's index; doing it twice is
+    harmless (another process may have made it)."""
+    db = open_db("db")
+    migrate(db, MIGRATIONS[:2])
+    with db.write() as session:
+        conn = session.connection()
+        conn.execute(
+            text(
+                "INSERT INTO player (id, public_key, display_name, email, invitation_code,"
+                " blocked, created_ms) VALUES (1, :key, 'alice', '', '', :no, 1)"
+            ),
+            {"key": b"\x01", "no": False},
+        )
+        conn.execute(
+            text(
+                "INSERT INTO match (id, preset, config_json, status, players, version, revision,"
+                " head_hash, invite_code, created_by, created_ms, updated_ms, state_json,"
+                " snapshot_version) VALUES ('m', 'classic', '{}', 'playing', 4, 1, 2, :hash,"
+                " 'c', 1, 1, 5, '', 0)"
+            ),
+            {"hash": b"\x00"},
+        )
+    assert migrate(db) == [3]
+    indexed = {tuple(i["column_names"]) for i in inspect(db.engine).get_indexes("match")}
+    assert ("updated_ms",) in indexed
+    with db.write() as session:
+        MIGRATIONS[2].apply(session.connection())
+    with db.read() as session:
+        rows = session.connection().execute(text("SELECT id FROM match WHERE updated_ms >= 5"))
+        assert [r[0] for r in rows] == ["m"]

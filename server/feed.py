@@ -1,0 +1,126 @@
+"""The change feed: changes stored by other server processes, for this process's Watch streams.
+
+``server.notify`` carries a change only within the process that stored it. Several processes
+may share one database (``serve --workers N``, or replicas on one PostgreSQL), and a player's
+Watch stream may be held by another process than the one that stores the opponent's move. So
+while at least one Watch stream is open in this process, a background thread asks the
+database every ``feed_poll_ms`` which matches changed lately, and relays to the watchers each
+change this process has not published yet (``Notifier.relay``: watchers only, never the bot
+runner). With no Watch stream open it runs no query at all.
+
+"Lately" means ``updated_ms >= now - slack``. Every change stamps ``updated_ms`` before its
+transaction commits, so a change can become visible after one stamped later (a move waits for
+the group commit, a seat change for the row lock), and the clocks of replicas on different
+hosts differ a little: the window reaches back ``LATE_COMMIT_SLACK_MS`` to cover both. Each
+poll sees the whole window again and tells what is new by revision, which the notifier
+remembers per match; that costs an index range scan of ``(id, revision)`` pairs, only as many
+as matches changed within the window. A change that lands later than the slack is missed by
+watchers already open (a new Watch reads the state afresh); keep the hosts' clocks in sync.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlmodel import Session
+
+from server import matches
+from server.context import ServiceContext
+from server.repository import Repository
+
+log = logging.getLogger(__name__)
+
+LATE_COMMIT_SLACK_MS = 10_000
+"""How far back each poll looks, beyond the moment it polls (see the module docstring)."""
+
+
+class ChangeFeed:
+    """Polls for other processes' changes while this process has watchers (``start``/``stop``).
+
+    The counters are for tests and diagnostics; only the feed's thread writes them.
+    """
+
+    def __init__(self, ctx: ServiceContext, slack_ms: int = LATE_COMMIT_SLACK_MS) -> None:
+        self.ctx = ctx
+        self.slack_ms = slack_ms
+        self.interval = ctx.config.feed_poll_ms / 1000
+        self.ticks = 0
+        """Rounds of the thread completed, with or without a poll."""
+        self.polls = 0
+        """Polls begun (each runs the query once)."""
+        self.relayed = 0
+        """Changes found by polling and sent to watchers."""
+        self.errors = 0
+        """Polls that failed (each is logged, and the next round tries again)."""
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._stopping.clear()
+        self._thread = threading.Thread(target=self._run, name="canasta-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the thread: at once when it is waiting, after the poll it is running else."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        self._stopping.set()
+        thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.interval):
+            if self.ctx.notifier.watched():
+                self._poll_logged()
+            self.ticks += 1
+
+    def _poll_logged(self) -> None:
+        """One poll; a failure (the database away, say) is logged and the thread goes on."""
+        try:
+            self.poll()
+        except Exception:
+            self.errors += 1
+            log.exception("the change feed could not read the database; it tries again")
+
+    def poll(self) -> int:
+        """Look once; relay every change not yet published here. Returns how many were sent."""
+        self.polls += 1
+        ctx = self.ctx
+        since = ctx.clock() - self.slack_ms
+        with ctx.db.read() as session:
+            _one_snapshot(ctx, session)
+            repo = ctx.repo(session)
+            changed = repo.changed_since(since)
+            fresh = [m for m, revision in changed if revision > ctx.notifier.published(m)]
+            relayed = sum(self._relay(repo, match_id) for match_id in fresh)
+        self.relayed += relayed
+        return relayed
+
+    def _relay(self, repo: Repository, match_id: str) -> bool:
+        """Load one match and send its change to the watchers who want it. A change nobody
+        here watches is only remembered: loading its state would be wasted."""
+        ctx = self.ctx
+        match = repo.match(match_id)
+        if match is None:
+            return False
+        if not ctx.notifier.wanted(match.id, matches.player_ids(match)):
+            ctx.notifier.remember(match.id, match.revision)
+            return False
+        state = matches.load_state(ctx, repo, match)
+        return ctx.notifier.relay(matches.change(match, state))
+
+
+def _one_snapshot(ctx: ServiceContext, session: Session) -> None:
+    """Make the poll's reads see one snapshot of the database.
+
+    The poll reads a match row and then its state snapshot in separate statements; at
+    PostgreSQL's default READ COMMITTED a move committed in between could pair the match with
+    a later state (cached under the wrong revision). REPEATABLE READ reads both as of the
+    poll's first statement (a read-only transaction there never fails to serialize). A SQLite
+    read transaction is a snapshot already.
+    """
+    if not ctx.db.is_sqlite:
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
