@@ -63,8 +63,17 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        """A session for reading; anything it changed is rolled back."""
+        """A session for reading, all of it from one snapshot; anything it changed is rolled
+        back.
+
+        Readers pair rows read by separate statements (a match and its state snapshot), so
+        they must not see a move committed in between. A SQLite read transaction is one
+        snapshot; on PostgreSQL that takes REPEATABLE READ (the default, READ COMMITTED, takes
+        a new snapshot per statement), which never fails to serialize a read-only transaction.
+        """
         with Session(self.engine, expire_on_commit=False) as session:
+            if not self.is_sqlite:
+                session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
             yield session
 
     @contextmanager

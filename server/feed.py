@@ -23,8 +23,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from sqlmodel import Session
-
 from server import matches
 from server.context import ServiceContext
 from server.repository import Repository
@@ -91,7 +89,6 @@ class ChangeFeed:
         ctx = self.ctx
         since = ctx.clock() - self.slack_ms
         with ctx.db.read() as session:
-            _one_snapshot(ctx, session)
             repo = ctx.repo(session)
             changed = repo.changed_since(since)
             fresh = [m for m, revision in changed if revision > ctx.notifier.published(m)]
@@ -111,16 +108,3 @@ class ChangeFeed:
             return False
         state = matches.load_state(ctx, repo, match)
         return ctx.notifier.relay(matches.change(match, state))
-
-
-def _one_snapshot(ctx: ServiceContext, session: Session) -> None:
-    """Make the poll's reads see one snapshot of the database.
-
-    The poll reads a match row and then its state snapshot in separate statements; at
-    PostgreSQL's default READ COMMITTED a move committed in between could pair the match with
-    a later state (cached under the wrong revision). REPEATABLE READ reads both as of the
-    poll's first statement (a read-only transaction there never fails to serialize). A SQLite
-    read transaction is a snapshot already.
-    """
-    if not ctx.db.is_sqlite:
-        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
