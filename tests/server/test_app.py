@@ -59,7 +59,9 @@ def test_one_log_line_per_request(channel: grpc.Channel, caplog: pytest.LogCaptu
     # PlayerClient's own GetServerInfo at construction came before the capture started.
     assert len(lines) == 2
     assert lines[0].startswith("/canasta.v1.Canasta/GetServerInfo OK")
+    assert lines[0].endswith("ms")  # no peer on a successful call
     assert lines[1].startswith("/canasta.v1.Canasta/Challenge NOT_FOUND")
+    assert "127.0.0.1" in lines[1].split()[-1]  # a refused call names who asked
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:
