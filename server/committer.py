@@ -1,10 +1,17 @@
 """Group commit: many moves, one durable transaction (SQLite).
 
 SQLite has one writer and every durable commit costs a sync to disk, so under load the server
-gathers the pending move writes into one transaction: each runs in its own SAVEPOINT (a failed
-one is rolled back alone), then a single COMMIT makes the whole batch durable, and only then is
-each caller told its outcome. Nobody gets a receipt before the commit that stores their move.
-For other databases, or when stopped, each write is simply its own transaction.
+gathers the pending move writes into one transaction, then a single COMMIT makes the whole
+batch durable, and only then is each caller told its outcome. Nobody gets a receipt before the
+commit that stores their move. For other databases, or when stopped, each write is simply its
+own transaction.
+
+A unit of work that finds it has nothing to write (the match moved on) says so by raising
+``NothingWrittenError`` before its first write, and the batch goes on. Any other failure may
+have left part of that unit's writes behind, so the whole transaction is rolled back and the
+rest of the batch runs again without the failed unit. (A savepoint around every unit would do
+the same at two more statements per move, and each statement lets another thread take
+Python's interpreter lock from the committer: slower under load.)
 """
 
 from __future__ import annotations
@@ -19,6 +26,14 @@ from sqlmodel import Session
 from server.db import Database
 
 T = TypeVar("T")
+
+
+class NothingWrittenError(Exception):
+    """Raised by a unit of work before its first write: it declined, nothing to undo."""
+
+
+class _UnitFailedError(Exception):
+    """A unit failed after it may have written: roll the transaction back."""
 
 
 class _Item(Generic[T]):
@@ -90,28 +105,34 @@ class GroupCommitter:
                 return
 
     def _commit(self, batch: list[_Item[Any]]) -> None:
+        pending = batch
         try:
-            with self.db.write() as session:
-                # Plain SAVEPOINT statements on the driver's own cursor: SQLAlchemy's nested
-                # transactions (and even its exec_driver_sql) cost more than the statements.
-                cursor = session.connection().connection.cursor()
-                try:
-                    for item in batch:
-                        cursor.execute("SAVEPOINT move")
-                        try:
-                            item.result = item.work(session)
-                        except BaseException as exc:
-                            cursor.execute("ROLLBACK TO SAVEPOINT move")
-                            cursor.execute("RELEASE SAVEPOINT move")
-                            item.error = exc
-                        else:
-                            cursor.execute("RELEASE SAVEPOINT move")
-                finally:
-                    cursor.close()
-        except BaseException as exc:  # the commit failed: nothing of the batch is stored
-            for item in batch:
-                if item.error is None:
-                    item.error = exc
+            while pending:
+                pending = self._commit_once(pending)
         finally:
             for item in batch:
                 item.done.set()
+
+    def _commit_once(self, batch: list[_Item[Any]]) -> list[_Item[Any]]:
+        """Run and commit ``batch``; what must run again (after a unit's failure), else []."""
+        failed: _Item[Any] | None = None
+        try:
+            with self.db.write() as session:
+                for item in batch:
+                    try:
+                        item.result = item.work(session)
+                    except NothingWrittenError as exc:
+                        item.error = exc
+                    except BaseException as exc:
+                        item.error, failed = exc, item
+                        raise _UnitFailedError from exc
+        except _UnitFailedError:
+            again = [item for item in batch if item is not failed]
+            for item in again:
+                item.result = item.error = None
+            return again
+        except BaseException as exc:  # the commit failed: nothing of the batch is stored
+            for item in batch:
+                if item.error is None or isinstance(item.error, NothingWrittenError):
+                    item.error = exc
+        return []

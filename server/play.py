@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from server import matches
+from server.committer import NothingWrittenError
 from server.context import ServiceContext
 from server.domain import (
     Change,
@@ -58,7 +59,7 @@ from shared.rules import (
 from shared.wire import Move, move_from_bytes, parse_actions
 
 
-class _MatchMovedError(Exception):
+class _MatchMovedError(NothingWrittenError):
     """The stored match is not the one the move was checked against (or its player is
     blocked): read it afresh and check again."""
 
