@@ -2,26 +2,42 @@
 
     .venv/bin/python -m bench.bench_server [--clients 64] [--seconds 10] [--rate 1000]
 
-The server runs as its own process (``canasta-server serve``) on a fresh durable SQLite file
-(WAL, ``synchronous=FULL``) in a temporary directory, with its normal request log (one info
-line per request) going to a file. Each client drives one four-seat match, holding the four
-players' keys: it signs and submits every move with the seat's key (``draw`` then ``discard``,
-``pass`` when the stock is gone, the cut between hands), learning everything it needs from the
-previous ``Submit`` response, so each move is exactly one signed ``Submit`` round trip.
-Clients run as threads in ``--processes`` client processes.
+The server runs as its own process (``canasta-server serve``, with ``--workers N`` when
+``--workers`` is above 1) on a fresh durable SQLite file (WAL, ``synchronous=FULL``) in a
+temporary directory, with its normal request log (one info line per request) going to a file.
+Each client drives one four-seat match, holding the four players' keys: it signs and submits
+every move with the seat's key (``draw`` then ``discard``, ``pass`` when the stock is gone,
+``answer no``, the cut between hands), learning everything it needs from the previous
+``Submit`` response, so each move is exactly one signed ``Submit`` round trip (plus two
+``GetView`` calls in the rare case where the next seat needs its hand and the last response
+showed another seat's).
+
+Each client has a TCP connection of its own, as 64 real players would: a server that spreads
+connections over several processes (SO_REUSEPORT) is then loaded as it would be in use. The
+clients are ``grpc.aio`` tasks, one asyncio event loop in each of ``--processes`` client
+processes (default 1), rather than a thread each; the players' registration and match set-up,
+which is not measured, uses the blocking ``server.testkit.PlayerClient``. The load generator
+shares the machine's cores with the server, so its CPU time per move is printed: it is what
+the server did not get. (A gRPC call costs the client about as much with ``grpc.aio`` in one
+process as with blocking calls from 32 threads in each of two; with 32 clients per event loop
+it costs about 15% more, hence the default of one process.)
 
 Two runs, one server: first closed-loop (every client submits its next move as soon as the
 last is answered: the saturation throughput, where by Little's law the mean latency is simply
 clients / throughput), then open-loop at ``--rate`` moves per second spread over the clients
-(each client sends on a fixed schedule; latency counts from the scheduled send time, so a
-server that falls behind is charged for the queueing it causes). Printed for each: signed
-moves per second, p50/p99 Submit latency and the server's CPU time per move; then the rate of
-a trivial RPC (health ``Check``) on the same server as a ceiling.
+(each client sends on a fixed schedule, the clients' schedules staggered evenly; latency counts
+from the scheduled send time, so a server that falls behind is charged for the queueing it
+causes). Each run has a ``--warmup`` before its ``--seconds`` window, and counts the moves
+answered inside the window. Printed for each: signed moves per second, p50/p99 Submit latency,
+the server's CPU time per move (all its processes, from ``/proc``) and the client processes'
+CPU time per move (what the load generator takes from the server's cores); then the rate of a
+trivial RPC (health ``Check``) on the same server as a ceiling.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import multiprocessing
 import os
 import signal
@@ -31,13 +47,19 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import grpc
+import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from server.testkit import PlayerClient, start_server_process
 from shared.pb import canasta_pb2 as pb
+from shared.pb import canasta_pb2_grpc as pb_grpc
+
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+"""Channel option: by default gRPC shares one subchannel (one TCP connection) between all the
+channels of a process to the same address; with a local pool each channel connects alone."""
 
 
 @dataclass
@@ -50,10 +72,16 @@ class Result:
 
 
 class MatchDriver:
-    """One client: four seat keys, one match, one move in flight at a time."""
+    """One client: its own connection, four seat keys, one match, one move in flight at a time.
 
-    def __init__(self, channel: grpc.Channel) -> None:
-        self.seats = [PlayerClient(channel) for _ in range(4)]
+    It is set up (four players registered and logged in, the match created and joined) over
+    ``setup``, a blocking channel, because that part is not measured; it plays over a
+    ``grpc.aio`` channel of its own, opened by ``connect`` in the event loop that will use it.
+    """
+
+    def __init__(self, setup: grpc.Channel, port: int) -> None:
+        self.port = port
+        self.seats = [PlayerClient(setup) for _ in range(4)]
         for number, client in enumerate(self.seats):
             client.join_server(f"bench {number}")
         created = self.seats[0].create_match(seat=0)
@@ -61,43 +89,62 @@ class MatchDriver:
             self.seats[seat].join_match(created.invite_code, seat=seat)
         self.match_id = created.match.match_id
         self.view = self.seats[0].view(self.match_id)
+        self.channel: grpc.aio.Channel | None = None
+        self.stub: pb_grpc.CanastaAsyncStub | None = None
 
-    def _refresh(self) -> None:
-        self.view = self.seats[0].view(self.match_id)
-        seat = self.view.match.to_act
-        self.view = self.seats[seat].view(self.match_id)
+    async def connect(self) -> None:
+        """Open this client's connection now, so that no run pays for connecting."""
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}", options=OWN_CONNECTION)
+        # The generated stub is typed by overload, which grpc's untyped aio Channel cannot pick.
+        self.stub = cast("pb_grpc.CanastaAsyncStub", pb_grpc.CanastaStub(self.channel))
+        await self.channel.channel_ready()
 
-    def _next(self) -> tuple[PlayerClient, pb.SubmitRequest]:
+    async def close(self) -> None:
+        if self.channel is not None:
+            await self.channel.close()
+
+    async def _view(self, seat: int) -> pb.MatchView:
+        assert self.stub is not None
+        request = pb.GetViewRequest(match_id=self.match_id)
+        response = await self.stub.GetView(request, metadata=self.seats[seat].metadata)
+        return cast(pb.MatchView, response.view)
+
+    async def _refresh(self) -> None:
+        """Fetch the view of the seat to act (whose turn it is comes from any seat's view)."""
+        self.view = await self._view(0)
+        self.view = await self._view(self.view.match.to_act)
+
+    async def _next(self) -> pb.SubmitRequest:
         view = self.view
         seat = view.match.to_act
+        # The last response was another seat's view: a draw, a pass or the cut needs no hand;
+        # anything else needs the acting seat's own view.
+        while view.view.seat != seat and not (
+            view.view.phase == pb.PHASE_DRAW or view.HasField("dealing_seat")
+        ):
+            await self._refresh()
+            view = self.view
+            seat = view.match.to_act
         client = self.seats[seat]
-        if view.view.seat != seat:  # the last response was another seat's view
-            if view.view.phase == pb.PHASE_DRAW or view.HasField("dealing_seat"):
-                pass  # what follows needs no hand: draw, pass or the cut
-            else:
-                self._refresh()
-                return self._next()
         if view.HasField("dealing_seat"):
-            actions = ["deal"]
-            return client, client.envelope(
-                view, actions, seat=seat, deal_commitment=view.deal_commitment
-            )
+            return client.envelope(view, ["deal"], seat=seat, deal_commitment=view.deal_commitment)
         if view.view.phase == pb.PHASE_DRAW:
             stock = view.view.stock_size
-            return client, client.envelope(view, ["draw" if stock else "pass"], seat=seat)
+            return client.envelope(view, ["draw" if stock else "pass"], seat=seat)
         if view.view.phase == pb.PHASE_ANSWER:
-            return client, client.envelope(view, ["answer no"], seat=seat)
-        return client, client.envelope(view, [f"discard {view.view.hand[-1]}"], seat=seat)
+            return client.envelope(view, ["answer no"], seat=seat)
+        return client.envelope(view, [f"discard {view.view.hand[-1]}"], seat=seat)
 
-    def step(self, scheduled: float | None = None) -> float | None:
+    async def step(self, scheduled: float | None = None) -> float | None:
         """Submit the next move; its latency (from ``scheduled`` when given), None if refused."""
-        client, request = self._next()
+        assert self.stub is not None
+        request = await self._next()
         if scheduled is None:
             scheduled = time.perf_counter()
         try:
-            response = client.stub.Submit(request)
-        except grpc.RpcError:
-            self._refresh()
+            response = await self.stub.Submit(request)
+        except grpc.RpcError:  # grpc.aio.AioRpcError is one
+            await self._refresh()
             return None
         elapsed = time.perf_counter() - scheduled
         self.view = response.view
@@ -115,26 +162,27 @@ class Phase:
     client_rate: float
 
 
-def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
+async def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
+    """Run every driver as a task of this event loop through one phase; the process's CPU time
+    (all its threads, gRPC's own included) is taken over the measured window only."""
     results = [Result(0, 0, []) for _ in drivers]
     # Open loop: each client sends every `interval` seconds, clients staggered evenly.
     interval = 1 / phase.client_rate if phase.client_rate else 0.0
+    await asyncio.sleep(max(0.0, phase.start_at - time.time()))
+    begin = time.perf_counter()
+    measure_from = begin + phase.warmup
+    stop_at = measure_from + phase.seconds
 
-    def run(index: int) -> None:
+    async def run(index: int) -> None:
         driver, result = drivers[index], results[index]
-        while time.time() < phase.start_at:
-            time.sleep(0.001)
-        begin = time.perf_counter()
-        measure_from = begin + phase.warmup
-        stop_at = measure_from + phase.seconds
         next_send = begin + interval * index / len(drivers)
         while (now := time.perf_counter()) < stop_at:
             scheduled = None
             if interval:
                 if now < next_send:
-                    time.sleep(next_send - now)
+                    await asyncio.sleep(next_send - now)
                 scheduled, next_send = next_send, next_send + interval
-            elapsed = driver.step(scheduled)
+            elapsed = await driver.step(scheduled)
             if time.perf_counter() < measure_from:  # count what completes in the window
                 continue
             if elapsed is None:
@@ -143,15 +191,12 @@ def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
                 result.moves += 1
                 result.latencies.append(elapsed)
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(drivers))]
-    for thread in threads:
-        thread.start()
-    time.sleep(max(0.0, phase.start_at + phase.warmup - time.time()))
+    tasks = [asyncio.create_task(run(i)) for i in range(len(drivers))]
+    await asyncio.sleep(max(0.0, measure_from - time.perf_counter()))
     cpu = time.process_time()
-    time.sleep(max(0.0, phase.start_at + phase.warmup + phase.seconds - time.time()))
+    await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
     cpu = time.process_time() - cpu
-    for thread in threads:
-        thread.join()
+    await asyncio.gather(*tasks)
     return Result(
         sum(r.moves for r in results),
         sum(r.errors for r in results),
@@ -160,12 +205,20 @@ def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
     )
 
 
-def _client_process(port: int, clients: int, pipe: Any) -> None:
-    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
-        drivers = [MatchDriver(channel) for _ in range(clients)]
-        pipe.put(("ready", len(drivers)))
-        while (phase := pipe.get_phase()) is not None:
-            pipe.put(("done", _run_phase(drivers, phase)))
+async def _play(drivers: list[MatchDriver], pipe: _Channel) -> None:
+    await asyncio.gather(*(driver.connect() for driver in drivers))
+    pipe.put(("ready", len(drivers)))
+    while (phase := await asyncio.to_thread(pipe.get_phase)) is not None:
+        pipe.put(("done", await _run_phase(drivers, phase)))
+    await asyncio.gather(*(driver.close() for driver in drivers))
+
+
+def _client_process(port: int, clients: int, pipe: _Channel) -> None:
+    # The blocking set-up channel is closed before the event loop starts: the sync and aio
+    # gRPC APIs are not meant to be used at the same time in one process.
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as setup:
+        drivers = [MatchDriver(setup, port) for _ in range(clients)]
+    asyncio.run(_play(drivers, pipe))
 
 
 class _Channel:
@@ -185,9 +238,25 @@ class _Channel:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time so far of a process and all its descendants (Linux ``/proc``):
+    with ``serve --workers N`` the requests are answered by child processes."""
+    stats: dict[int, list[str]] = {}
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:  # it ended meanwhile
+            continue
+        stats[int(entry.name)] = fields
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    ticks, todo = 0, [pid]
+    while todo:
+        if (fields_of := stats.get(current := todo.pop())) is not None:
+            ticks += int(fields_of[11]) + int(fields_of[12])
+            todo.extend(children.get(current, []))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -254,7 +323,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--rate", type=float, default=1000.0, help="open-loop moves/s (0: skip)")
-    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--processes", type=int, default=1, help="client processes")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--log-level", default="INFO", help="the server's log level")
     parser.add_argument(
         "--port", type=int, default=0, help="use a server already running on 127.0.0.1:PORT"
@@ -266,7 +336,9 @@ def main(argv: list[str] | None = None) -> None:
             server, port = None, args.port
         else:
             env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": args.log_level}
-            server, port = start_server_process(Path(tmp), env=env)
+            # Only a real choice is passed on, so the bench runs against servers without the option.
+            serve_args = ["--workers", str(args.workers)] if args.workers > 1 else []
+            server, port = start_server_process(Path(tmp), env=env, serve_args=serve_args)
         server_pid = server.pid if server is not None else None
         try:
             pipe = _Channel(context)
@@ -303,9 +375,13 @@ def main(argv: list[str] | None = None) -> None:
                 server.wait(30)
         log = Path(tmp) / "server.log"
         log_lines = sum(1 for _ in log.open()) if log.exists() else 0
-    print(f"clients             {ready} ({len(processes)} client processes), setup {setup:.1f} s")
     print(
-        f"server              1 process, durable SQLite (WAL, synchronous=FULL), "
+        f"clients             {ready} (one connection each; {len(processes)} client processes, "
+        f"asyncio), setup {setup:.1f} s"
+    )
+    workers = "?" if args.port else args.workers
+    print(
+        f"server              {workers} worker(s), durable SQLite (WAL, synchronous=FULL), "
         f"log {args.log_level}"
     )
     for rate, run in zip(rates, runs, strict=True):

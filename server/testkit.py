@@ -265,16 +265,19 @@ def start_server_process(
     env: Mapping[str, str],
     command: Sequence[str] = (sys.executable, "-m", "server"),
     listen: str = "127.0.0.1:0",
+    serve_args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[str], int]:
     """Run ``canasta-server serve`` as a process of its own and wait for its banner line
     ("... listening on HOST:PORT ..."); return the process and the port it bound.
 
-    Its log (stderr) goes to ``data_dir / "server.log"``. End it with SIGTERM.
+    ``serve_args`` go after ``serve --listen ...`` (e.g. ``["--workers", "2"]``), so a caller
+    can pass any ``serve`` option without this helper knowing them all. Its log (stderr) goes
+    to ``data_dir / "server.log"``. End it with SIGTERM.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     with (data_dir / "server.log").open("a") as log:
         process = subprocess.Popen(
-            [*command, "--data-dir", str(data_dir), "serve", "--listen", listen],
+            [*command, "--data-dir", str(data_dir), "serve", "--listen", listen, *serve_args],
             stdout=subprocess.PIPE, stderr=log, text=True, env=dict(env),
         )  # fmt: skip
     assert process.stdout is not None
