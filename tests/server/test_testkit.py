@@ -1,0 +1,33 @@
+"""``server.testkit.start_server_process``: what benches and end-to-end tests start servers with."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import grpc
+
+from server.testkit import PlayerClient, start_server_process
+
+
+def test_serve_args_go_to_serve(tmp_path: Path) -> None:
+    """``serve_args`` reach ``serve`` (here ``--workers 2``: a supervisor with two workers),
+    so a bench can pass any ``serve`` option without the helper knowing it."""
+    (tmp_path / "none.toml").write_text("")
+    env = {
+        **os.environ,
+        "CANASTA_SERVER_CONFIG": str(tmp_path / "none.toml"),
+        "CANASTA_SERVER_LOG_LEVEL": "WARNING",
+    }
+    process, port = start_server_process(tmp_path / "data", env=env, serve_args=["--workers", "2"])
+    try:
+        assert list(process.args)[-2:] == ["--workers", "2"]  # type: ignore[arg-type]
+        # The banner comes once every worker listens.
+        workers = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+        assert len(workers) == 2
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            assert PlayerClient(channel).server_key
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
