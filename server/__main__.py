@@ -122,7 +122,11 @@ def serve(
         if status == 0:
             typer.echo("canasta-server stopped")
         raise typer.Exit(status)
-    running = open_app(config)
+    try:
+        running = open_app(config)
+    except OSError as exc:
+        typer.echo(f"canasta-server: {exc}", err=True)
+        raise typer.Exit(code=1) from None
     running.start()
     host = config.listen.rpartition(":")[0]
     typer.echo(banner(f"{host}:{running.port}"))

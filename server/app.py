@@ -12,6 +12,7 @@ import logging
 import time
 from concurrent import futures
 from dataclasses import dataclass
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
@@ -137,14 +138,23 @@ def create_server(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     if config.tls_cert is not None and config.tls_key is not None:
-        credentials = grpc.ssl_server_credentials(
-            [(config.tls_key.read_bytes(), config.tls_cert.read_bytes())]
-        )
-        port = server.add_secure_port(config.listen, credentials)
+        try:
+            pair = (config.tls_key.read_bytes(), config.tls_cert.read_bytes())
+        except OSError as exc:
+            raise OSError(f"cannot read the TLS files: {exc}") from None
+        credentials = grpc.ssl_server_credentials([pair])
+        bind = partial(server.add_secure_port, config.listen, credentials)
     else:
-        port = server.add_insecure_port(config.listen)
+        bind = partial(server.add_insecure_port, config.listen)
+    try:
+        port = bind()
+    except RuntimeError:  # newer grpcio raises where older ones returned 0
+        port = 0
     if not port:
-        raise OSError(f"cannot listen on {config.listen}")
+        raise OSError(
+            f"cannot listen on {config.listen}: the port is in use or the address is not "
+            "one of this machine's"
+        )
     return server, port, servicer
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -220,3 +222,24 @@ def test_workers_stop_when_the_supervisor_is_killed(
     process.kill()
     process.wait(30)
     assert all(_wait_until(partial(_gone, pid)) for pid in workers)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_busy_port_is_one_clear_line(tmp_path: Path, workers: str) -> None:
+    """Someone else has the port: exit 1 with a sentence, not a traceback (one process or a
+    supervisor whose workers cannot bind)."""
+    (tmp_path / "none.toml").write_text("")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "server", "--data-dir", str(tmp_path), "serve",
+             "--listen", f"127.0.0.1:{port}", "--workers", workers],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "CANASTA_SERVER_CONFIG": str(tmp_path / "none.toml")},
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert f"canasta-server: cannot listen on 127.0.0.1:{port}: the port is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
