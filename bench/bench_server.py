@@ -53,7 +53,7 @@ import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from server.testkit import PlayerClient, start_server_process
+from server.testkit import PlayerClient, plain_turn, start_server_process
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -128,12 +128,7 @@ class MatchDriver:
         client = self.seats[seat]
         if view.HasField("dealing_seat"):
             return client.envelope(view, ["deal"], seat=seat, deal_commitment=view.deal_commitment)
-        if view.view.phase == pb.PHASE_DRAW:
-            stock = view.view.stock_size
-            return client.envelope(view, ["draw" if stock else "pass"], seat=seat)
-        if view.view.phase == pb.PHASE_ANSWER:
-            return client.envelope(view, ["answer no"], seat=seat)
-        return client.envelope(view, [f"discard {view.view.hand[-1]}"], seat=seat)
+        return client.envelope(view, plain_turn(view), seat=seat)
 
     async def step(self, scheduled: float | None = None) -> float | None:
         """Submit the next move; its latency (from ``scheduled`` when given), None if refused."""

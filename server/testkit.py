@@ -200,6 +200,18 @@ class PlayerClient:
         )
 
 
+def plain_turn(view: pb.MatchView) -> list[str]:
+    """The plainest legal move from the acting seat's view, outside a deal: draw (pass once
+    the stock is gone), refuse partner's request to go out, else discard the last card in
+    hand. Benchmarks and long-running tests use it to move a match along without a bot; a
+    draw or a pass needs no hand, so any seat's view of the draw phase will do."""
+    if view.view.phase == pb.PHASE_DRAW:
+        return ["draw" if view.view.stock_size else "pass"]
+    if view.view.phase == pb.PHASE_ANSWER:
+        return ["answer no"]
+    return [f"discard {view.view.hand[-1]}"]
+
+
 # -- checking a server from outside -------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from server.testkit import PlayerClient, replay_history, start_server_process
+from server.testkit import PlayerClient, plain_turn, replay_history, start_server_process
 from shared.pb import canasta_pb2 as pb
 
 WORKERS = 2
@@ -122,12 +122,8 @@ def test_a_match_played_across_workers_keeps_one_chain(
             if view.view.hand_number == 1:
                 break  # hand 1 is over and scored; hand 2 is not dealt yet
             response = player.deal(view)
-        elif view.view.phase == pb.PHASE_DRAW:
-            response = player.submit(view, ["draw" if view.view.stock_size else "pass"])
-        elif view.view.phase == pb.PHASE_ANSWER:
-            response = player.submit(view, ["answer no"])
         else:
-            response = player.submit(view, [f"discard {view.view.hand[-1]}"])
+            response = player.submit(view, plain_turn(view))
         assert response.receipt.seq == view.version + 1
         moves += 1
     entries, history = seats[0].full_history(match_id)
