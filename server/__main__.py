@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -104,8 +105,7 @@ def serve(
         stream=sys.stderr,
     )
 
-    def banner(address: str) -> str:
-        key = load_keys(config.data_dir).server_public
+    def banner(address: str, key: bytes) -> str:
         processes = f", {config.workers} worker processes" if config.workers > 1 else ""
         return (
             f"canasta-server {package_version()} {supervisor.BANNER_MARK}{address} "
@@ -115,9 +115,9 @@ def serve(
 
     if config.workers > 1 and not as_worker:
         _open_db(config).dispose()  # migrate and create the keys once, before any worker
-        load_keys(config.data_dir)
+        key = load_keys(config.data_dir).server_public
         status = supervisor.supervise(
-            _worker_command(config), config.workers, config.listen, banner
+            _worker_command(config), config.workers, config.listen, partial(banner, key=key)
         )
         if status == 0:
             typer.echo("canasta-server stopped")
@@ -129,7 +129,7 @@ def serve(
         raise typer.Exit(code=1) from None
     running.start()
     host = config.listen.rpartition(":")[0]
-    typer.echo(banner(f"{host}:{running.port}"))
+    typer.echo(banner(f"{host}:{running.port}", running.service.ctx.keys.server_public))
     sys.stdout.flush()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
