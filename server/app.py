@@ -1,20 +1,24 @@
 """Assembling a server: open the database (migrated), keys, service and bots, then gRPC.
 
-``create_server(config, service)`` builds the ``grpc.Server`` with health checking, reflection,
-message size limits, TLS when configured, and the request-log interceptor, and binds it,
-returning ``(server, port)`` (``port`` is the real one when the address asks for port 0).
+``create_server(config, service)`` builds the gRPC server (``grpc.aio`` on a loop thread of its
+own, ``GrpcServer``) with health checking, reflection, message size limits, TLS when
+configured, and the request-log interceptor, and binds it, returning ``(server, port,
+servicer)`` (``port`` is the real one when the address asks for port 0).
 ``open_app(config)`` does everything and returns an ``App`` that starts and stops as a unit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import time
-from concurrent import futures
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -34,6 +38,7 @@ from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
 log = logging.getLogger("canasta.server")
+T = TypeVar("T")
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Canasta"].full_name
 
 
@@ -44,25 +49,23 @@ def package_version() -> str:
         return "0+unknown"
 
 
-class RequestLogInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """One info line per request: method, status code, milliseconds, and for a refused or
     failed call the peer's address.
 
     The wrapped handler of each method is built once and reused. The peer is left out of
-    successful calls on purpose: asking gRPC for it drops Python's interpreter lock, and
-    under load every such drop sends the request thread to the back of the queue for it
-    (``bench/bench_server.py``, 64 clients: about 0.2 ms of server CPU per move, one move in
-    eight). A refused call (a bad signature, a wrong token) is where an operator needs it.
+    successful calls on purpose: asking gRPC for it costs a call into its C core per request,
+    and a refused call (a bad signature, a wrong token) is where an operator needs it.
     """
 
     def __init__(self) -> None:
         self._handlers: dict[str, Any] = {}
 
-    def intercept_service(self, continuation: Any, details: Any) -> Any:
+    async def intercept_service(self, continuation: Any, details: Any) -> Any:
         method = details.method
         wrapped = self._handlers.get(method)
         if wrapped is None:
-            handler = continuation(details)
+            handler = await continuation(details)
             if handler is None:
                 return None
             wrapped = self._handlers[method] = _logged(method, handler)
@@ -73,7 +76,10 @@ def _logged(method: str, handler: Any) -> Any:
     def done(context: Any, started: float) -> None:
         if log.isEnabledFor(logging.INFO):
             code = context.code()
-            name = code.name if isinstance(code, grpc.StatusCode) else "OK"
+            if isinstance(code, grpc.StatusCode):
+                name = code.name
+            else:
+                name = "CANCELLED" if context.cancelled() else "OK"
             elapsed = (time.perf_counter() - started) * 1000
             if name == "OK":
                 log.info("%s OK %.1fms", method, elapsed)
@@ -81,20 +87,21 @@ def _logged(method: str, handler: Any) -> Any:
                 log.info("%s %s %.1fms %s", method, name, elapsed, context.peer())
 
     def unary(behavior: Any) -> Any:
-        def call(request: Any, context: Any) -> Any:
+        async def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
-                return behavior(request, context)
+                return await behavior(request, context)
             finally:
                 done(context, started)
 
         return call
 
     def streaming(behavior: Any) -> Any:
-        def call(request: Any, context: Any) -> Any:
+        async def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
-                yield from behavior(request, context)
+                async for item in behavior(request, context):
+                    yield item
             finally:
                 done(context, started)
 
@@ -113,13 +120,68 @@ def _logged(method: str, handler: Any) -> Any:
     return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **codec)
 
 
+class GrpcServer:
+    """A ``grpc.aio`` server on an event loop in a thread of its own.
+
+    Why asyncio: under load, a threaded gRPC server hands every request between its polling
+    thread, a pool thread and the committer, and each handoff is a context switch and a fight
+    for Python's interpreter lock; that cost about as much CPU as the move itself. On the
+    loop, the completions gRPC delivers are handled in runs and a move meets another thread
+    only at its (batched) commit. The loop lives in its own thread so that everything else
+    (bots, the change feed, operator commands, tests) stays plain blocking code, and
+    ``start``/``stop`` here block until done.
+    """
+
+    def __init__(self, executor: ThreadPoolExecutor) -> None:
+        self.executor = executor
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(executor)
+        self._thread = threading.Thread(target=self.loop.run_forever, name="grpc-loop")
+        self._thread.daemon = True
+        self._thread.start()
+        self.aio: grpc.aio.Server | None = None
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def start(self) -> None:
+        assert self.aio is not None
+        self.run(self.aio.start())
+
+    def stop(self, grace: float | None) -> None:
+        """Stop serving (open calls get ``grace`` seconds), then end the loop and its thread."""
+        if self.loop.is_closed():
+            return
+        try:
+            if self.aio is not None:
+                self.run(self.aio.stop(grace))
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join()
+            self.loop.close()
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+
 def create_server(
     config: ServerConfig, service: CanastaService
-) -> tuple[grpc.Server, int, CanastaServicer]:
+) -> tuple[GrpcServer, int, CanastaServicer]:
     """Build and bind (not start) the gRPC server for ``service``."""
+    executor = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc")
+    server = GrpcServer(executor)
+    servicer = CanastaServicer(service, executor)
+    try:
+        server.aio, port = server.run(_build(config, servicer))
+    except BaseException:
+        server.stop(None)
+        raise
+    return server, port, servicer
+
+
+async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.aio.Server, int]:
+    """The aio server with every service, bound (on the loop, which grpc.aio requires)."""
     limit = config.max_message_bytes
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc"),
+    server = grpc.aio.server(
         interceptors=[RequestLogInterceptor()],
         options=[
             ("grpc.max_receive_message_length", limit),
@@ -128,12 +190,11 @@ def create_server(
             ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
         ],
     )
-    servicer = CanastaServicer(service)
     pb_grpc.add_CanastaServicer_to_server(servicer, server)
-    health_servicer = health.HealthServicer()
+    health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for name in ("", SERVICE_NAME):
-        health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
@@ -155,7 +216,7 @@ def create_server(
             f"cannot listen on {config.listen}: the port is in use or the address is not "
             "one of this machine's"
         )
-    return server, port, servicer
+    return server, port
 
 
 @dataclass
@@ -166,7 +227,7 @@ class App:
     db: Database
     service: CanastaService
     bots: BotRunner
-    server: grpc.Server
+    server: GrpcServer
     servicer: CanastaServicer
     port: int
     feed: ChangeFeed
@@ -179,7 +240,7 @@ class App:
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
-        self.server.stop(grace).wait()
+        self.server.stop(grace)
         self.feed.stop()
         self.bots.stop()
         if self.service.ctx.committer is not None:

@@ -14,7 +14,7 @@ unique constraints, and ``server.errors`` reports a race it did not foresee as A
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -83,24 +83,82 @@ class Database:
             with Session(self.engine, expire_on_commit=False) as session, session.begin():
                 yield session
             return
+        transaction = self.begin_write()
+        try:
+            yield transaction.session
+        except BaseException:
+            transaction.close()
+            raise
+        transaction.commit()
+
+    def begin_write(self) -> WriteTransaction:
+        """Become the writer (this process's threads, then the server's processes) and open
+        a SQLite write transaction (``BEGIN IMMEDIATE``)."""
+        transaction = self._begin_write(wait=True)
+        assert transaction is not None
+        return transaction
+
+    def try_begin_write(self) -> WriteTransaction | None:
+        """``begin_write`` if no other writer holds the database now, else None at once."""
+        return self._begin_write(wait=False)
+
+    def _begin_write(self, *, wait: bool) -> WriteTransaction | None:
+        """Open the write transaction, or (not ``wait``) None if another writer has it.
+
+        The transaction's steps may run in different threads, one at a time: the group
+        committer writes a batch on the event loop and commits it in a thread of its own.
+        """
         assert self._writer is not None
-        with self._write_lock:
-            self._writer.acquire()
-            self._local.immediate = True
-            try:
-                with Session(self.engine, expire_on_commit=False) as session:
-                    session.connection()  # BEGIN IMMEDIATE now, while the flag is set
-                    self._local.immediate = False
-                    yield session
-                    session.commit()
-            finally:
-                self._local.immediate = False
-                self._writer.release()
+        if not self._write_lock.acquire(blocking=wait):
+            return None
+        if not self._writer.acquire(wait=wait):
+            self._write_lock.release()
+            return None
+        session = Session(self.engine, expire_on_commit=False)
+        self._local.immediate = True
+        try:
+            session.connection()  # BEGIN IMMEDIATE now, while the flag is set
+        except BaseException:
+            session.close()
+            self._release_writer()
+            raise
+        finally:
+            self._local.immediate = False
+        return WriteTransaction(session, self._release_writer)
+
+    def _release_writer(self) -> None:
+        assert self._writer is not None
+        try:
+            self._writer.release()
+        finally:
+            self._write_lock.release()
 
     def dispose(self) -> None:
         self.engine.dispose()
         if self._writer is not None:
             self._writer.close()
+
+
+class WriteTransaction:
+    """An open SQLite write transaction and the writer locks it holds until it ends."""
+
+    def __init__(self, session: Session, release: Callable[[], None]) -> None:
+        self.session = session
+        self._release = release
+
+    def commit(self) -> None:
+        """Commit durably (a sync to disk), then let the next writer in."""
+        try:
+            self.session.commit()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the transaction (rolled back unless committed) and let the next writer in."""
+        try:
+            self.session.close()
+        finally:
+            self._release()
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:

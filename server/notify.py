@@ -43,6 +43,12 @@ class Subscription:
         self.queue: queue.Queue[Change] = queue.Queue(maxsize=10_000)
         self._sent: dict[str, int] = {}
         """The highest revision of each match this watcher has been given."""
+        self._on_news: Callable[[], None] | None = None
+
+    def on_news(self, wake: Callable[[], None]) -> None:
+        """Have ``wake()`` called (in the publishing thread) whenever a change is queued, so
+        that a watcher on an event loop can sleep until then instead of polling."""
+        self._on_news = wake
 
     def wants(self, match_id: str, player_ids: frozenset[int]) -> bool:
         """Whether a change of ``match_id`` (where ``player_ids`` sit) concerns this watcher."""
@@ -67,6 +73,24 @@ class Subscription:
             if self._is_news(change):
                 return change
         return None
+
+    def offer(self, change: Change) -> None:
+        """Queue a change for the watcher and wake it. A watcher that stopped reading misses
+        changes; the publisher never waits for it."""
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(change)
+        if self._on_news is not None:
+            self._on_news()
+
+    def poll(self) -> Change | None:
+        """The next queued change newer than what the watcher has, or None at once."""
+        while True:
+            try:
+                change = self.queue.get_nowait()
+            except queue.Empty:
+                return None
+            if self._is_news(change):
+                return change
 
     def _is_news(self, change: Change) -> bool:
         if change.revision <= self._sent.get(change.match_id, 0):
@@ -165,7 +189,5 @@ class Notifier:
                 s for s in self._subscriptions if s.wants(change.match_id, change.player_ids)
             ]
         for subscription in targets:
-            # A watcher that stopped reading misses changes; the publisher never waits for it.
-            with contextlib.suppress(queue.Full):
-                subscription.queue.put_nowait(change)
+            subscription.offer(change)
         return True

@@ -13,6 +13,8 @@ the log entry, commits (durably), and only then returns the receipt with the new
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
@@ -64,6 +66,18 @@ class _MatchMovedError(NothingWrittenError):
     blocked): read it afresh and check again."""
 
 
+@contextmanager
+def _moved_on_conflict() -> Iterator[None]:
+    """A duplicate key on storing a move means another server process stored that seq
+    first: the same as finding the match moved on. Any other broken constraint is a bug."""
+    try:
+        yield
+    except IntegrityError as exc:
+        if not is_unique_violation(exc):
+            raise
+        raise _MatchMovedError from None
+
+
 @dataclass(frozen=True, slots=True)
 class _Effects:
     """What the rules (or the deal protocol) make of one move."""
@@ -93,6 +107,10 @@ class _Plan:
     @property
     def state(self) -> GameState:
         return self.effects.state
+
+
+_Outcome = _Plan | tuple[Receipt, MatchView]
+"""A stored move's plan, or (the same envelope again) the stored receipt and the view."""
 
 
 class Play:
@@ -162,26 +180,70 @@ class Play:
         move checked once more. The view is built after the lock is released.
         """
         move = move_from_bytes(payload)
-        ctx = self.ctx
-        with ctx.locks.hold(move.match_id):
-            outcome = self._check_and_store(move, payload, signature)
+        with self.ctx.locks.hold(move.match_id):
+            steps = self._checked(move, payload, signature)
+            try:
+                plan = next(steps)
+                while True:
+                    try:
+                        with _moved_on_conflict():
+                            self.ctx.write(self._writes(plan))
+                    except Exception as exc:
+                        plan = steps.throw(exc)
+                    else:
+                        plan = steps.send(None)
+            except StopIteration as stop:
+                outcome: _Outcome = stop.value
             if not isinstance(outcome, _Plan):  # the same envelope again: nothing changed
                 return outcome
-            ctx.matches.put(outcome.match.id, outcome.match)
-            ctx.states.put(outcome.match.id, outcome.match.revision, outcome.state)
-        ctx.notifier.publish(matches.change(outcome.match, outcome.state))
-        return outcome.receipt, self.view_for(outcome.match, outcome.state, move.seat)
+            self._remember(outcome)
+        return self._announce(outcome, move.seat)
 
-    def _check_and_store(
+    async def submit_async(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
+        """``submit`` for the gRPC event loop (SQLite: see ``CanastaService.submit_async``).
+
+        The same checks, in the calling loop's thread, and the durable commit is awaited, so
+        the loop serves other calls meanwhile and no thread is handed the move. Coroutines on
+        the same match take turns by an asyncio lock; a move of a bot (a thread) on the same
+        match at the same time is caught by the conditional write, as between processes.
+        """
+        move = move_from_bytes(payload)
+        async with self.ctx.async_locks.hold(move.match_id):
+            steps = self._checked(move, payload, signature)
+            try:
+                plan = next(steps)
+                while True:
+                    try:
+                        with _moved_on_conflict():
+                            await self.ctx.write_async(self._writes(plan))
+                    except Exception as exc:
+                        plan = steps.throw(exc)
+                    else:
+                        plan = steps.send(None)
+            except StopIteration as stop:
+                outcome: _Outcome = stop.value
+            if not isinstance(outcome, _Plan):
+                return outcome
+            self._remember(outcome)
+        return self._announce(outcome, move.seat)
+
+    def _checked(
         self, move: Move, payload: bytes, signature: bytes
-    ) -> _Plan | tuple[Receipt, MatchView]:
+    ) -> Generator[_Plan, None, _Outcome]:
+        """Check the move and yield the plan to store; the caller stores it and sends None,
+        or throws in the store's failure. Returns the stored plan, or the stored receipt and
+        view when the envelope was already stored.
+
+        Written as a generator so that the blocking ``submit`` and the event loop's
+        ``submit_async`` share every check and differ only in how they wait for the commit.
+        """
         for fresh in (False, True):
             match, state, blocked = self._current(move.match_id, move.seat, fresh=fresh)
             try:
                 plan = self._plan(move, payload, signature, match, state, blocked)
                 if isinstance(plan, Receipt):
                     return plan, self.view_for(match, state, move.seat)
-                self._store(plan)
+                yield plan
             except (_MatchMovedError, StaleMoveError) as exc:
                 if not fresh:
                     continue  # this process's copy may be behind: read afresh, check again
@@ -190,8 +252,19 @@ class Play:
                 raise StaleMoveError(
                     "another move was stored first; fetch the view", match.version
                 ) from None
+            self._stored(plan)
             return plan
         raise AssertionError("unreachable")
+
+    def _remember(self, plan: _Plan) -> None:
+        """Cache the match and state a stored move left (still under the match's lock)."""
+        self.ctx.matches.put(plan.match.id, plan.match)
+        self.ctx.states.put(plan.match.id, plan.match.revision, plan.state)
+
+    def _announce(self, plan: _Plan, seat: int) -> tuple[Receipt, MatchView]:
+        """Tell watchers and bots of a stored move; the mover's receipt and new view."""
+        self.ctx.notifier.publish(matches.change(plan.match, plan.state))
+        return plan.receipt, self.view_for(plan.match, plan.state, seat)
 
     def _current(self, match_id: str, seat: int, *, fresh: bool) -> tuple[Match, GameState, bool]:
         """The match (this process's cached copy unless ``fresh``), its state, and whether the
@@ -329,8 +402,8 @@ class Play:
             next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
         return _Effects(new_state, events, state.hand_number, None, state.hand_number, next_hand)
 
-    def _store(self, plan: _Plan) -> None:
-        """The move's write transaction; durably committed when this returns."""
+    def _writes(self, plan: _Plan) -> Callable[[Session], None]:
+        """The move's write transaction, as a unit of work for ``ctx.write``."""
         ctx = self.ctx
         match, effects = plan.match, plan.effects
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
@@ -349,12 +422,12 @@ class Play:
             if effects.next_hand is not None:
                 repo.add_hand(match.id, effects.next_hand, match.updated_ms)
 
-        try:
-            ctx.write(write)
-        except IntegrityError as exc:
-            if not is_unique_violation(exc):  # a broken constraint is a bug, not a race
-                raise
-            raise _MatchMovedError from None  # another server process stored this seq first
+        return write
+
+    def _stored(self, plan: _Plan) -> None:
+        """Bring the cached commit-reveal records up to date with a durably stored move."""
+        ctx = self.ctx
+        match, effects = plan.match, plan.effects
         if effects.dealt_hand is not None:
             dealt = self._hand(match.id, effects.dealt_hand)
             ctx.hands.put(

@@ -1,21 +1,36 @@
 """The gRPC edge: decode, call the service, encode. No rules, no SQL; errors map in one place
-(``server.errors.grpc_errors``)."""
+(``server.errors.status_of``).
+
+The servicer runs on the gRPC event loop (``server.app``). A call that does blocking database
+work runs its body in a worker thread (``_run``), so the loop never waits for the database;
+``Submit`` on SQLite stays on the loop (``CanastaService.submit_async``): it is the call that
+carries the load, and handing each move to a thread and back cost as much as the move itself.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from contextlib import suppress
+from typing import Any, NoReturn, TypeVar
 
 from server import convert
 from server.accounts import Caller
-from server.errors import grpc_errors
+from server.domain import Change, MatchView, Receipt
+from server.errors import status_of
 from server.exceptions import UnauthenticatedError
+from server.notify import Subscription
 from server.service import CanastaService
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
 _WATCH_POLL_SECONDS = 0.5
+"""How often an idle Watch stream checks its token's expiry and the server's shutdown."""
+
+Request = TypeVar("Request")
+Response = TypeVar("Response")
 
 
 def _token(context: Any) -> str:
@@ -26,113 +41,214 @@ def _token(context: Any) -> str:
     return ""
 
 
+async def _refuse(context: Any, exc: BaseException) -> NoReturn:
+    """End the call with the status, message and trailer that report ``exc``."""
+    code, message, trailer = status_of(exc)
+    context.set_trailing_metadata(trailer)
+    await context.abort(code, message)
+    raise AssertionError("unreachable: abort raises")
+
+
 class CanastaServicer(pb_grpc.CanastaServicer):
-    def __init__(self, service: CanastaService) -> None:
+    def __init__(self, service: CanastaService, executor: Executor) -> None:
         self.service = service
+        self.executor = executor
+        """Runs the blocking bodies of every call but ``Submit`` on SQLite."""
         self.stopping = threading.Event()
         """Set at shutdown so that open Watch streams end."""
 
-    def _caller(self, context: Any) -> Caller:
-        return self.service.authorize(_token(context))
+    async def _run(
+        self, context: Any, body: Callable[[Request, str], Response], request: Request
+    ) -> Response:
+        """``body(request, bearer token)`` in a worker thread; its error ends the call."""
+        token = _token(context)
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self.executor, body, request, token)
+        except Exception as exc:
+            await _refuse(context, exc)
 
-    def GetServerInfo(self, request: pb.GetServerInfoRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            return convert.server_info_to_pb(self.service.server_info())
+    def _caller(self, token: str) -> Caller:
+        return self.service.authorize(token)
 
-    def Register(self, request: pb.RegisterRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            player = self.service.register(request.payload, request.signature)
-            return pb.RegisterResponse(player=convert.player_to_pb(player))
+    # -- identity -----------------------------------------------------------------------------
 
-    def Challenge(self, request: pb.ChallengeRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            challenge, expires = self.service.challenge(request.public_key)
-            return pb.ChallengeResponse(challenge=challenge, expires_at_ms=expires)
+    async def GetServerInfo(self, request: pb.GetServerInfoRequest, context: Any) -> Any:
+        return await self._run(context, self._server_info, request)
 
-    def Authenticate(self, request: pb.AuthenticateRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            token = self.service.authenticate(
-                request.public_key, request.challenge, request.signature
-            )
-            return pb.AuthenticateResponse(
-                token=token.token,
-                expires_at_ms=token.expires_ms,
-                player=convert.player_to_pb(token.player),
-            )
+    def _server_info(
+        self, request: pb.GetServerInfoRequest, token: str
+    ) -> pb.GetServerInfoResponse:
+        return convert.server_info_to_pb(self.service.server_info())
 
-    def CreateMatch(self, request: pb.CreateMatchRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            summary, code = self.service.create_match(
-                self._caller(context),
-                request.preset,
-                dict(request.options),
-                request.target,
-                request.seat if request.HasField("seat") else None,
-                list(request.bot_seats),
-            )
-            return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
+    async def Register(self, request: pb.RegisterRequest, context: Any) -> Any:
+        return await self._run(context, self._register, request)
 
-    def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            summary, seat = self.service.join_match(
-                self._caller(context),
-                request.invite_code,
-                request.seat if request.HasField("seat") else None,
-            )
-            return pb.JoinMatchResponse(match=convert.summary_to_pb(summary), seat=seat)
+    def _register(self, request: pb.RegisterRequest, token: str) -> pb.RegisterResponse:
+        player = self.service.register(request.payload, request.signature)
+        return pb.RegisterResponse(player=convert.player_to_pb(player))
 
-    def FillSeatWithBot(self, request: pb.FillSeatWithBotRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            summary = self.service.fill_seat_with_bot(
-                self._caller(context),
-                request.match_id,
-                request.seat if request.HasField("seat") else None,
-            )
-            return pb.FillSeatWithBotResponse(match=convert.summary_to_pb(summary))
+    async def Challenge(self, request: pb.ChallengeRequest, context: Any) -> Any:
+        return await self._run(context, self._challenge, request)
 
-    def StartMatch(self, request: pb.StartMatchRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            summary = self.service.start_match(self._caller(context), request.match_id)
-            return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
+    def _challenge(self, request: pb.ChallengeRequest, token: str) -> pb.ChallengeResponse:
+        challenge, expires = self.service.challenge(request.public_key)
+        return pb.ChallengeResponse(challenge=challenge, expires_at_ms=expires)
 
-    def ListMyMatches(self, request: pb.ListMyMatchesRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            found = self.service.list_my_matches(self._caller(context))
-            return pb.ListMyMatchesResponse(matches=[convert.summary_to_pb(s) for s in found])
+    async def Authenticate(self, request: pb.AuthenticateRequest, context: Any) -> Any:
+        return await self._run(context, self._authenticate, request)
 
-    def GetView(self, request: pb.GetViewRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            view = self.service.get_view(self._caller(context), request.match_id)
-            return pb.GetViewResponse(view=convert.match_view_to_pb(view))
+    def _authenticate(self, request: pb.AuthenticateRequest, token: str) -> pb.AuthenticateResponse:
+        issued = self.service.authenticate(request.public_key, request.challenge, request.signature)
+        return pb.AuthenticateResponse(
+            token=issued.token,
+            expires_at_ms=issued.expires_ms,
+            player=convert.player_to_pb(issued.player),
+        )
 
-    def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            receipt, view = self.service.submit(request.payload, request.signature)
-            return pb.SubmitResponse(
-                receipt=convert.receipt_to_pb(receipt), view=convert.match_view_to_pb(view)
-            )
+    # -- lobby --------------------------------------------------------------------------------
 
-    def GetHistory(self, request: pb.GetHistoryRequest, context: Any) -> Any:
-        with grpc_errors(context):
-            history = self.service.get_history(
-                self._caller(context), request.match_id, request.after_seq
-            )
-            return convert.history_to_pb(history)
+    async def CreateMatch(self, request: pb.CreateMatchRequest, context: Any) -> Any:
+        return await self._run(context, self._create_match, request)
 
-    def Watch(self, request: pb.WatchRequest, context: Any) -> Iterator[pb.WatchResponse]:
-        with grpc_errors(context):
-            caller = self._caller(context)
-            subscription, initial = self.service.watch(caller, list(request.match_ids))
+    def _create_match(self, request: pb.CreateMatchRequest, token: str) -> pb.CreateMatchResponse:
+        summary, code = self.service.create_match(
+            self._caller(token),
+            request.preset,
+            dict(request.options),
+            request.target,
+            request.seat if request.HasField("seat") else None,
+            list(request.bot_seats),
+        )
+        return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
+
+    async def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
+        return await self._run(context, self._join_match, request)
+
+    def _join_match(self, request: pb.JoinMatchRequest, token: str) -> pb.JoinMatchResponse:
+        summary, seat = self.service.join_match(
+            self._caller(token),
+            request.invite_code,
+            request.seat if request.HasField("seat") else None,
+        )
+        return pb.JoinMatchResponse(match=convert.summary_to_pb(summary), seat=seat)
+
+    async def FillSeatWithBot(self, request: pb.FillSeatWithBotRequest, context: Any) -> Any:
+        return await self._run(context, self._fill_seat_with_bot, request)
+
+    def _fill_seat_with_bot(
+        self, request: pb.FillSeatWithBotRequest, token: str
+    ) -> pb.FillSeatWithBotResponse:
+        summary = self.service.fill_seat_with_bot(
+            self._caller(token),
+            request.match_id,
+            request.seat if request.HasField("seat") else None,
+        )
+        return pb.FillSeatWithBotResponse(match=convert.summary_to_pb(summary))
+
+    async def StartMatch(self, request: pb.StartMatchRequest, context: Any) -> Any:
+        return await self._run(context, self._start_match, request)
+
+    def _start_match(self, request: pb.StartMatchRequest, token: str) -> pb.StartMatchResponse:
+        summary = self.service.start_match(self._caller(token), request.match_id)
+        return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
+
+    async def ListMyMatches(self, request: pb.ListMyMatchesRequest, context: Any) -> Any:
+        return await self._run(context, self._list_my_matches, request)
+
+    def _list_my_matches(
+        self, request: pb.ListMyMatchesRequest, token: str
+    ) -> pb.ListMyMatchesResponse:
+        found = self.service.list_my_matches(self._caller(token))
+        return pb.ListMyMatchesResponse(matches=[convert.summary_to_pb(s) for s in found])
+
+    # -- play ---------------------------------------------------------------------------------
+
+    async def GetView(self, request: pb.GetViewRequest, context: Any) -> Any:
+        return await self._run(context, self._get_view, request)
+
+    def _get_view(self, request: pb.GetViewRequest, token: str) -> pb.GetViewResponse:
+        view = self.service.get_view(self._caller(token), request.match_id)
+        return pb.GetViewResponse(view=convert.match_view_to_pb(view))
+
+    async def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
+        if not self.service.submits_on_loop:
+            return await self._run(context, self._submit, request)
+        try:
+            receipt, view = await self.service.submit_async(request.payload, request.signature)
+            return _submitted(receipt, view)
+        except Exception as exc:
+            await _refuse(context, exc)
+
+    def _submit(self, request: pb.SubmitRequest, token: str) -> pb.SubmitResponse:
+        return _submitted(*self.service.submit(request.payload, request.signature))
+
+    async def GetHistory(self, request: pb.GetHistoryRequest, context: Any) -> Any:
+        return await self._run(context, self._get_history, request)
+
+    def _get_history(self, request: pb.GetHistoryRequest, token: str) -> pb.GetHistoryResponse:
+        history = self.service.get_history(self._caller(token), request.match_id, request.after_seq)
+        return convert.history_to_pb(history)
+
+    async def Watch(self, request: pb.WatchRequest, context: Any) -> AsyncIterator[Any]:
+        """The current state of each watched match, then each change as it is stored.
+
+        No thread waits for a quiet stream: the notifier wakes this coroutine through its
+        loop when a change is queued for it.
+        """
+        loop = asyncio.get_running_loop()
+        subscribing = loop.run_in_executor(self.executor, self._subscribe, request, _token(context))
+        try:
+            caller, subscription, initial = await asyncio.shield(subscribing)
+        except asyncio.CancelledError:  # the client left: close what the thread opens
+            subscribing.add_done_callback(_close_subscription)
+            raise
+        except Exception as exc:
+            await _refuse(context, exc)
+        news = asyncio.Event()
+
+        def wake() -> None:  # in the publishing thread
+            with suppress(RuntimeError):  # the loop has closed: the stream is over anyway
+                loop.call_soon_threadsafe(news.set)
+
+        subscription.on_news(wake)
         try:
             for change in initial:
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx
-            while context.is_active() and not self.stopping.is_set():
+            while not self.stopping.is_set():
                 if ctx.clock() >= caller.expires_ms:
-                    with grpc_errors(context):
-                        raise UnauthenticatedError("the token expired: authenticate again")
-                news = subscription.get(_WATCH_POLL_SECONDS)
-                if news is not None:
-                    yield convert.change_to_pb(news)
+                    await _refuse(
+                        context, UnauthenticatedError("the token expired: authenticate again")
+                    )
+                latest = subscription.poll()
+                if latest is None:
+                    news.clear()
+                    latest = subscription.poll()  # queued before the clear: not missed
+                if latest is None:
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(news.wait(), _WATCH_POLL_SECONDS)
+                    continue
+                yield convert.change_to_pb(latest)
         finally:
             subscription.close()
+
+    def _subscribe(
+        self, request: pb.WatchRequest, token: str
+    ) -> tuple[Caller, Subscription, list[Change]]:
+        caller = self._caller(token)
+        subscription, initial = self.service.watch(caller, list(request.match_ids))
+        return caller, subscription, initial
+
+
+def _submitted(receipt: Receipt, view: MatchView) -> pb.SubmitResponse:
+    return pb.SubmitResponse(
+        receipt=convert.receipt_to_pb(receipt), view=convert.match_view_to_pb(view)
+    )
+
+
+def _close_subscription(
+    subscribing: asyncio.Future[tuple[Caller, Subscription, list[Change]]],
+) -> None:
+    if not subscribing.cancelled() and subscribing.exception() is None:
+        subscribing.result()[1].close()

@@ -38,17 +38,19 @@ class WriterLock:
         self._queue_fd: int | None = None
         self._broken = False
 
-    def acquire(self) -> None:
-        """Block until this process is the database's writer."""
+    def acquire(self, *, wait: bool = True) -> bool:
+        """Become the database's writer: block until then, or (``wait`` false) only if no
+        other process is the writer now. True once this process is the writer."""
         if self._broken:
-            return
+            return True
         try:
             lock_fd, queue_fd = self._files()
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
+                return True
             except BlockingIOError:
-                pass
+                if not wait:
+                    return False
             fcntl.flock(queue_fd, fcntl.LOCK_SH)  # announce: "I am waiting"
             try:
                 fcntl.flock(lock_fd, fcntl.LOCK_EX)
@@ -56,6 +58,7 @@ class WriterLock:
                 fcntl.flock(queue_fd, fcntl.LOCK_UN)
         except OSError as exc:  # e.g. a file system without flock: SQLite's own lock remains
             self._give_up(exc)
+        return True
 
     def release(self) -> None:
         """Stop being the writer; if another process is waiting, let it go first."""

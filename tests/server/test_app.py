@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,13 +56,21 @@ def test_one_log_line_per_request(channel: grpc.Channel, caplog: pytest.LogCaptu
         client.stub.GetServerInfo(pb.GetServerInfoRequest())
         with pytest.raises(grpc.RpcError):
             client.stub.Challenge(pb.ChallengeRequest(public_key=client.public_key))
-    lines = [r.getMessage() for r in caplog.records if r.name == "canasta.server"]
+        # A refused call's status reaches the client before the server logs its line.
+        deadline = time.monotonic() + 5
+        while len(_server_lines(caplog)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    lines = _server_lines(caplog)
     # PlayerClient's own GetServerInfo at construction came before the capture started.
     assert len(lines) == 2
     assert lines[0].startswith("/canasta.v1.Canasta/GetServerInfo OK")
     assert lines[0].endswith("ms")  # no peer on a successful call
     assert lines[1].startswith("/canasta.v1.Canasta/Challenge NOT_FOUND")
     assert "127.0.0.1" in lines[1].split()[-1]  # a refused call names who asked
+
+
+def _server_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "canasta.server"]
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:
