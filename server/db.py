@@ -13,6 +13,7 @@ unique constraints, and ``server.errors`` reports a race it did not foresee as A
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -117,14 +118,15 @@ class Database:
         session = Session(self.engine, expire_on_commit=False)
         self._local.immediate = True
         try:
-            session.connection()  # BEGIN IMMEDIATE now, while the flag is set
+            connection = session.connection()  # BEGIN IMMEDIATE now, while the flag is set
         except BaseException:
             session.close()
             self._release_writer()
             raise
         finally:
             self._local.immediate = False
-        return WriteTransaction(session, self._release_writer)
+        driver = connection.connection.driver_connection
+        return WriteTransaction(session, driver, self._release_writer)
 
     def _release_writer(self) -> None:
         assert self._writer is not None
@@ -142,14 +144,26 @@ class Database:
 class WriteTransaction:
     """An open SQLite write transaction and the writer locks it holds until it ends."""
 
-    def __init__(self, session: Session, release: Callable[[], None]) -> None:
+    def __init__(self, session: Session, driver: Any, release: Callable[[], None]) -> None:
         self.session = session
+        self._driver = driver
+        """The session's sqlite3 connection."""
         self._release = release
 
     def commit(self) -> None:
-        """Commit durably (a sync to disk), then let the next writer in."""
+        """Commit durably (a sync to disk), then let the next writer in.
+
+        A COMMIT that fails (a full disk, an I/O error) leaves SQLite's transaction open, and
+        SQLAlchemy does not roll it back: the pooled connection would keep the database's
+        write lock, and every later write would wait for it and fail. So it is rolled back
+        here.
+        """
         try:
             self.session.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self._driver.rollback()
+            raise
         finally:
             self.close()
 

@@ -1,15 +1,20 @@
 """Group commit (``server.committer``) on a real SQLite file: one transaction per batch, a
 unit that declines costs the others nothing, a unit that fails after writing leaves no trace
-and the rest of its batch is still stored."""
+and the rest of its batch is still stored. The same for the event loop's batches
+(``run_async``), which also must never block the loop while another writer holds the
+database, and whose callers all hear of a failed commit."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import event, text
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from server.committer import GroupCommitter, NothingWrittenError, _Item
@@ -89,3 +94,122 @@ def test_run_returns_after_commit_and_raises_the_units_error(db: Database) -> No
         assert _notes(db) == ["x"]
     finally:
         committer.stop()
+
+
+# -- the event loop's batches ------------------------------------------------------------------
+
+
+def _commits(db: Database) -> list[int]:
+    """A list that grows by one at each commit on ``db``'s engine."""
+    seen: list[int] = []
+    event.listen(db.engine, "commit", lambda conn: seen.append(1))
+    return seen
+
+
+def _on_loop(db: Database, works: list[Callable[[Session], Any]]) -> list[Any]:
+    """Await every unit at once from one event loop; each outcome, result or exception."""
+    committer = GroupCommitter(db)
+
+    async def main() -> list[Any]:
+        return await asyncio.gather(
+            *(committer.run_async(work) for work in works), return_exceptions=True
+        )
+
+    try:
+        return asyncio.run(main())
+    finally:
+        committer.stop()
+
+
+def test_the_loops_moves_share_one_commit(db: Database) -> None:
+    commits = _commits(db)
+    assert _on_loop(db, [_note("a"), _note("b"), _note("c")]) == ["a", "b", "c"]
+    assert _notes(db) == ["a", "b", "c"]
+    assert len(commits) == 1
+
+
+def test_on_the_loop_a_unit_that_declines_leaves_the_rest(db: Database) -> None:
+    outcomes = _on_loop(db, [_note("a"), _declines, _note("c")])
+    assert isinstance(outcomes[1], NothingWrittenError)
+    assert [outcomes[0], outcomes[2]] == ["a", "c"]
+    assert _notes(db) == ["a", "c"]
+
+
+def test_on_the_loop_a_unit_that_fails_after_writing_leaves_no_trace(db: Database) -> None:
+    outcomes = _on_loop(db, [_note("a"), _note("b", ValueError("bug")), _note("c")])
+    assert isinstance(outcomes[1], ValueError)
+    assert [outcomes[0], outcomes[2]] == ["a", "c"]
+    assert _notes(db) == ["a", "c"]
+
+
+def _with_deferred_check(db: Database) -> Callable[[Session], str]:
+    """A unit whose write only fails at COMMIT (SQLite checks a deferred foreign key then),
+    as a full disk would fail it."""
+    with db.write() as session:
+        session.connection().exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        session.connection().exec_driver_sql(
+            "CREATE TABLE child (parent_id INTEGER REFERENCES parent (id)"
+            " DEFERRABLE INITIALLY DEFERRED)"
+        )
+
+    def orphan(session: Session) -> str:
+        session.connection().exec_driver_sql("INSERT INTO child VALUES (42)")
+        return "orphan"
+
+    return orphan
+
+
+def test_a_failed_commit_fails_every_caller_of_the_batch(db: Database) -> None:
+    """The commit fails in the committer's thread: every move of the batch hears so, nothing
+    is stored, and the next batch is stored (the failed transaction did not stay open)."""
+    orphan = _with_deferred_check(db)
+    outcomes = _on_loop(db, [_note("a"), orphan, _note("c")])
+    assert all(isinstance(outcome, IntegrityError) for outcome in outcomes)
+    assert _notes(db) == []
+    assert _on_loop(db, [_note("later")]) == ["later"]
+    assert _notes(db) == ["later"]
+
+
+def test_a_failed_commit_in_a_thread_leaves_the_database_writable(db: Database) -> None:
+    orphan = _with_deferred_check(db)
+    items = _run_batch(db, [_note("a"), orphan])
+    assert all(isinstance(item.error, IntegrityError) for item in items)
+    for _ in range(3):  # whichever pooled connection comes next
+        assert _run_batch(db, [_note("b")])[0].result == "b"
+    assert _notes(db) == ["b", "b", "b"]
+
+
+def test_the_loop_goes_on_while_another_writer_holds_the_database(db: Database) -> None:
+    """Another writer (here a thread in a long write transaction) holds the database: the
+    loop's write waits in the committer's thread, the loop keeps running meanwhile, and the
+    write is stored once the other lets go."""
+    holding, let_go = threading.Event(), threading.Event()
+
+    def other_writer() -> None:
+        with db.write() as session:
+            session.connection().execute(text("INSERT INTO note VALUES ('other')"))
+            holding.set()
+            let_go.wait(30)
+
+    other = threading.Thread(target=other_writer)
+    other.start()
+    assert holding.wait(30)
+    committer = GroupCommitter(db)
+
+    async def main() -> tuple[str, int]:
+        write = asyncio.ensure_future(committer.run_async(_note("mine")))
+        ticks = 0
+        while ticks < 20:  # the loop is free: 20 turns of 10 ms while the write waits
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not write.done()
+        let_go.set()
+        return await write, ticks
+
+    try:
+        assert asyncio.run(main()) == ("mine", 20)
+    finally:
+        let_go.set()
+        other.join()
+        committer.stop()
+    assert _notes(db) == ["other", "mine"]

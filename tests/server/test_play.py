@@ -9,6 +9,7 @@ the engine alone, which must reach the same final scores.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import grpc
@@ -25,6 +26,8 @@ from shared.crypto import verify_receipt
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, apply, player_view
 from shared.wire import view_to_pb
+
+from .conftest import AppFactory
 
 choose = default_chooser()
 
@@ -294,3 +297,39 @@ def test_loading_a_match_replays_at_most_a_few_moves(
     ctx.states = StateCache()  # forget: the next load starts from the snapshot
     ctx.matches = LruCache()
     assert authoritative_state(app.service, match_id) == remembered
+
+
+def test_open_watch_streams_hold_no_worker_thread(make_app: AppFactory) -> None:
+    """More open Watch streams than worker threads: every other call still gets served, and
+    a change still reaches every watcher (the streams wait on the event loop)."""
+    app = make_app(max_workers=4)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        match_id = alice.create_match(seat=0).match.match_id
+        streams = [alice.watch([match_id], timeout=30) for _ in range(8)]
+        try:
+            for stream in streams:
+                assert next(stream).match_id == match_id
+            bob = PlayerClient(channel).join_server("bob")  # four threads' worth of calls
+            bob.join_match(alice.my_matches().matches[0].invite_code)
+            for stream in streams:
+                assert next(stream).revision > 1  # bob's arrival
+        finally:
+            for stream in streams:
+                stream.cancel()
+
+
+def test_a_watcher_who_leaves_is_unsubscribed(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    alice = players("alice")
+    match_id = alice.create_match().match.match_id
+    stream = alice.watch([match_id], timeout=30)
+    assert next(stream).match_id == match_id
+    notifier = app.service.ctx.notifier
+    assert notifier.watched()
+    stream.cancel()
+    deadline = time.monotonic() + 10
+    while notifier.watched() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not notifier.watched()

@@ -117,6 +117,23 @@ def test_a_waiting_process_goes_before_my_next_write(database: Path, lock: Write
         other.close()
 
 
+def test_a_try_gives_up_at_once_while_another_process_writes(
+    database: Path, lock: WriterLock
+) -> None:
+    """The event loop only tries (``wait=False``): it must never block on another process."""
+    other = Other(database)
+    try:
+        assert other.said(30) == "holding"
+        assert lock.acquire(wait=False) is False
+        assert not _announced(lock)  # a try does not queue up
+        other.let_go()
+        assert other.said(30) == "released"
+        assert lock.acquire(wait=False) is True
+        lock.release()
+    finally:
+        other.close()
+
+
 def test_uncontended_lock_and_files(database: Path, lock: WriterLock) -> None:
     for _ in range(3):
         lock.acquire()
