@@ -6,6 +6,7 @@ same configuration (file, environment, options) while the server runs or not.
 
 from __future__ import annotations
 
+import gc
 import logging
 import secrets
 import signal
@@ -128,6 +129,7 @@ def serve(
         typer.echo(f"canasta-server: {exc}", err=True)
         raise typer.Exit(code=1) from None
     running.start()
+    _freeze_startup_objects()
     host = config.listen.rpartition(":")[0]
     typer.echo(banner(f"{host}:{running.port}", running.service.ctx.keys.server_public))
     sys.stdout.flush()
@@ -140,6 +142,18 @@ def serve(
     running.stop(grace=5.0)
     if not as_worker:
         typer.echo("canasta-server stopped")
+
+
+def _freeze_startup_objects() -> None:
+    """Leave what startup built (modules, the schema, gRPC's and SQLAlchemy's machinery:
+    about 85,000 objects) out of Python's full garbage collections from now on.
+
+    Each full collection walks every tracked object and stops the event loop meanwhile:
+    under load that was a pause of 35-45 ms every ten seconds or so, which every request
+    in flight waited out. Without the startup objects it takes about 4 ms.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _worker_command(config: ServerConfig) -> list[str]:

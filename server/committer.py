@@ -39,6 +39,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from server.db import Database, WriteTransaction
@@ -91,6 +92,8 @@ class GroupCommitter:
         """Whether a batch of the loop is being written or committed now."""
         self._blocking: ThreadPoolExecutor | None = None
         """The one thread that waits for the writer lock and commits the loop's batches."""
+        self._loop_connection: Connection | None = None
+        """The connection the loop's batches are written on, kept (no pool round trip)."""
         if db.is_sqlite:
             self._thread = threading.Thread(target=self._loop, name="group-commit", daemon=True)
             self._thread.start()
@@ -127,8 +130,10 @@ class GroupCommitter:
 
     def _begin_loop_batch(self, loop: asyncio.AbstractEventLoop) -> None:
         """On the loop: become the writer at once if nobody else is, else have the thread wait."""
+        if self._loop_connection is None:
+            self._loop_connection = self.db.engine.connect()
         try:
-            transaction = self.db.try_begin_write()
+            transaction = self.db.try_begin_write(self._loop_connection)
         except BaseException as exc:
             self._loop_batch_failed(loop, exc)
             return
@@ -141,7 +146,7 @@ class GroupCommitter:
     def _wait_for_writer(self, loop: asyncio.AbstractEventLoop) -> None:
         """In the loop-commit thread: wait to be the writer, then give the loop the batch."""
         try:
-            transaction = self.db.begin_write()
+            transaction = self.db.begin_write(self._loop_connection)
         except BaseException as exc:
             _call_soon(loop, self._loop_batch_failed, loop, exc)
             return
@@ -218,6 +223,8 @@ class GroupCommitter:
             self._commit(late)
         if self._blocking is not None:
             self._blocking.shutdown(wait=True)
+        if self._loop_connection is not None:
+            self._loop_connection.close()
 
     def _loop(self) -> None:
         while True:

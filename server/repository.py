@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import TextClause, delete, func, text, update
 from sqlmodel import Session, col, select
 
+from server.db import SQLITE_DRIVER
 from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
 from server.models import (
     ChallengeRow,
@@ -63,8 +64,9 @@ class Repository:
     def __init__(self, session: Session, bot_public_key: bytes) -> None:
         self.session = session
         self.bot_public_key = bot_public_key
-        self._sqlite: Any = None
-        """The SQLite driver connection of the session, once ``_run`` has looked it up."""
+        self._sqlite: Any = session.info.get(SQLITE_DRIVER)
+        """The SQLite driver connection of the session: a write session carries it, else
+        ``_run`` looks it up."""
 
     # -- players --------------------------------------------------------------------------------
 
