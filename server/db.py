@@ -61,8 +61,8 @@ class Database:
             )
 
     def _sqlite_begin(self, conn: Connection) -> None:
-        # A write transaction was begun on the driver already (``begin_write``).
-        if not conn.connection.driver_connection.in_transaction:
+        driver: Any = conn.connection.driver_connection
+        if not driver.in_transaction:  # else a write transaction begun by ``begin_write``
             conn.exec_driver_sql("BEGIN")
 
     @contextmanager
@@ -126,8 +126,8 @@ class Database:
         try:
             if connection is None:
                 connection = self.engine.connect()
-            driver = connection.connection.driver_connection
-            driver.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+            driver: Any = connection.connection.driver_connection
+            driver.execute("BEGIN IMMEDIATE")
         except BaseException:
             if borrowed and connection is not None:
                 connection.close()
