@@ -13,8 +13,7 @@ the log entry, commits (durably), and only then returns the receipt with the new
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
@@ -66,16 +65,60 @@ class _MatchMovedError(NothingWrittenError):
     blocked): read it afresh and check again."""
 
 
-@contextmanager
-def _moved_on_conflict() -> Iterator[None]:
-    """A duplicate key on storing a move means another server process stored that seq
-    first: the same as finding the match moved on. Any other broken constraint is a bug."""
+def _failure_of(write: Callable[[Write], object], unit: Write) -> Exception | None:
     try:
-        yield
-    except IntegrityError as exc:
-        if not is_unique_violation(exc):
-            raise
-        raise _MatchMovedError from None
+        write(unit)
+    except Exception as exc:
+        return exc
+    return None
+
+
+async def _failure_of_async(
+    write: Callable[[Write], Awaitable[object]], unit: Write
+) -> Exception | None:
+    try:
+        await write(unit)
+    except Exception as exc:
+        return exc
+    return None
+
+
+class _Attempts:
+    """Drives ``Play._checked``: it yields a plan; the caller stores it and reports how that
+    went (``after``); ``outcome`` is set once the generator is done."""
+
+    def __init__(self, steps: Generator[_Plan, None, _Outcome]) -> None:
+        self._steps = steps
+        self._outcome: _Outcome | None = None
+
+    @property
+    def outcome(self) -> _Outcome:
+        assert self._outcome is not None, "the move is still being stored"
+        return self._outcome
+
+    def first(self) -> _Plan | None:
+        """The first plan to store; None if there is none (``outcome`` is set)."""
+        try:
+            return next(self._steps)
+        except StopIteration as stop:
+            self._outcome = stop.value
+            return None
+
+    def after(self, failure: Exception | None) -> _Plan | None:
+        """Report the store of the last plan; the next plan to store, or None when done.
+
+        A duplicate key means another server process stored that seq first: the same as
+        finding the match moved on. Any other broken constraint is a bug and is raised.
+        """
+        if isinstance(failure, IntegrityError) and is_unique_violation(failure):
+            failure = _MatchMovedError()
+        try:
+            if failure is None:
+                return self._steps.send(None)
+            return self._steps.throw(failure)
+        except StopIteration as stop:
+            self._outcome = stop.value
+            return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +154,9 @@ class _Plan:
 
 _Outcome = _Plan | tuple[Receipt, MatchView]
 """A stored move's plan, or (the same envelope again) the stored receipt and the view."""
+
+Write = Callable[[Session], None]
+"""A move's write transaction, as a unit of work for ``ctx.write``."""
 
 
 class Play:
@@ -181,19 +227,11 @@ class Play:
         """
         move = move_from_bytes(payload)
         with self.ctx.locks.hold(move.match_id):
-            steps = self._checked(move, payload, signature)
-            try:
-                plan = next(steps)
-                while True:
-                    try:
-                        with _moved_on_conflict():
-                            self.ctx.write(self._writes(plan))
-                    except Exception as exc:
-                        plan = steps.throw(exc)
-                    else:
-                        plan = steps.send(None)
-            except StopIteration as stop:
-                outcome: _Outcome = stop.value
+            attempts = _Attempts(self._checked(move, payload, signature))
+            plan = attempts.first()
+            while plan is not None:
+                plan = attempts.after(_failure_of(self.ctx.write, self._writes(plan)))
+            outcome = attempts.outcome
             if not isinstance(outcome, _Plan):  # the same envelope again: nothing changed
                 return outcome
             self._remember(outcome)
@@ -209,19 +247,12 @@ class Play:
         """
         move = move_from_bytes(payload)
         async with self.ctx.async_locks.hold(move.match_id):
-            steps = self._checked(move, payload, signature)
-            try:
-                plan = next(steps)
-                while True:
-                    try:
-                        with _moved_on_conflict():
-                            await self.ctx.write_async(self._writes(plan))
-                    except Exception as exc:
-                        plan = steps.throw(exc)
-                    else:
-                        plan = steps.send(None)
-            except StopIteration as stop:
-                outcome: _Outcome = stop.value
+            attempts = _Attempts(self._checked(move, payload, signature))
+            plan = attempts.first()
+            while plan is not None:
+                write = self._writes(plan)
+                plan = attempts.after(await _failure_of_async(self.ctx.write_async, write))
+            outcome = attempts.outcome
             if not isinstance(outcome, _Plan):
                 return outcome
             self._remember(outcome)
@@ -230,9 +261,9 @@ class Play:
     def _checked(
         self, move: Move, payload: bytes, signature: bytes
     ) -> Generator[_Plan, None, _Outcome]:
-        """Check the move and yield the plan to store; the caller stores it and sends None,
-        or throws in the store's failure. Returns the stored plan, or the stored receipt and
-        view when the envelope was already stored.
+        """Check the move and yield the plan to store; the caller (through ``_Attempts``)
+        stores it and sends None, or throws in the store's failure. Returns the stored plan,
+        or the stored receipt and view when the envelope was already stored.
 
         Written as a generator so that the blocking ``submit`` and the event loop's
         ``submit_async`` share every check and differ only in how they wait for the commit.
@@ -402,7 +433,7 @@ class Play:
             next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
         return _Effects(new_state, events, state.hand_number, None, state.hand_number, next_hand)
 
-    def _writes(self, plan: _Plan) -> Callable[[Session], None]:
+    def _writes(self, plan: _Plan) -> Write:
         """The move's write transaction, as a unit of work for ``ctx.write``."""
         ctx = self.ctx
         match, effects = plan.match, plan.effects
