@@ -66,6 +66,7 @@ class _MatchMovedError(NothingWrittenError):
 
 
 def _failure_of(write: Callable[[Write], object], unit: Write) -> Exception | None:
+    """Store a move's writes; the failure, for ``_Attempts.after``, or None."""
     try:
         write(unit)
     except Exception as exc:
@@ -76,6 +77,7 @@ def _failure_of(write: Callable[[Write], object], unit: Write) -> Exception | No
 async def _failure_of_async(
     write: Callable[[Write], Awaitable[object]], unit: Write
 ) -> Exception | None:
+    """``_failure_of`` for the event loop."""
     try:
         await write(unit)
     except Exception as exc:
