@@ -200,9 +200,11 @@ class GroupCommitter:
         self._loop_batch_done(loop, batch)
 
     def _next_loop_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Start on what is waiting, at the loop's next turn (so that what arrives meanwhile
+        joins it, and retries after failed units never nest)."""
         self._loop_busy = bool(self._on_loop)
         if self._loop_busy:
-            self._begin_loop_batch(loop)
+            loop.call_soon(self._begin_loop_batch, loop)
 
     def stop(self) -> None:
         """Commit what is queued, then run later writes directly."""

@@ -27,9 +27,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import grpc
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
@@ -127,14 +124,3 @@ def _lost_a_race(exc: BaseException) -> bool:
         return True
     sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
     return isinstance(exc, DBAPIError) and sqlstate in _RACE_SQLSTATES
-
-
-@contextmanager
-def grpc_errors(context: Any) -> Iterator[None]:
-    """Run a service call; turn any error into an aborted RPC with the mapped status."""
-    try:
-        yield
-    except Exception as exc:
-        code, message, trailer = status_of(exc)
-        context.set_trailing_metadata(trailer)
-        context.abort(code, message)
