@@ -158,18 +158,11 @@ class GroupCommitter:
     ) -> None:
         """On the loop: run the batch's writes, then hand the commit to the thread."""
         batch, self._on_loop = self._on_loop, []
-        try:
-            failed = _run_units(transaction.session, batch)
-        except BaseException:
-            transaction.close()
-            raise
+        failed = _run_units(transaction.session, batch)
         if failed is not None:  # roll back; the rest goes first in the next batch
             transaction.close()
             failed.finish()
-            again = [item for item in batch if item is not failed]
-            for item in again:
-                item.result = item.error = None
-            self._on_loop[:0] = again
+            self._on_loop[:0] = _all_but(batch, failed)
             self._next_loop_batch(loop)
             return
         assert self._blocking is not None
@@ -266,10 +259,8 @@ class GroupCommitter:
                 if failed is not None:
                     raise _UnitFailedError
         except _UnitFailedError:
-            again = [item for item in batch if item is not failed]
-            for item in again:
-                item.result = item.error = None
-            return again
+            assert failed is not None
+            return _all_but(batch, failed)
         except BaseException as exc:  # the commit failed: nothing of the batch is stored
             _fail_all(batch, exc)
         return []
@@ -277,7 +268,8 @@ class GroupCommitter:
 
 def _run_units(session: Session, batch: list[_Item[Any]]) -> _Item[Any] | None:
     """Run each unit's writes in ``session``; the first unit that failed after it may have
-    written (the transaction must be rolled back), else None."""
+    written (the transaction must be rolled back), else None. Never raises: every failure
+    is the unit's."""
     for item in batch:
         try:
             item.result = item.work(session)
@@ -287,6 +279,14 @@ def _run_units(session: Session, batch: list[_Item[Any]]) -> _Item[Any] | None:
             item.error = exc
             return item
     return None
+
+
+def _all_but(batch: list[_Item[Any]], failed: _Item[Any]) -> list[_Item[Any]]:
+    """The units to run again after ``failed`` made the transaction roll back, reset."""
+    again = [item for item in batch if item is not failed]
+    for item in again:
+        item.result = item.error = None
+    return again
 
 
 def _fail_all(batch: list[_Item[Any]], exc: BaseException) -> None:
