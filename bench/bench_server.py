@@ -114,7 +114,8 @@ class MatchDriver:
         self.view = await self._view(0)
         self.view = await self._view(self.view.match.to_act)
 
-    async def _next(self) -> pb.SubmitRequest:
+    async def _next(self) -> tuple[PlayerClient, pb.SubmitRequest]:
+        """The seat's client to act and its next signed move."""
         view = self.view
         seat = view.match.to_act
         # The last response was another seat's view: a draw, a pass or the cut needs no hand;
@@ -127,17 +128,19 @@ class MatchDriver:
             seat = view.match.to_act
         client = self.seats[seat]
         if view.HasField("dealing_seat"):
-            return client.envelope(view, ["deal"], seat=seat, deal_commitment=view.deal_commitment)
-        return client.envelope(view, plain_turn(view), seat=seat)
+            commitment = view.deal_commitment
+            return client, client.envelope(view, ["deal"], seat=seat, deal_commitment=commitment)
+        return client, client.envelope(view, plain_turn(view), seat=seat)
 
     async def step(self, scheduled: float | None = None) -> float | None:
         """Submit the next move; its latency (from ``scheduled`` when given), None if refused."""
         assert self.stub is not None
-        request = await self._next()
+        mover, request = await self._next()
         if scheduled is None:
             scheduled = time.perf_counter()
         try:
-            response = await self.stub.Submit(request)
+            # The mover's token: the server sends the new view only to the seat's player.
+            response = await self.stub.Submit(request, metadata=mover.metadata)
         except grpc.RpcError:  # grpc.aio.AioRpcError is one
             await self._refresh()
             return None

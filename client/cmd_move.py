@@ -84,7 +84,8 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
             deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
         )
         try:
-            response = conn.call("Submit", request, auth=False)
+            # The token says the sender is the seat's player: only then is the view sent back.
+            response = conn.call("Submit", request)
         except RpcFailureError as failure:
             if failure.status == "ABORTED":
                 now = failure.trailers.get("canasta-version", "?")
@@ -99,6 +100,8 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
                 "server key; the move may not be stored as sent. Keep this output and ask the "
                 "operator; `canasta history` shows what the server holds."
             )
+        if not response.HasField("view"):  # a server that answers the receipt alone
+            response.view.CopyFrom(common.fetch_view(conn, match_id))
         player.remember(response.view)
         player.save()
         receipt = response.receipt

@@ -24,6 +24,7 @@ from server.errors import is_unique_violation
 from server.exceptions import (
     AlreadyExistsError,
     InvalidRequestError,
+    LimitExceededError,
     NotFoundError,
     PermissionDeniedError,
     UnauthenticatedError,
@@ -56,12 +57,13 @@ def token_hash(token: str) -> bytes:
 
 
 def _check_key(public_key: bytes) -> None:
+    """A sound Ed25519 public key: 32 bytes, canonical, not of small order."""
     if len(public_key) != PUBLIC_KEY_SIZE:
         raise InvalidRequestError(f"a public key is {PUBLIC_KEY_SIZE} bytes, not {len(public_key)}")
     try:
         public_key_from_raw(public_key)
-    except CryptoError:
-        raise InvalidRequestError("that is not a valid Ed25519 public key") from None
+    except CryptoError as exc:
+        raise InvalidRequestError(f"that is not a usable Ed25519 public key: {exc}") from None
 
 
 class Accounts:
@@ -127,29 +129,39 @@ class Accounts:
             if player.blocked:
                 raise PermissionDeniedError("this key is blocked on this server")
             repo.purge_expired(now)
+            if repo.live_challenges(public_key) >= ctx.config.limit_live_challenges:
+                raise LimitExceededError(
+                    f"this key holds {ctx.config.limit_live_challenges} unanswered challenges "
+                    "already: answer one, or wait until they expire"
+                )
             repo.add_challenge(challenge, public_key, expires)
         return challenge, expires
 
     def authenticate(self, public_key: bytes, challenge: bytes, signature: bytes) -> Token:
+        """A token for a signed challenge. The challenge is used up by any answer, right or
+        wrong, in a transaction of its own: a wrong guess cannot be followed by another."""
         ctx = self.ctx
         now = ctx.clock()
         message = auth_message(ctx.keys.server_public, public_key, challenge)
         token = secrets.token_urlsafe(32)
         expires = now + ctx.config.token_ttl_seconds * 1000
+        if len(challenge) != CHALLENGE_SIZE:
+            raise UnauthenticatedError("unknown or already used challenge: ask for a new one")
+        with ctx.db.write() as session:
+            taken = ctx.repo(session).take_challenge(challenge)
+        if taken is None:
+            raise UnauthenticatedError("unknown or already used challenge: ask for a new one")
+        key, challenge_expires = taken
+        if key != public_key:
+            raise UnauthenticatedError("this challenge was issued to another key")
+        if challenge_expires <= now:
+            raise UnauthenticatedError("the challenge expired: ask for a new one")
+        if not verify(public_key, message, signature):
+            raise UnauthenticatedError(
+                "the challenge's signature does not verify (wrong key or another server)"
+            )
         with ctx.db.write() as session:
             repo = ctx.repo(session)
-            taken = repo.take_challenge(challenge)
-            if taken is None:
-                raise UnauthenticatedError("unknown or already used challenge: ask for a new one")
-            key, challenge_expires = taken
-            if key != public_key:
-                raise UnauthenticatedError("this challenge was issued to another key")
-            if challenge_expires <= now:
-                raise UnauthenticatedError("the challenge expired: ask for a new one")
-            if not verify(public_key, message, signature):
-                raise UnauthenticatedError(
-                    "the challenge's signature does not verify (wrong key or another server)"
-                )
             player = repo.player_by_key(public_key)
             if player is None:
                 raise UnauthenticatedError("this key is not registered here")

@@ -51,7 +51,9 @@ def package_version() -> str:
 
 class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """One info line per request: method, status code, milliseconds, and for a refused or
-    failed call the peer's address.
+    failed call the peer's address. A request whose bytes do not decode as the method's
+    message is refused here with ``INVALID_ARGUMENT`` (gRPC itself would answer ``UNKNOWN``
+    and log a traceback per request: a free way to flood the log).
 
     The wrapped handler of each method is built once and reused. The peer is left out of
     successful calls on purpose: asking gRPC for it costs a call into its C core per request,
@@ -72,6 +74,34 @@ class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         return wrapped
 
 
+class _Undecodable:
+    """Stands for a request whose bytes did not decode."""
+
+
+_UNDECODABLE = _Undecodable()
+
+
+def _tolerant(deserializer: Any) -> Any:
+    """``deserializer``, returning ``_UNDECODABLE`` instead of raising for bad bytes."""
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception:  # DecodeError, or anything else bad bytes make the parser raise
+            return _UNDECODABLE
+
+    return deserialize
+
+
+async def _refuse_undecodable(method: str, context: Any) -> None:
+    await context.abort(
+        grpc.StatusCode.INVALID_ARGUMENT,
+        f"the request is not a valid message for {method.rsplit('/', 1)[-1]}",
+    )
+
+
 def _logged(method: str, handler: Any) -> Any:
     def done(context: Any, started: float) -> None:
         if log.isEnabledFor(logging.INFO):
@@ -90,6 +120,8 @@ def _logged(method: str, handler: Any) -> Any:
         async def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
+                if request is _UNDECODABLE:
+                    await _refuse_undecodable(method, context)
                 return await behavior(request, context)
             finally:
                 done(context, started)
@@ -100,6 +132,8 @@ def _logged(method: str, handler: Any) -> Any:
         async def call(request: Any, context: Any) -> Any:
             started = time.perf_counter()
             try:
+                if request is _UNDECODABLE:
+                    await _refuse_undecodable(method, context)
                 async for item in behavior(request, context):
                     yield item
             finally:
@@ -108,7 +142,7 @@ def _logged(method: str, handler: Any) -> Any:
         return call
 
     codec = {
-        "request_deserializer": handler.request_deserializer,
+        "request_deserializer": _tolerant(handler.request_deserializer),
         "response_serializer": handler.response_serializer,
     }
     if handler.unary_unary:

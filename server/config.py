@@ -69,6 +69,16 @@ class ServerConfig:
     """While a Watch stream is open, how often this process looks in the database for changes
     stored by other server processes (replicas, workers) on the same database."""
     log_level: str = "INFO"
+    limit_anonymous_per_minute: int = 120
+    """Calls that need no token (server info, register, challenge, authenticate) a minute
+    from one peer address. 0: no limit."""
+    limit_writes_per_minute: int = 600
+    """Writes (moves, creating, joining, filling and starting matches) a minute by one
+    player, or from one peer address for a move sent without a token. 0: no limit."""
+    limit_live_challenges: int = 8
+    """Unanswered, unexpired challenges one key may hold at once."""
+    limit_open_matches: int = 100
+    """Matches not yet finished that one player may sit in (create or join)."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -83,6 +93,11 @@ class ServerConfig:
                 raise ConfigFileError(f"{name} must be positive")
         if self.max_workers < 4 or self.history_page < 1:
             raise ConfigFileError("max_workers must be 4 or more and history_page positive")
+        for name in _NOT_NEGATIVE:
+            if getattr(self, name) < 0:
+                raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if self.limit_live_challenges < 1 or self.limit_open_matches < 1:
+            raise ConfigFileError("limit_live_challenges and limit_open_matches must be positive")
         if not 1 <= self.workers <= MAX_PROCESSES:
             raise ConfigFileError(f"workers must be from 1 to {MAX_PROCESSES}")
 
@@ -101,7 +116,9 @@ class ServerConfig:
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
-         "workers", "history_page", "feed_poll_ms"}  # fmt: skip
+         "workers", "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
+         "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches"}  # fmt: skip
+_NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
 

@@ -12,6 +12,7 @@ error                                              status
 ``UnauthenticatedError``                           ``UNAUTHENTICATED``
 ``PermissionDeniedError``                          ``PERMISSION_DENIED``
 ``AlreadyExistsError``                             ``ALREADY_EXISTS``
+``LimitExceededError``                             ``RESOURCE_EXHAUSTED``
 a unique-constraint violation, serialization       ``ABORTED`` (try again): a race the
 failure or deadlock the service did not handle     service did not foresee, not a bug
 a value the database refuses to store or compare   ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
@@ -35,6 +36,7 @@ from server.exceptions import (
     AlreadyExistsError,
     ConflictError,
     InvalidRequestError,
+    LimitExceededError,
     NotFoundError,
     PermissionDeniedError,
     ServiceError,
@@ -57,6 +59,7 @@ _SERVICE_CODES: tuple[tuple[type[ServiceError], grpc.StatusCode], ...] = (
     (InvalidRequestError, grpc.StatusCode.INVALID_ARGUMENT),
     (AlreadyExistsError, grpc.StatusCode.ALREADY_EXISTS),
     (ConflictError, grpc.StatusCode.FAILED_PRECONDITION),
+    (LimitExceededError, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 

@@ -55,6 +55,13 @@ class ConflictError(ServiceError):
     kind = "conflict"
 
 
+class LimitExceededError(ServiceError):
+    """The caller sent too much: too many calls a minute, too many open matches or
+    challenges. Nothing was done; the message says the limit and when to try again."""
+
+    kind = "limit"
+
+
 class StaleMoveError(ServiceError):
     """The move's sequence number is not the next one: the match has moved on (or not yet)."""
 

@@ -8,6 +8,10 @@ database every ``feed_poll_ms`` which matches changed lately, and relays to the 
 change this process has not published yet (``Notifier.relay``: watchers only, never the bot
 runner). With no Watch stream open it runs no query at all.
 
+The same round checks that each open stream's token is still valid (``check_credentials``):
+a player blocked by the operator (the ``players block`` command, another process) or whose
+token was revoked or expired has the stream ended within one round.
+
 "Lately" means ``updated_ms >= now - slack``. Every change stamps ``updated_ms`` before its
 transaction commits, so a change can become visible after one stamped later (a move waits for
 the group commit, a seat change for the row lock), and the clocks of replicas on different
@@ -25,6 +29,7 @@ import threading
 
 from server import matches
 from server.context import ServiceContext
+from server.exceptions import PermissionDeniedError, UnauthenticatedError
 from server.repository import Repository
 
 log = logging.getLogger(__name__)
@@ -79,6 +84,7 @@ class ChangeFeed:
         """One poll; a failure (the database away, say) is logged and the thread goes on."""
         try:
             self.poll()
+            self.check_credentials()
         except Exception:
             self.errors += 1
             log.exception("the change feed could not read the database; it tries again")
@@ -95,6 +101,29 @@ class ChangeFeed:
             relayed = sum(self._relay(repo, match_id) for match_id in fresh)
         self.relayed += relayed
         return relayed
+
+    def check_credentials(self) -> int:
+        """End the Watch streams whose token is gone (revoked, expired) or whose player is
+        blocked; returns how many were ended."""
+        ctx = self.ctx
+        watching = ctx.notifier.signed_in()
+        if not watching:
+            return 0
+        with ctx.db.read() as session:
+            live = ctx.repo(session).live_tokens({s.token_hash for s in watching}, ctx.clock())
+        ended = 0
+        for subscription in watching:
+            blocked = live.get(subscription.token_hash)
+            if blocked is None:
+                subscription.revoke(
+                    UnauthenticatedError("your sign-in was revoked or expired: authenticate again")
+                )
+            elif blocked:
+                subscription.revoke(PermissionDeniedError("this key is blocked on this server"))
+            else:
+                continue
+            ended += 1
+        return ended
 
     def _relay(self, repo: Repository, match_id: str) -> bool:
         """Load one match and send its change to the watchers who want it. A change nobody

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from server import matches
 from server.context import ServiceContext
 from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind
-from server.exceptions import ConflictError, InvalidRequestError
+from server.exceptions import ConflictError, InvalidRequestError, LimitExceededError
 from server.repository import Repository
 from shared.crypto import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
@@ -29,6 +29,9 @@ from shared.rules import GameState, RuleConfig, make_config
 _INVITE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _INVITE_LENGTH = 10
 MAX_OPTIONS = 64
+MAX_OPTION_TEXT = 1_000
+"""Longest JSON text of one option value (the longest real one, a minimum-meld table, is
+about 60 characters)."""
 
 
 def new_invite_code() -> str:
@@ -50,17 +53,8 @@ class Lobby:
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
         if len(options) > MAX_OPTIONS:
-            raise InvalidRequestError("too many rule options")
-        values: dict[str, object] = {}
-        for name, text in options.items():
-            try:
-                values[name] = json.loads(text)
-            except ValueError:
-                raise InvalidRequestError(
-                    f'the value of option {name!r} is not JSON (e.g. true, 7500, "draw")'
-                ) from None
-        if target < 0:
-            raise InvalidRequestError("the target must be positive")
+            raise InvalidRequestError(f"at most {MAX_OPTIONS} rule options")
+        values = {name: _option_value(name, text) for name, text in options.items()}
         if target:
             values["target"] = target
         config = make_config(preset or "classic", values)
@@ -73,6 +67,7 @@ class Lobby:
             raise InvalidRequestError("you cannot give your own seat to a bot")
         with ctx.db.write() as session:
             repo = ctx.repo(session)
+            self._check_open_matches(repo, player)
             now = ctx.clock()
             match = _new_match(player, config, mine, bots, now)
             repo.add_match(match)
@@ -96,6 +91,7 @@ class Lobby:
                 state = matches.load_state(ctx, repo, match)
                 return matches.summary(match, state, player.id), already
             chosen = self._free_seat(match, seat)
+            self._check_open_matches(repo, player)
             self._take(repo, match, chosen, SeatKind.HUMAN, player.id, now)
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, chosen, match.revision)
@@ -142,6 +138,14 @@ class Lobby:
             return [matches.summary(m, matches.load_state(ctx, repo, m), player.id) for m in found]
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _check_open_matches(self, repo: Repository, player: Player) -> None:
+        limit = self.ctx.config.limit_open_matches
+        if repo.open_matches_of(player.id) >= limit:
+            raise LimitExceededError(
+                f"you sit in {limit} unfinished matches already, the most this server allows: "
+                "finish one first"
+            )
 
     def _free_seat(self, match: Match, seat: int | None) -> int:
         if match.status is not MatchStatus.WAITING:
@@ -192,6 +196,26 @@ class Lobby:
     def _publish(self, match: Match, state: GameState) -> None:
         self.ctx.states.put(match.id, match.revision, state)
         self.ctx.notifier.publish(matches.change(match, state))
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a number a rule option can take")
+
+
+def _option_value(name: str, text: str) -> object:
+    """One option's JSON value text, parsed; bounded in length and depth, no NaN or infinity
+    (the rule configuration then checks its type and range)."""
+    shown = name if len(name) <= 40 else name[:37] + "..."
+    if len(text) > MAX_OPTION_TEXT:
+        raise InvalidRequestError(
+            f"the value of option {shown!r} is longer than {MAX_OPTION_TEXT} characters"
+        )
+    try:
+        return json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        raise InvalidRequestError(
+            f'the value of option {shown!r} is not JSON (e.g. true, 7500, "draw")'
+        ) from None
 
 
 def _new_match(

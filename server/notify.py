@@ -36,10 +36,20 @@ costs the feed one reload of it; its watchers still hear each revision once (see
 class Subscription:
     """A queue of the changes one watcher may hear about, read by that watcher's thread only."""
 
-    def __init__(self, hub: Notifier, player_id: int | None, match_ids: frozenset[str]) -> None:
+    def __init__(
+        self,
+        hub: Notifier,
+        player_id: int | None,
+        match_ids: frozenset[str],
+        token_hash: bytes = b"",
+    ) -> None:
         self._hub = hub
         self.player_id = player_id
         self.match_ids = match_ids
+        self.token_hash = token_hash
+        """The (hashed) bearer token the watcher signed in with; b"" for in-process ones."""
+        self.revoked: Exception | None = None
+        """Set when the token was revoked or the player blocked: the stream ends with it."""
         self.queue: queue.Queue[Change] = queue.Queue(maxsize=10_000)
         self._sent: dict[str, int] = {}
         """The highest revision of each match this watcher has been given."""
@@ -98,6 +108,12 @@ class Subscription:
         self._sent[change.match_id] = change.revision
         return True
 
+    def revoke(self, reason: Exception) -> None:
+        """End the watch: the watcher's credentials are gone. Wakes the watcher."""
+        self.revoked = reason
+        if self._on_news is not None:
+            self._on_news()
+
     def close(self) -> None:
         self._hub.unsubscribe(self)
 
@@ -132,8 +148,10 @@ class Notifier:
         self._listeners: list[Listener] = []
         self._published = _Revisions(remembered)
 
-    def subscribe(self, player_id: int | None, match_ids: frozenset[str]) -> Subscription:
-        subscription = Subscription(self, player_id, match_ids)
+    def subscribe(
+        self, player_id: int | None, match_ids: frozenset[str], token_hash: bytes = b""
+    ) -> Subscription:
+        subscription = Subscription(self, player_id, match_ids, token_hash)
         with self._lock:
             self._subscriptions.append(subscription)
         return subscription
@@ -151,6 +169,11 @@ class Notifier:
         """Whether any Watch stream is open (the feed polls only then)."""
         with self._lock:
             return bool(self._subscriptions)
+
+    def signed_in(self) -> list[Subscription]:
+        """The open subscriptions that hold a bearer token (to check it is still valid)."""
+        with self._lock:
+            return [s for s in self._subscriptions if s.token_hash]
 
     def wanted(self, match_id: str, player_ids: frozenset[int]) -> bool:
         """Whether any open subscription would hear of a change of this match."""

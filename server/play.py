@@ -59,6 +59,9 @@ from shared.rules import (
 )
 from shared.wire import Move, move_from_bytes, parse_actions
 
+MAX_WATCHED = 200
+"""Matches one Watch may name (none: every match of the caller)."""
+
 
 class _MatchMovedError(NothingWrittenError):
     """The stored match is not the one the move was checked against (or its player is
@@ -154,8 +157,17 @@ class _Plan:
         return self.effects.state
 
 
-_Outcome = _Plan | tuple[Receipt, MatchView]
-"""A stored move's plan, or (the same envelope again) the stored receipt and the view."""
+@dataclass(frozen=True, slots=True)
+class _Replayed:
+    """An envelope that is already stored: its receipt, and the match as it is now."""
+
+    receipt: Receipt
+    match: Match
+    state: GameState
+
+
+_Outcome = _Plan | _Replayed
+"""A stored move's plan, or (the same envelope again) its stored receipt."""
 
 Write = Callable[[Session], None]
 """A move's write transaction, as a unit of work for ``ctx.write``."""
@@ -185,7 +197,7 @@ class Play:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id)
             seat = matches.require_seat(match, player.id)
-            found = repo.entries(match.id, after_seq, page + 1)
+            found = repo.entries(match.id, min(after_seq, match.version), page + 1)
             hands = repo.hands(match.id)
         entries = tuple(
             dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
@@ -195,11 +207,16 @@ class Play:
         self._mark_seen(match, seat)
         return History(match, seat, entries, shown, len(found) > page)
 
-    def watch(self, player: Player, match_ids: list[str]) -> tuple[Subscription, list[Change]]:
+    def watch(
+        self, player: Player, match_ids: list[str], token_hash: bytes = b""
+    ) -> tuple[Subscription, list[Change]]:
         """Subscribe first (so nothing is missed), then read each match's state now; changes
-        queued meanwhile that this state already includes are not sent again."""
+        queued meanwhile that this state already includes are not sent again. ``token_hash``
+        names the sign-in the stream lives on (``ChangeFeed.check_credentials``)."""
         ctx = self.ctx
-        subscription = ctx.notifier.subscribe(player.id, frozenset(match_ids))
+        if len(match_ids) > MAX_WATCHED:
+            raise InvalidRequestError(f"a Watch names at most {MAX_WATCHED} matches")
+        subscription = ctx.notifier.subscribe(player.id, frozenset(match_ids), token_hash)
         try:
             with ctx.db.read() as session:
                 repo = ctx.repo(session)
@@ -218,8 +235,16 @@ class Play:
 
     # -- moves --------------------------------------------------------------------------------
 
-    def submit(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
-        """Check, apply and durably store one signed move; then its receipt and the new view.
+    def submit(
+        self, payload: bytes, signature: bytes, viewer: int | None = None
+    ) -> tuple[Receipt, MatchView | None]:
+        """Check, apply and durably store one signed move; then its receipt and, for the
+        seat's own player (``viewer``, the player id a bearer token proved), the new view.
+
+        The signature proves who made the move, not who sends it: anyone who ever saw an
+        envelope (every member reads them all in the history) can send it again. So a view
+        goes only to a caller who signed in as the seat's player; everyone else gets the
+        receipt alone, which the history shows them anyway.
 
         Under the match's lock: take the match's head (from this process's cache when it has
         one, else the database), check and compute everything (signatures, rules, hashes), then
@@ -234,12 +259,13 @@ class Play:
             while plan is not None:
                 plan = attempts.after(_failure_of(self.ctx.write, self._writes(plan)))
             outcome = attempts.outcome
-            if not isinstance(outcome, _Plan):  # the same envelope again: nothing changed
-                return outcome
-            self._remember(outcome)
-        return self._announce(outcome, move.seat)
+            if isinstance(outcome, _Plan):
+                self._remember(outcome)
+        return self._answer(outcome, move.seat, viewer)
 
-    async def submit_async(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
+    async def submit_async(
+        self, payload: bytes, signature: bytes, viewer: int | None = None
+    ) -> tuple[Receipt, MatchView | None]:
         """``submit`` for the gRPC event loop (SQLite: see ``CanastaService.submit_async``).
 
         The same checks, in the calling loop's thread, and the durable commit is awaited, so
@@ -255,10 +281,9 @@ class Play:
                 write = self._writes(plan)
                 plan = attempts.after(await _failure_of_async(self.ctx.write_async, write))
             outcome = attempts.outcome
-            if not isinstance(outcome, _Plan):
-                return outcome
-            self._remember(outcome)
-        return self._announce(outcome, move.seat)
+            if isinstance(outcome, _Plan):
+                self._remember(outcome)
+        return self._answer(outcome, move.seat, viewer)
 
     def _checked(
         self, move: Move, payload: bytes, signature: bytes
@@ -275,7 +300,7 @@ class Play:
             try:
                 plan = self._plan(move, payload, signature, match, state, blocked)
                 if isinstance(plan, Receipt):
-                    return plan, self.view_for(match, state, move.seat)
+                    return _Replayed(plan, match, state)
                 yield plan
             except (_MatchMovedError, StaleMoveError) as exc:
                 if not fresh:
@@ -294,10 +319,17 @@ class Play:
         self.ctx.matches.put(plan.match.id, plan.match)
         self.ctx.states.put(plan.match.id, plan.match.revision, plan.state)
 
-    def _announce(self, plan: _Plan, seat: int) -> tuple[Receipt, MatchView]:
-        """Tell watchers and bots of a stored move; the mover's receipt and new view."""
-        self.ctx.notifier.publish(matches.change(plan.match, plan.state))
-        return plan.receipt, self.view_for(plan.match, plan.state, seat)
+    def _answer(
+        self, outcome: _Outcome, seat: int, viewer: int | None
+    ) -> tuple[Receipt, MatchView | None]:
+        """Tell watchers and bots of a newly stored move; the receipt, and the view when the
+        caller proved to be the seat's player."""
+        if isinstance(outcome, _Plan):
+            self.ctx.notifier.publish(matches.change(outcome.match, outcome.state))
+        match, state = outcome.match, outcome.state
+        if viewer is None or match.seats[seat].player_id != viewer:
+            return outcome.receipt, None
+        return outcome.receipt, self.view_for(match, state, seat)
 
     def _current(self, match_id: str, seat: int, *, fresh: bool) -> tuple[Match, GameState, bool]:
         """The match (this process's cached copy unless ``fresh``), its state, and whether the
@@ -355,7 +387,11 @@ class Play:
         version = match.version
         if move.seq <= version:
             with ctx.db.read() as session:
-                stored = ctx.repo(session).entry(match.id, move.seq)
+                repo = ctx.repo(session)
+                stored = repo.entry(match.id, move.seq)
+                head = repo.match_head(match.id, move.seat)
+            if head is not None and head.seat_blocked:  # a cached head does not know
+                raise PermissionDeniedError("this key is blocked on this server")
             if stored and stored.payload == payload and stored.signature == signature:
                 return Receipt(match.id, stored.seq, stored.entry_hash, stored.receipt_signature)
             raise StaleMoveError(

@@ -7,6 +7,7 @@ it never commits. Methods named ``add_*``/``set_*``/``save_*`` write, everything
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,6 +135,14 @@ class Repository:
             ChallengeRow(challenge=challenge, public_key=public_key, expires_ms=expires_ms)
         )
 
+    def live_challenges(self, public_key: bytes) -> int:
+        """How many challenges ``public_key`` holds (call after ``purge_expired``)."""
+        return int(
+            self.session.exec(
+                select(func.count()).where(col(ChallengeRow.public_key) == public_key)
+            ).one()
+        )
+
     def take_challenge(self, challenge: bytes) -> tuple[bytes, int] | None:
         """Remove a challenge and return ``(public_key, expires_ms)``; None if unknown or used.
 
@@ -162,6 +171,21 @@ class Repository:
             return None
         token_row, player_row = found
         return _player(player_row), token_row.expires_ms
+
+    def live_tokens(self, token_hashes: Collection[bytes], now: int) -> dict[bytes, bool]:
+        """Of these tokens, the ones still valid at ``now``, each with whether its player is
+        blocked (a block deletes the player's tokens, so True is only a race)."""
+        found: dict[bytes, bool] = {}
+        hashes = list(token_hashes)
+        for start in range(0, len(hashes), 500):  # within every database's parameter limit
+            rows = self.session.exec(
+                select(TokenRow.token_hash, PlayerRow.blocked)
+                .join(PlayerRow, col(PlayerRow.id) == col(TokenRow.player_id))
+                .where(col(TokenRow.token_hash).in_(hashes[start : start + 500]))
+                .where(col(TokenRow.expires_ms) > now)
+            ).all()
+            found.update((bytes(h), bool(b)) for h, b in rows)
+        return found
 
     def purge_expired(self, now: int) -> None:
         self.session.execute(delete(ChallengeRow).where(col(ChallengeRow.expires_ms) <= now))
@@ -266,6 +290,17 @@ class Repository:
             statement = statement.with_for_update()
         row = self.session.exec(statement).one_or_none()
         return self._match(row) if row else None
+
+    def open_matches_of(self, player_id: int) -> int:
+        """How many matches not yet finished ``player_id`` sits in."""
+        return int(
+            self.session.exec(
+                select(func.count(func.distinct(col(SeatRow.match_id))))
+                .join(MatchRow, col(SeatRow.match_id) == col(MatchRow.id))
+                .where(SeatRow.player_id == player_id)
+                .where(col(MatchRow.status) != MatchStatus.FINISHED.value)
+            ).one()
+        )
 
     def matches_of(self, player_id: int) -> list[Match]:
         rows = self.session.exec(

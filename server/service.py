@@ -52,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from server.accounts import Accounts, Caller, Token
+from server.accounts import Accounts, Caller, Token, token_hash
 from server.context import ServiceContext
 from server.domain import (
     Change,
@@ -133,8 +133,11 @@ class CanastaService:
     def get_view(self, caller: Caller, match_id: str) -> MatchView:
         return self.play.view(caller.player, match_id)
 
-    def submit(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
-        return self.play.submit(payload, signature)
+    def submit(
+        self, payload: bytes, signature: bytes, caller: Caller | None = None
+    ) -> tuple[Receipt, MatchView | None]:
+        """A signed move; the new view only for the seat's own player, signed in (``caller``)."""
+        return self.play.submit(payload, signature, _viewer(caller))
 
     @property
     def submits_on_loop(self) -> bool:
@@ -143,12 +146,21 @@ class CanastaService:
         commits it, so nothing waits on a network round trip."""
         return self.ctx.db.is_sqlite and self.ctx.committer is not None
 
-    async def submit_async(self, payload: bytes, signature: bytes) -> tuple[Receipt, MatchView]:
+    async def submit_async(
+        self, payload: bytes, signature: bytes, caller: Caller | None = None
+    ) -> tuple[Receipt, MatchView | None]:
         """``submit``, awaited on the event loop (only where ``submits_on_loop``)."""
-        return await self.play.submit_async(payload, signature)
+        return await self.play.submit_async(payload, signature, _viewer(caller))
 
     def get_history(self, caller: Caller, match_id: str, after_seq: int) -> History:
         return self.play.history(caller.player, match_id, after_seq)
 
-    def watch(self, caller: Caller, match_ids: list[str]) -> tuple[Subscription, list[Change]]:
-        return self.play.watch(caller.player, match_ids)
+    def watch(
+        self, caller: Caller, match_ids: list[str], token: str = ""
+    ) -> tuple[Subscription, list[Change]]:
+        """Changes of these matches (none: all the caller's) while ``token`` stays valid."""
+        return self.play.watch(caller.player, match_ids, token_hash(token) if token else b"")
+
+
+def _viewer(caller: Caller | None) -> int | None:
+    return None if caller is None else caller.player.id

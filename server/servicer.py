@@ -14,13 +14,15 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor
 from contextlib import suppress
+from functools import partial
 from typing import Any, NoReturn, TypeVar
 
 from server import convert
 from server.accounts import Caller
 from server.domain import Change, MatchView, Receipt
 from server.errors import status_of
-from server.exceptions import UnauthenticatedError
+from server.exceptions import LimitExceededError, UnauthenticatedError
+from server.limits import RateLimit, peer_host
 from server.notify import Subscription
 from server.service import CanastaService
 from shared.pb import canasta_pb2 as pb
@@ -54,6 +56,11 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         self.service = service
         self.executor = executor
         """Runs the blocking bodies of every call but ``Submit`` on SQLite."""
+        config = service.ctx.config
+        self.anonymous = RateLimit(config.limit_anonymous_per_minute, "this address")
+        """Calls that need no token, per peer address (``server.limits``)."""
+        self.writes = RateLimit(config.limit_writes_per_minute, "this identity")
+        """Writes, per signed-in player (or per peer address for a move without a token)."""
         self.stopping = threading.Event()
         """Set at shutdown so that open Watch streams end."""
 
@@ -68,13 +75,38 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         except Exception as exc:
             await _refuse(context, exc)
 
+    async def _run_anonymous(
+        self, context: Any, body: Callable[[Request, str], Response], request: Request
+    ) -> Response:
+        """``_run`` for a call that needs no token: counted per peer address first."""
+        try:
+            self.anonymous.spend(peer_host(context.peer()))
+        except LimitExceededError as exc:
+            await _refuse(context, exc)
+        return await self._run(context, body, request)
+
     def _caller(self, token: str) -> Caller:
         return self.service.authorize(token)
+
+    def _writer(self, token: str) -> Caller:
+        """The signed-in caller of a write, counted against its allowance of writes."""
+        caller = self._caller(token)
+        self.writes.spend(f"player:{caller.player.id}")
+        return caller
+
+    def _mover(self, token: str, peer: str) -> Caller | None:
+        """Who sends a move: the signed-in player (counted as such), or None for a move
+        without a token, counted against the sending address (never against the key that
+        signed it: anyone may resend an envelope they saw)."""
+        if token:
+            return self._writer(token)
+        self.writes.spend(peer)
+        return None
 
     # -- identity -----------------------------------------------------------------------------
 
     async def GetServerInfo(self, request: pb.GetServerInfoRequest, context: Any) -> Any:
-        return await self._run(context, self._server_info, request)
+        return await self._run_anonymous(context, self._server_info, request)
 
     def _server_info(
         self, request: pb.GetServerInfoRequest, token: str
@@ -82,21 +114,21 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return convert.server_info_to_pb(self.service.server_info())
 
     async def Register(self, request: pb.RegisterRequest, context: Any) -> Any:
-        return await self._run(context, self._register, request)
+        return await self._run_anonymous(context, self._register, request)
 
     def _register(self, request: pb.RegisterRequest, token: str) -> pb.RegisterResponse:
         player = self.service.register(request.payload, request.signature)
         return pb.RegisterResponse(player=convert.player_to_pb(player))
 
     async def Challenge(self, request: pb.ChallengeRequest, context: Any) -> Any:
-        return await self._run(context, self._challenge, request)
+        return await self._run_anonymous(context, self._challenge, request)
 
     def _challenge(self, request: pb.ChallengeRequest, token: str) -> pb.ChallengeResponse:
         challenge, expires = self.service.challenge(request.public_key)
         return pb.ChallengeResponse(challenge=challenge, expires_at_ms=expires)
 
     async def Authenticate(self, request: pb.AuthenticateRequest, context: Any) -> Any:
-        return await self._run(context, self._authenticate, request)
+        return await self._run_anonymous(context, self._authenticate, request)
 
     def _authenticate(self, request: pb.AuthenticateRequest, token: str) -> pb.AuthenticateResponse:
         issued = self.service.authenticate(request.public_key, request.challenge, request.signature)
@@ -113,7 +145,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
     def _create_match(self, request: pb.CreateMatchRequest, token: str) -> pb.CreateMatchResponse:
         summary, code = self.service.create_match(
-            self._caller(token),
+            self._writer(token),
             request.preset,
             dict(request.options),
             request.target,
@@ -127,7 +159,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
     def _join_match(self, request: pb.JoinMatchRequest, token: str) -> pb.JoinMatchResponse:
         summary, seat = self.service.join_match(
-            self._caller(token),
+            self._writer(token),
             request.invite_code,
             request.seat if request.HasField("seat") else None,
         )
@@ -140,7 +172,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         self, request: pb.FillSeatWithBotRequest, token: str
     ) -> pb.FillSeatWithBotResponse:
         summary = self.service.fill_seat_with_bot(
-            self._caller(token),
+            self._writer(token),
             request.match_id,
             request.seat if request.HasField("seat") else None,
         )
@@ -150,7 +182,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._start_match, request)
 
     def _start_match(self, request: pb.StartMatchRequest, token: str) -> pb.StartMatchResponse:
-        summary = self.service.start_match(self._caller(token), request.match_id)
+        summary = self.service.start_match(self._writer(token), request.match_id)
         return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
 
     async def ListMyMatches(self, request: pb.ListMyMatchesRequest, context: Any) -> Any:
@@ -172,16 +204,25 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return pb.GetViewResponse(view=convert.match_view_to_pb(view))
 
     async def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
+        """The envelope's signature authenticates the move; a bearer token, when sent, says
+        who asks, and only the seat's own player gets the new view back (a resent envelope
+        proves nothing about its sender)."""
+        token = _token(context)
+        peer = "" if token else peer_host(context.peer())
         if not self.service.submits_on_loop:
-            return await self._run(context, self._submit, request)
+            return await self._run(context, partial(self._submit, peer=peer), request)
         try:
-            receipt, view = await self.service.submit_async(request.payload, request.signature)
+            caller = self._mover(token, peer)
+            receipt, view = await self.service.submit_async(
+                request.payload, request.signature, caller
+            )
             return _submitted(receipt, view)
         except Exception as exc:
             await _refuse(context, exc)
 
-    def _submit(self, request: pb.SubmitRequest, token: str) -> pb.SubmitResponse:
-        return _submitted(*self.service.submit(request.payload, request.signature))
+    def _submit(self, request: pb.SubmitRequest, token: str, *, peer: str) -> pb.SubmitResponse:
+        caller = self._mover(token, peer)
+        return _submitted(*self.service.submit(request.payload, request.signature, caller))
 
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Any) -> Any:
         return await self._run(context, self._get_history, request)
@@ -217,6 +258,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx
             while not self.stopping.is_set():
+                if subscription.revoked is not None:
+                    await _refuse(context, subscription.revoked)
                 if ctx.clock() >= caller.expires_ms:
                     await _refuse(
                         context, UnauthenticatedError("the token expired: authenticate again")
@@ -237,14 +280,15 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         self, request: pb.WatchRequest, token: str
     ) -> tuple[Caller, Subscription, list[Change]]:
         caller = self._caller(token)
-        subscription, initial = self.service.watch(caller, list(request.match_ids))
+        subscription, initial = self.service.watch(caller, list(request.match_ids), token)
         return caller, subscription, initial
 
 
-def _submitted(receipt: Receipt, view: MatchView) -> pb.SubmitResponse:
-    return pb.SubmitResponse(
-        receipt=convert.receipt_to_pb(receipt), view=convert.match_view_to_pb(view)
-    )
+def _submitted(receipt: Receipt, view: MatchView | None) -> pb.SubmitResponse:
+    response = pb.SubmitResponse(receipt=convert.receipt_to_pb(receipt))
+    if view is not None:
+        response.view.CopyFrom(convert.match_view_to_pb(view))
+    return response
 
 
 def _close_subscription(

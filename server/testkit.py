@@ -175,7 +175,8 @@ class PlayerClient:
         )
 
     def submit(self, view: pb.MatchView, actions: Sequence[str]) -> pb.SubmitResponse:
-        return cast(pb.SubmitResponse, self.stub.Submit(self.envelope(view, actions)))
+        request = self.envelope(view, actions)
+        return cast(pb.SubmitResponse, self.stub.Submit(request, metadata=self.metadata))
 
     def deal(self, view: pb.MatchView) -> pb.SubmitResponse:
         """Cut the deck for the next hand (the seat named by ``view.dealing_seat``)."""
@@ -189,7 +190,8 @@ class PlayerClient:
                     view.version,
                     view.head_hash,
                     view.deal_commitment,
-                )
+                ),
+                metadata=self.metadata,
             ),
         )
 

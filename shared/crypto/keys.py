@@ -34,6 +34,20 @@ PUBLIC_KEY_SIZE = 32
 SIGNATURE_SIZE = 64
 PUBLIC_KEY_TEXT_PREFIX = "ed25519:"
 
+_FIELD_PRIME = 2**255 - 19
+_SMALL_ORDER_Y = frozenset(
+    {
+        0,  # order 4: (+-sqrt(-1), 0)
+        1,  # order 1: the identity (0, 1)
+        _FIELD_PRIME - 1,  # order 2: (0, -1)
+        # order 8: two y values, each with both signs of x
+        0x05FC536D880238B13933C6D305ACDFD5F098EFF289F4C345B027B2C28F95E826,
+        0x7A03AC9277FDC74EC6CC392CFA53202A0F67100D760B3CBA4FD84D3D706A17C7,
+    }
+)
+"""The y coordinates of the eight points of small order (the curve's torsion subgroup); each
+y here, with either sign bit, encodes one of them."""
+
 _FINGERPRINT_HEX_DIGITS = 16
 _FINGERPRINT_GROUP = 4
 _ENCRYPTED_PEM_MARKER = b"-----BEGIN ENCRYPTED PRIVATE KEY-----"
@@ -150,12 +164,34 @@ def public_key_raw(key: PrivateKey | PublicKey) -> bytes:
     )
 
 
-def public_key_from_raw(raw: bytes) -> PublicKey:
-    """Turn raw bytes back into a key object, refusing anything that is not 32 bytes."""
+def check_public_key(raw: bytes) -> None:
+    """Refuse bytes that are no sound identity: the wrong length, a non-canonical encoding
+    (y not reduced modulo p), or one of the eight points of small order.
+
+    A small-order key is a key anyone can act as: with the identity point (``01 00..00``) the
+    "signature" ``01 00..00`` then verifies over every message, and a signature that anyone
+    can make is no longer an unpredictable contribution to a fair deal. RFC 8032 leaves the
+    check to the application; libsodium makes it too. It needs no curve arithmetic: the eight
+    points are known by their y coordinate (``_SMALL_ORDER_Y``, both signs of x each).
+    """
     if len(raw) != PUBLIC_KEY_SIZE:
         raise CryptoError(
             f"A public key must be {PUBLIC_KEY_SIZE} bytes long, not {len(raw)} bytes."
         )
+    y = int.from_bytes(raw, "little") & ((1 << 255) - 1)
+    if y >= _FIELD_PRIME:
+        raise CryptoError("These bytes are not a canonical Ed25519 public key encoding.")
+    if y in _SMALL_ORDER_Y:
+        raise CryptoError(
+            "This Ed25519 public key is a point of small order, which anyone could sign for; "
+            "generate a real key."
+        )
+
+
+def public_key_from_raw(raw: bytes) -> PublicKey:
+    """Turn raw bytes back into a key object, refusing anything that ``check_public_key``
+    refuses."""
+    check_public_key(raw)
     try:
         return Ed25519PublicKey.from_public_bytes(raw)
     except ValueError as exc:
@@ -192,6 +228,7 @@ def public_key_from_text(text: str) -> bytes:
         raise invalid from exc
     if len(raw) != PUBLIC_KEY_SIZE or public_key_to_text(raw) != text:
         raise invalid
+    check_public_key(raw)
     return raw
 
 
@@ -220,7 +257,7 @@ def verify(public_key_raw: bytes, data: bytes, signature: bytes) -> bool:
         if len(public_key_raw) != PUBLIC_KEY_SIZE or len(signature) != SIGNATURE_SIZE:
             return False
         _verifier(public_key_raw).verify(signature, data)
-    except (InvalidSignature, ValueError, TypeError):
+    except (InvalidSignature, CryptoError, ValueError, TypeError):
         return False
     return True
 
@@ -228,5 +265,6 @@ def verify(public_key_raw: bytes, data: bytes, signature: bytes) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _verifier(raw: bytes) -> PublicKey:
     """The key object for raw public-key bytes, kept: a server verifies the same few keys
-    over and over, and building the object costs a fair part of a verification."""
-    return Ed25519PublicKey.from_public_bytes(raw)
+    over and over, and building the object costs a fair part of a verification. A weak key
+    (``check_public_key``) raises, and verifies nothing."""
+    return public_key_from_raw(raw)

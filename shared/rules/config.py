@@ -31,6 +31,41 @@ _CHOICES: dict[str, tuple[str, ...]] = {
 }
 TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
+PLAYER_COUNTS = (2, 3, 4, 6)
+_INT_RANGES: dict[str, tuple[int, int]] = {
+    "decks": (1, 6),  # 2 classic, 3 for six players and Samba/Bolivia, 5-6 Hand and Foot (§3.1)
+    "jokers_per_deck": (0, 4),  # D1: 2 or 3
+    "hand_size": (1, 22),  # 11 classic to 15 two-handed and Samba (§3.1)
+    "draw_count": (1, 3),
+    "canastas_to_go_out": (1, 6),
+    "target": (100, 50_000),  # 5000 to 15000 in the presets, 20000 in S001's Hand and Foot
+    "natural_canasta_bonus": (0, 5_000),
+    "mixed_canasta_bonus": (0, 5_000),
+    "red3_value": (0, 1_000),
+    "going_out_bonus": (0, 2_000),
+    "concealed_bonus_total": (0, 5_000),
+    "ask_limit_per_hand": (0, 20),  # or null: no limit per hand
+}
+"""Allowed ranges of the whole-number options: every preset and source value fits with room,
+and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
+_OPTIONAL = frozenset({"ask_limit_per_hand"})
+_BOOLS = (
+    "cutthroat",
+    "red3_counts_toward_minimum",
+    "concealed_min_exempt",
+    "concealed_requires_own_canasta",
+    "black3_freezes",
+    "black3_top_takeable_to_go_out",
+    "frozen_allows_layoff",
+    "one_card_pile_rule",
+)
+MIN_MELD_ROWS = 10
+MIN_MELD_SCORES = (-100_000, 100_000)
+MIN_MELD_VALUES = (0, 1_000)
+RED3_TOTAL_ROWS = 8
+RED3_COUNTS = (1, 24)
+RED3_TOTALS = (0, 20_000)
+
 CLASSIC_MINIMUMS: tuple[tuple[int | None, int], ...] = (
     (None, 15),
     (0, 50),
@@ -204,37 +239,100 @@ class RuleConfig:
         return make_config(preset, options)
 
     def _validate(self) -> None:
-        for name, allowed in _CHOICES.items():
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ConfigError(
-                    f"option {name} cannot be {value!r}; choose one of {', '.join(allowed)}"
-                )
-        if self.players not in (2, 3, 4, 6):
-            raise ConfigError("a match has 2, 3, 4 or 6 players")
+        """Refuse any value of the wrong type or outside its range (``ConfigError`` naming
+        the option and what is allowed), then any combination that cannot be played."""
+        _check_types(self)
         seats = sorted(s for side in self.partnerships for s in side)
         if seats != list(range(self.players)):
             raise ConfigError("partnerships must name every seat exactly once")
-        if (
-            not set(self.unfrozen_take_methods) <= set(TAKE_METHODS)
-            or not self.unfrozen_take_methods
-        ):
-            raise ConfigError(
-                f"unfrozen_take_methods must be chosen from {', '.join(TAKE_METHODS)}"
-            )
         if self.cutthroat and self.players != 3:
             raise ConfigError("cutthroat play needs exactly three players")
-        if self.decks < 1 or self.jokers_per_deck < 0 or self.hand_size < 1:
-            raise ConfigError("decks, jokers per deck and hand size must be positive")
-        if self.draw_count < 1 or self.canastas_to_go_out < 1 or self.target <= 0:
-            raise ConfigError("draw count, canastas to go out and target must be positive")
         if self.players * self.hand_size + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
-        if not self.min_meld_table or self.min_meld_table[0][0] is not None:
+        if self.min_meld_table[0][0] is not None:
             raise ConfigError("min_meld_table must start with a row for negative scores (null)")
         lows = [low for low, _ in self.min_meld_table[1:]]
         if any(low is None for low in lows) or lows != sorted(lows):  # type: ignore[type-var]
             raise ConfigError("min_meld_table rows must ascend by score")
+        counts = [count for count, _ in self.red3_special_totals]
+        if len(set(counts)) != len(counts):
+            raise ConfigError("red3_special_totals may name each count of red threes once")
+
+
+def _shown(value: Any) -> str:
+    """A value for an error message, cut short (it came from outside)."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int  # not bool, not float
+
+
+def _check_int(name: str, value: Any, low: int, high: int) -> None:
+    if not _is_int(value) or not low <= value <= high:
+        raise ConfigError(
+            f"option {name} must be a whole number from {low} to {high}, not {_shown(value)}"
+        )
+
+
+def _rows(name: str, value: Any, limit: int, width: int) -> tuple[tuple[Any, ...], ...]:
+    if not isinstance(value, tuple) or not all(
+        isinstance(row, tuple) and len(row) == width for row in value
+    ):
+        raise ConfigError(f"option {name} must be a list of [{', '.join(['...'] * width)}] rows")
+    if not 1 <= len(value) <= limit:
+        raise ConfigError(f"option {name} has 1 to {limit} rows, not {len(value)}")
+    return value
+
+
+def _check_types(config: RuleConfig) -> None:
+    """Every option's type and range (RULES.md Part 3's presets and Part 2's options)."""
+    for name, allowed in _CHOICES.items():
+        value = getattr(config, name)
+        if not isinstance(value, str) or value not in allowed:
+            raise ConfigError(
+                f"option {name} cannot be {_shown(value)}; choose one of {', '.join(allowed)}"
+            )
+    if not _is_int(config.players) or config.players not in PLAYER_COUNTS:
+        raise ConfigError("a match has 2, 3, 4 or 6 players")
+    for name, (low, high) in _INT_RANGES.items():
+        value = getattr(config, name)
+        if value is None and name in _OPTIONAL:
+            continue
+        _check_int(name, value, low, high)
+    for name in _BOOLS:
+        if not isinstance(getattr(config, name), bool):
+            raise ConfigError(
+                f"option {name} is true or false, not {_shown(getattr(config, name))}"
+            )
+    sides = config.partnerships
+    if (
+        not isinstance(sides, tuple)
+        or not 1 <= len(sides) <= config.players
+        or not all(isinstance(side, tuple) and side for side in sides)
+        or not all(_is_int(seat) for side in sides for seat in side)
+    ):
+        raise ConfigError("option partnerships must list each side's seats, e.g. [[0, 2], [1, 3]]")
+    for low, minimum in _rows("min_meld_table", config.min_meld_table, MIN_MELD_ROWS, 2):
+        if low is not None:
+            _check_int("min_meld_table (a row's lowest score)", low, *MIN_MELD_SCORES)
+        _check_int("min_meld_table (a row's minimum)", minimum, *MIN_MELD_VALUES)
+    if config.red3_special_totals:
+        rows = _rows("red3_special_totals", config.red3_special_totals, RED3_TOTAL_ROWS, 2)
+        for count, total in rows:
+            _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS)
+            _check_int("red3_special_totals (a row's total)", total, *RED3_TOTALS)
+    methods = config.unfrozen_take_methods
+    if (
+        not isinstance(methods, tuple)
+        or not methods
+        or not all(isinstance(m, str) and m in TAKE_METHODS for m in methods)
+        or len(set(methods)) != len(methods)
+    ):
+        raise ConfigError(
+            f"unfrozen_take_methods must be chosen from {', '.join(TAKE_METHODS)}, each once"
+        )
 
 
 def _to_json(value: Any) -> Any:
@@ -244,10 +342,13 @@ def _to_json(value: Any) -> Any:
 
 
 def _from_json(name: str, value: Any) -> Any:
-    """Turn JSON lists back into the tuples a frozen config holds."""
-    if name in ("partnerships", "min_meld_table", "red3_special_totals"):
-        return tuple(tuple(row) for row in value)
-    if name == "unfrozen_take_methods":
+    """Turn JSON lists back into the tuples a frozen config holds (a value of another shape
+    is left as it is, for ``_check_types`` to refuse)."""
+    if name in ("partnerships", "min_meld_table", "red3_special_totals") and isinstance(
+        value, list | tuple
+    ):
+        return tuple(tuple(row) if isinstance(row, list | tuple) else row for row in value)
+    if name == "unfrozen_take_methods" and isinstance(value, list | tuple):
         return tuple(value)
     return value
 
@@ -291,11 +392,11 @@ def make_config(preset: str = "classic", options: Mapping[str, Any] | None = Non
     True
     """
     if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise ConfigError(f"unknown preset {_shown(preset)}; choose one of {', '.join(PRESETS)}")
     values: dict[str, Any] = dict(PRESETS[preset])
     for name, value in (options or {}).items():
         if name not in OPTION_NAMES or name == "preset":
-            raise ConfigError(f"unknown rule option {name!r}")
+            raise ConfigError(f"unknown rule option {_shown(name)}")
         values[name] = _from_json(name, value)
     try:
         return RuleConfig(preset=preset, **values)

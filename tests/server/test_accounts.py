@@ -11,6 +11,7 @@ import pytest
 from server.app import App
 from server.repository import Repository
 from server.testkit import PlayerClient
+from shared import protocol
 from shared.pb import canasta_pb2 as pb
 
 from .conftest import AppFactory
@@ -126,10 +127,15 @@ def test_challenge_signed_for_another_server_or_by_another_key(channel: grpc.Cha
     challenge = client.stub.Challenge(pb.ChallengeRequest(public_key=client.public_key))
     foreign = client.answer(challenge.challenge, server_key=bytes(32))
     assert _code(lambda: client.stub.Authenticate(foreign))[0] == grpc.StatusCode.UNAUTHENTICATED
-    by_bob = other.answer(challenge.challenge)  # Bob answers Alice's challenge
+    # Any answer uses the challenge up, a wrong one too: no second guess (issue 10, part 7).
+    code, message = _code(lambda: client.stub.Authenticate(client.answer(challenge.challenge)))
+    assert code == grpc.StatusCode.UNAUTHENTICATED
+    assert "already used" in message
+    second = client.stub.Challenge(pb.ChallengeRequest(public_key=client.public_key))
+    by_bob = other.answer(second.challenge)  # Bob answers Alice's challenge
     assert _code(lambda: client.stub.Authenticate(by_bob))[0] == grpc.StatusCode.UNAUTHENTICATED
-    # The failed attempts did not use the challenge up.
-    assert client.stub.Authenticate(client.answer(challenge.challenge)).token
+    third = client.stub.Challenge(pb.ChallengeRequest(public_key=client.public_key))
+    assert client.stub.Authenticate(client.answer(third.challenge)).token
 
 
 def test_unregistered_keys_get_no_challenge(channel: grpc.Channel) -> None:
@@ -206,7 +212,12 @@ def test_a_blocked_key_is_refused_everywhere(
     for call in refused:
         code, _ = _code(call)
         assert code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
-    code, message = _code(lambda: alice.deal(view))
+    # A move sent without a token (its signature is its credential) says why.
+    cut = protocol.deal_request(
+        alice.key, view.match.match_id, view.view.seat, view.version, view.head_hash,
+        view.deal_commitment,
+    )  # fmt: skip
+    code, message = _code(lambda: alice.stub.Submit(cut))
     assert code == grpc.StatusCode.PERMISSION_DENIED
     assert "blocked" in message
     assert bob.my_matches().matches  # others are unaffected

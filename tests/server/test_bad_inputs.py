@@ -245,11 +245,11 @@ def test_bad_cuts(
 def test_unexpected_errors_become_internal_without_details(
     table: Table, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(payload: bytes, signature: bytes) -> None:
+    def broken(payload: bytes, signature: bytes, caller: object) -> None:
         raise RuntimeError("database password is hunter2")
 
-    async def broken_async(payload: bytes, signature: bytes) -> None:
-        broken(payload, signature)
+    async def broken_async(payload: bytes, signature: bytes, caller: object) -> None:
+        broken(payload, signature, caller)
 
     # Both ways in: a thread (PostgreSQL) and the event loop (SQLite).
     monkeypatch.setattr(table.app.service, "submit", broken)
