@@ -163,9 +163,21 @@ class Connection:
 
     def check_pin(self, info: pb.GetServerInfoResponse) -> bytes:
         """Compare the presented key with the pin (pinning it the first time); loud on change."""
-        from shared.crypto import fingerprint, public_key_from_text, public_key_to_text
+        from shared.crypto import (
+            CryptoError,
+            check_public_key,
+            fingerprint,
+            public_key_from_text,
+            public_key_to_text,
+        )
 
         presented = bytes(info.server_public_key)
+        try:
+            check_public_key(presented)  # a weak key would let anyone forge its receipts
+        except CryptoError as exc:
+            raise CliError(
+                f"the server at {self.address} presents an unusable key: {exc}"
+            ) from None
         if not self.profile.server_key:
             self.profile.server_key = public_key_to_text(presented)
             self.profile.save()

@@ -22,7 +22,15 @@ from .actions import (
     TakePile,
 )
 from .cards import Card, card_text, cards_text, deck, parse_card, parse_cards, sort_cards
-from .config import CLASSIC, OPTION_NAMES, PRESETS, RuleConfig, make_config
+from .config import (
+    CLASSIC,
+    OPTION_CHOICES,
+    OPTION_NAMES,
+    PRESETS,
+    TAKE_METHODS,
+    RuleConfig,
+    make_config,
+)
 from .dealing import deal_hand, deal_position, new_match, shuffled_deck
 from .engine import apply, apply_turn, check, is_legal
 from .errors import (
@@ -41,8 +49,10 @@ from .view import PlayerView, player_view, redact_event
 
 __all__ = [
     "CLASSIC",
+    "OPTION_CHOICES",
     "OPTION_NAMES",
     "PRESETS",
+    "TAKE_METHODS",
     "Action",
     "Answer",
     "AskPartner",

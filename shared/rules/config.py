@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import ConfigError
 
-_CHOICES: dict[str, tuple[str, ...]] = {
+OPTION_CHOICES: dict[str, tuple[str, ...]] = {
     "wild_limit": ("max3", "not_more_than_naturals"),
     "red3_negative_if": ("no_meld", "no_canasta"),
     "red3_scoring": ("side", "individual"),
@@ -288,7 +288,7 @@ def _rows(name: str, value: Any, limit: int, width: int) -> tuple[tuple[Any, ...
 
 def _check_types(config: RuleConfig) -> None:
     """Every option's type and range (RULES.md Part 3's presets and Part 2's options)."""
-    for name, allowed in _CHOICES.items():
+    for name, allowed in OPTION_CHOICES.items():
         value = getattr(config, name)
         if not isinstance(value, str) or value not in allowed:
             raise ConfigError(

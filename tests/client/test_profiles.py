@@ -126,3 +126,13 @@ def test_the_server_key_is_pinned_once_and_a_change_is_loud(home: Path) -> None:
         with pytest.raises(CliError, match=r"DANGER: the server's key changed!.*server forget"):
             conn.check_pin(pb.GetServerInfoResponse(server_public_key=second))
     assert Profile.load("default").server_key == public_key_to_text(first)
+
+
+def test_a_server_presenting_a_small_order_key_is_never_pinned(home: Path) -> None:
+    """Issue 10, part 4: with the identity point as its key, anyone could forge receipts."""
+    player = Profile(name="default", server="127.0.0.1:9")
+    player.save()
+    identity = bytes([1]) + bytes(31)
+    with Connection(player) as conn, pytest.raises(CliError, match=r"unusable key.*small order"):
+        conn.check_pin(pb.GetServerInfoResponse(server_public_key=identity))
+    assert not Profile.load("default").server_key

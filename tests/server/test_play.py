@@ -10,11 +10,10 @@ the engine alone, which must reach the same final scores.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import grpc
 import pytest
-from google.protobuf.message import Message
 
 from server import matches
 from server.app import App
@@ -24,56 +23,12 @@ from server.repository import Repository
 from server.testkit import PlayerClient, authoritative_state, replay_history
 from shared.crypto import verify_receipt
 from shared.pb import canasta_pb2 as pb
-from shared.rules import GameState, Phase, apply, player_view
-from shared.wire import view_to_pb
+from shared.rules import GameState, Phase, apply
 
+from .audit import LeakAudit
 from .conftest import AppFactory
 
 choose = default_chooser()
-
-
-def _walk(message: Message) -> Iterator[Message]:
-    yield message
-    for field, value in message.ListFields():
-        if field.message_type is None or field.message_type.GetOptions().map_entry:
-            continue
-        children = value if field.is_repeated else [value]
-        for child in children:
-            yield from _walk(child)
-
-
-class LeakAudit:
-    """Checks every message a seat receives: nothing it could not see at a real table."""
-
-    def __init__(self, app: App, match_id: str) -> None:
-        self.app = app
-        self.match_id = match_id
-        self.messages = 0
-
-    def _hidden_secrets(self) -> list[bytes]:
-        with self.app.db.read() as session:
-            hands = Repository(session, b"").hands(self.match_id)
-        return [h.secret for h in hands if not h.revealed]
-
-    def check(self, seat: int, message: Message) -> None:
-        self.messages += 1
-        data = message.SerializeToString()
-        for secret in self._hidden_secrets():
-            assert secret not in data, "an unrevealed deal secret left the server"
-        for part in _walk(message):
-            if isinstance(part, pb.Event):
-                assert part.seat == seat or not part.private_cards, (
-                    f"seat {seat} was shown seat {part.seat}'s private cards"
-                )
-            elif isinstance(part, pb.PlayerView):
-                assert part.seat == seat
-            elif isinstance(part, pb.HandRecord) and part.secret:
-                assert part.secret not in self._hidden_secrets()
-
-    def exact_view(self, seat: int, view: pb.MatchView) -> None:
-        """The view is exactly the engine's ``player_view`` of the server's state now."""
-        state = authoritative_state(self.app.service, self.match_id)
-        assert view.view == view_to_pb(player_view(state, seat))
 
 
 def _whole_turn(state: GameState, seat: int) -> list[str]:

@@ -1,0 +1,450 @@
+"""Standing tests for the attacks of issue 10, so that none of them can come back.
+
+Each class of attack that was found by attacking the server from outside has a test here that
+failed before the fix: replaying stored envelopes to read hands, options that make one request
+unbounded work or break matches, small-order keys, undecodable messages, a blocked player's
+open stream, and floods. The property test over the option space and the fuzz test are in
+``test_attack_fuzz.py``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import grpc
+import pytest
+
+from server.app import App
+from server.repository import Repository
+from server.testkit import PlayerClient, authoritative_state
+from shared import protocol
+from shared.crypto import generate_private_key
+from shared.pb import canasta_pb2 as pb
+from shared.rules import PRESETS, make_config
+
+from ..crypto.test_weak_keys import SMALL_ORDER
+from .audit import NOBODY, LeakAudit
+from .conftest import AppFactory
+
+Players = Callable[..., PlayerClient]
+Metadata = tuple[tuple[str, str], ...]
+CARD = re.compile(r"\b(?:10|[2-9ajkqt])[cdhs]\b|\bjk\b|[♠♥♦♣]", re.IGNORECASE)
+"""A card in the engine's notation, as it could appear in a message."""
+
+
+def _refused(call: Callable[[], Any]) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as info:
+        call()
+    error = info.value
+    assert error.code() not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), error
+    return error
+
+
+def _block(app: App, client: PlayerClient) -> None:
+    """What ``canasta-server players block`` does: block the key, revoke its tokens."""
+    with app.db.write() as session:
+        repo = Repository(session, b"")
+        player = repo.player_by_key(client.public_key)
+        assert player is not None
+        repo.set_blocked(player.id, True)
+
+
+def _play(app: App, seats: dict[int, PlayerClient], match_id: str, moves: int) -> None:
+    """Move the match on by about ``moves`` entries: the humans in ``seats`` play the bot's
+    choice (whole turns, so hands end), the server's bots the others."""
+    from server.bots import default_chooser
+
+    choose = default_chooser()
+    for _ in range(moves):
+        app.bots.drain()
+        overview = next(iter(seats.values())).view(match_id)
+        if overview.match.status == pb.MATCH_STATUS_FINISHED:
+            return
+        client = seats[overview.match.to_act]
+        view = client.view(match_id)
+        if view.HasField("dealing_seat"):
+            client.deal(view)
+        else:
+            state = authoritative_state(app.service, match_id)
+            client.submit(view, [str(choose(state, view.view.seat))])
+    app.bots.drain()
+
+
+# -- 1. replayed envelopes, and every call with every identity -------------------------------
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_adversarial_leak_audit(
+    preset: str, app: App, players: Players, channel: grpc.Channel, dump: Callable[[App], Any]
+) -> None:
+    """Issue 10, part 1: every stored envelope is sent again by its own player, by a member
+    of another seat, by a registered non-member and by a stranger with no account; and every
+    read and lobby call is made by each of them. Only the seat's own signed-in player ever
+    gets a view back; nobody receives a card their own ``player_view`` does not show."""
+    alice, bob, carol = players("alice"), players("bob"), players("carol")
+    stranger = PlayerClient(channel)  # never registered: no token
+    count = make_config(preset).players
+    created = alice.create_match(preset, seat=0, bot_seats=list(range(2, count)))
+    bob.join_match(created.invite_code, seat=1)
+    match_id = created.match.match_id
+    _play(app, {0: alice, 1: bob}, match_id, moves=60)
+    entries, _ = alice.full_history(match_id)
+    assert len(entries) > 20
+    identities: list[tuple[PlayerClient, int, Metadata]] = [
+        (alice, 0, alice.metadata),
+        (bob, 1, bob.metadata),
+        (carol, NOBODY, carol.metadata),
+        (stranger, NOBODY, ()),
+    ]
+    audit = LeakAudit(app, match_id)
+    before = dump(app)
+    for entry in entries:
+        request = pb.SubmitRequest(payload=entry.payload, signature=entry.signature)
+        for client, seat, metadata in identities:
+            response = client.stub.Submit(request, metadata=metadata)
+            assert response.receipt.seq == entry.seq
+            assert response.receipt.server_signature == entry.receipt_signature
+            audit.check(seat, response)
+            if seat == entry.seat:
+                audit.exact_view(seat, response.view)
+            else:
+                assert not response.HasField("view"), f"{seat} got seat {entry.seat}'s view"
+    assert dump(app) == before, "a replay changed the database"
+
+    for client, seat, metadata in identities:
+        for name, response, error in _every_call(client, metadata, match_id, created.invite_code):
+            if error is not None:
+                assert error.code() not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN)
+                assert not CARD.search(error.details() or ""), f"{name}: {error.details()}"
+                continue
+            assert seat != NOBODY or name == "ListMyMatches", f"{name} answered a non-member"
+            audit.check(seat, response)
+            if name == "GetView":
+                audit.exact_view(seat, response.view)
+    assert audit.messages > 4 * len(entries)
+
+
+def _every_call(
+    client: PlayerClient, metadata: Metadata, match_id: str, invite_code: str
+) -> list[tuple[str, Any, grpc.RpcError | None]]:
+    """Every read and lobby call about one match, as ``client`` with ``metadata``: each
+    call's name, and its response or its error."""
+    stub = client.stub
+    requests: list[tuple[str, Callable[..., Any], Any]] = [
+        ("GetView", stub.GetView, pb.GetViewRequest(match_id=match_id)),
+        ("GetHistory", stub.GetHistory, pb.GetHistoryRequest(match_id=match_id)),
+        ("ListMyMatches", stub.ListMyMatches, pb.ListMyMatchesRequest()),
+        ("JoinMatch", stub.JoinMatch, pb.JoinMatchRequest(invite_code=invite_code)),
+        ("FillSeatWithBot", stub.FillSeatWithBot, pb.FillSeatWithBotRequest(match_id=match_id)),
+        ("StartMatch", stub.StartMatch, pb.StartMatchRequest(match_id=match_id)),
+    ]
+    found: list[tuple[str, Any, grpc.RpcError | None]] = []
+    for name, method, request in requests:
+        try:
+            found.append((name, method(request, metadata=metadata), None))
+        except grpc.RpcError as error:
+            found.append((name, None, error))
+    watch = stub.Watch(pb.WatchRequest(match_ids=[match_id]), metadata=metadata, timeout=5)
+    try:
+        found.append(("Watch", next(iter(watch)), None))
+    except grpc.RpcError as error:
+        found.append(("Watch", None, error))
+    finally:
+        watch.cancel()
+    return found
+
+
+def test_a_blocked_player_gets_nothing_from_replays(
+    app: App, players: Players, channel: grpc.Channel
+) -> None:
+    alice, bob = players("alice"), players("bob")
+    created = alice.create_match(seat=0, bot_seats=[2, 3])
+    bob.join_match(created.invite_code, seat=1)
+    match_id = created.match.match_id
+    _play(app, {0: alice, 1: bob}, match_id, moves=10)
+    entries, _ = alice.full_history(match_id)
+    mine = [e for e in entries if e.seat == 1]
+    assert mine
+    _block(app, bob)
+    stranger = PlayerClient(channel)
+    for entry in mine:
+        request = pb.SubmitRequest(payload=entry.payload, signature=entry.signature)
+        error = _refused(partial(bob.stub.Submit, request, metadata=bob.metadata))
+        assert error.code() == grpc.StatusCode.UNAUTHENTICATED  # his token was revoked
+        for metadata in ((), alice.metadata):
+            error = _refused(partial(stranger.stub.Submit, request, metadata=metadata))
+            assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+            assert "blocked" in (error.details() or "")
+
+
+def test_a_move_with_a_token_of_someone_else_gets_no_view(
+    app: App, players: Players, dump: Callable[[App], Any]
+) -> None:
+    """The token says who asks; the signature who moved. A fresh move sent with another
+    player's token is stored (it is validly signed), but its view goes to nobody."""
+    alice, bob = players("alice"), players("bob")
+    match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+    app.bots.drain()
+    view = alice.view(match_id)
+    request = alice.envelope(view, ["deal"], deal_commitment=view.deal_commitment)
+    response = alice.stub.Submit(request, metadata=bob.metadata)
+    assert response.receipt.seq == view.version + 1
+    assert not response.HasField("view")
+    again = alice.stub.Submit(request, metadata=alice.metadata)
+    assert again.receipt == response.receipt
+    assert again.view.view.seat == 0
+    bad_token = (("authorization", "Bearer not-a-token"),)
+    app.bots.drain()
+    before = dump(app)
+    error = _refused(lambda: alice.stub.Submit(request, metadata=bad_token))
+    assert error.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert dump(app) == before
+
+
+# -- 2 and 3. options with no bound, or of the wrong type ------------------------------------
+
+HOSTILE_OPTIONS: list[tuple[dict[str, str], int, str]] = [
+    ({"jokers_per_deck": "2147483648"}, 0, "jokers_per_deck"),
+    ({"decks": "200000"}, 0, "decks"),
+    ({"red3_value": "3000000000"}, 0, "red3_value"),
+    ({"target": "2147483648"}, 0, "target"),
+    ({"target": "1e10"}, 0, "target"),
+    ({}, 2_147_483_647, "target"),
+    ({}, -5, "target"),
+    ({"decks": "2.5"}, 0, "decks"),
+    ({"hand_size": "2.5"}, 0, "hand_size"),
+    ({"jokers_per_deck": "NaN"}, 0, "jokers_per_deck"),
+    ({"going_out_bonus": "Infinity"}, 0, "going_out_bonus"),
+    ({"ask_limit_per_hand": '"x"'}, 0, "ask_limit_per_hand"),
+    ({"black3_freezes": "1"}, 0, "black3_freezes"),
+    ({"players": "true"}, 0, "players"),
+    ({"partnerships": "5"}, 0, "partnerships"),
+    ({"partnerships": "[[0, 2], [1, true]]"}, 0, "partnerships"),
+    ({"min_meld_table": "7"}, 0, "min_meld_table"),
+    ({"min_meld_table": "[[null, 15], [0, 1e9]]"}, 0, "min_meld_table"),
+    ({"min_meld_table": "[[null, 15]" + ", [0, 50]" * 50 + "]"}, 0, "min_meld_table"),
+    ({"red3_special_totals": '{"4": 800}'}, 0, "red3_special_totals"),
+    ({"unfrozen_take_methods": '"pair"'}, 0, "unfrozen_take_methods"),
+    ({"wild_limit": "[]"}, 0, "wild_limit"),
+    ({"ask_limit_per_hand": "[" * 100_000 + "]" * 100_000}, 0, "ask_limit_per_hand"),
+    ({"x" * 10_000: "1"}, 0, "unknown rule option"),
+]
+
+
+@pytest.mark.parametrize(
+    ("options", "target", "named"),
+    HOSTILE_OPTIONS,
+    ids=[f"{n}-{i}" for i, (_, _, n) in enumerate(HOSTILE_OPTIONS)],
+)
+def test_options_out_of_type_or_range_are_refused_and_store_nothing(
+    app: App,
+    players: Players,
+    dump: Callable[[App], Any],
+    options: dict[str, str],
+    target: int,
+    named: str,
+) -> None:
+    """Issue 10, parts 2 and 3: each value the attack used is INVALID_ARGUMENT naming the
+    option, quickly, and no match is stored."""
+    alice = players("alice")
+    before = dump(app)
+    started = time.perf_counter()
+    error = _refused(lambda: alice.create_match(options=options, target=target, bot_seats=[1]))
+    assert time.perf_counter() - started < 5
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    details = error.details() or ""
+    assert named in details
+    assert len(details) < 300
+    assert dump(app) == before
+    assert not alice.my_matches().matches
+
+
+@pytest.mark.parametrize("after", [2**62, 2**63 - 1, 2**63, 2**64 - 1])
+def test_history_after_any_seq_is_an_empty_page(app: App, players: Players, after: int) -> None:
+    alice = players("alice")
+    match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+    page = alice.history(match_id, after_seq=after)
+    assert not page.entries
+    assert not page.more
+
+
+# -- 4. small-order keys ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("weak", SMALL_ORDER, ids=[k.hex()[:8] for k in SMALL_ORDER])
+def test_small_order_keys_cannot_register_or_sign_in(
+    app: App, channel: grpc.Channel, dump: Callable[[App], Any], weak: bytes
+) -> None:
+    """Issue 10, part 4. The identity point with the "signature" 01 00..00 verified over any
+    registration before the fix."""
+    client = PlayerClient(channel)
+    payload = pb.RegisterPayload(
+        public_key=weak, display_name="mallory", server_public_key=client.server_key
+    ).SerializeToString()
+    universal = bytes([1]) + bytes(63)
+    before = dump(app)
+    error = _refused(
+        lambda: client.stub.Register(pb.RegisterRequest(payload=payload, signature=universal))
+    )
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "small order" in (error.details() or "")
+    error = _refused(lambda: client.stub.Challenge(pb.ChallengeRequest(public_key=weak)))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert dump(app) == before
+
+
+# -- 5. undecodable messages --------------------------------------------------------------------
+
+SERVICE = pb.DESCRIPTOR.services_by_name["Canasta"]
+
+
+@pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
+def test_undecodable_requests_are_invalid_argument_with_one_log_line(
+    app: App, channel: grpc.Channel, caplog: pytest.LogCaptureFixture, method: str
+) -> None:
+    """Issue 10, part 5: gRPC itself answered UNKNOWN with a traceback per request."""
+    path = f"/{SERVICE.full_name}/{method}"
+    streaming = SERVICE.methods_by_name[method].server_streaming
+    garbage = b"\xff\xff\xff\xff\x0f"  # a varint that never ends
+    caplog.set_level("INFO", logger="canasta.server")
+    if streaming:
+        stream = channel.unary_stream(path)(garbage, timeout=5)
+        error = _refused(lambda: next(iter(stream)))
+    else:
+        error = _refused(lambda: channel.unary_unary(path)(garbage, timeout=5))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert method in (error.details() or "")
+    deadline = time.monotonic() + 5
+    while f"{method} INVALID_ARGUMENT" not in caplog.text and time.monotonic() < deadline:
+        time.sleep(0.01)
+    lines = [r for r in caplog.records if method in r.getMessage()]
+    assert len(lines) == 1
+    assert "127.0.0.1" in lines[0].getMessage()
+    assert "Traceback" not in caplog.text
+    assert not any(r.exc_info for r in caplog.records)
+
+
+# -- 6. a blocked player's open stream ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["block", "revoke"])
+def test_blocking_or_revoking_ends_open_watch_streams_at_once(
+    app: App, players: Players, how: str
+) -> None:
+    alice = players("alice")
+    match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+    stream = alice.watch([match_id], timeout=30)
+    assert next(iter(stream)).match_id == match_id
+    if how == "block":
+        _block(app, alice)
+    else:  # the token alone goes (as an expired token's purge does), the player stays
+        with app.db.write() as session:
+            repo = Repository(session, b"")
+            repo.purge_expired(now=2**62)
+    started = time.monotonic()
+    error = _refused(lambda: next(iter(stream)))
+    assert time.monotonic() - started < 3  # within a feed round or two, not the token's hour
+    expected = (
+        grpc.StatusCode.PERMISSION_DENIED if how == "block" else grpc.StatusCode.UNAUTHENTICATED
+    )
+    assert error.code() in (expected, grpc.StatusCode.UNAUTHENTICATED)
+
+
+# -- 7. floods ----------------------------------------------------------------------------------
+
+
+def test_calls_without_a_token_are_limited_per_address(make_app: AppFactory) -> None:
+    app = make_app(limit_anonymous_per_minute=6)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")  # 4 calls: info, register, 2 to sign in
+        stub = alice.stub
+        stub.GetServerInfo(pb.GetServerInfoRequest())
+        stub.GetServerInfo(pb.GetServerInfoRequest())
+        error = _refused(lambda: stub.Challenge(pb.ChallengeRequest(public_key=alice.public_key)))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "at most 6 a minute" in (error.details() or "")
+        assert alice.my_matches() is not None  # signed-in reads are not counted
+
+
+def test_challenges_per_key_are_limited(make_app: AppFactory, dump: Callable[[App], Any]) -> None:
+    app = make_app(limit_live_challenges=3)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel)
+        alice.register("alice")
+        request = pb.ChallengeRequest(public_key=alice.public_key)
+        challenges = [alice.stub.Challenge(request).challenge for _ in range(3)]
+        before = dump(app)
+        error = _refused(lambda: alice.stub.Challenge(request))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert dump(app) == before
+        assert alice.stub.Authenticate(alice.answer(challenges[0])).token
+        assert alice.stub.Challenge(request).challenge  # answering one freed its place
+
+
+def test_writes_are_limited_per_player_and_replays_spend_the_senders_allowance(
+    make_app: AppFactory, dump: Callable[[App], Any]
+) -> None:
+    app = make_app(limit_writes_per_minute=4)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id  # write 1
+        app.bots.drain()
+        view = alice.view(match_id)
+        cut = alice.envelope(view, ["deal"], deal_commitment=view.deal_commitment)
+        alice.stub.Submit(cut, metadata=alice.metadata)  # write 2
+        # A flooder resends her envelope without a token: counted against its own address.
+        flooder = PlayerClient(channel)
+        for _ in range(4):
+            flooder.stub.Submit(cut)
+        error = _refused(lambda: flooder.stub.Submit(cut))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        alice.create_match(bot_seats=[1, 2, 3])  # write 3
+        alice.create_match(bot_seats=[1, 2, 3])  # write 4
+        app.bots.drain()
+        before = dump(app)
+        error = _refused(lambda: alice.create_match(bot_seats=[1, 2, 3]))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "a minute" in (error.details() or "")
+        assert dump(app) == before
+
+
+def test_open_matches_per_player_are_limited(
+    make_app: AppFactory, dump: Callable[[App], Any]
+) -> None:
+    app = make_app(limit_open_matches=2)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        bob = PlayerClient(channel).join_server("bob")
+        alice.create_match()
+        alice.create_match()
+        invite = bob.create_match().invite_code
+        app.bots.drain()
+        before = dump(app)
+        for call in (lambda: alice.create_match(), lambda: alice.join_match(invite)):
+            error = _refused(call)
+            assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "unfinished matches" in (error.details() or "")
+        assert dump(app) == before
+
+
+def test_register_with_a_valid_signature_is_still_counted(make_app: AppFactory) -> None:
+    """A flood of fresh keys, each registration validly signed, stops at the address limit."""
+    app = make_app(limit_anonymous_per_minute=10)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        first = PlayerClient(channel)
+        codes = []
+        for n in range(12):
+            request = protocol.register_request(
+                generate_private_key(), first.server_key, f"flood {n}"
+            )
+            try:
+                first.stub.Register(request)
+                codes.append(grpc.StatusCode.OK)
+            except grpc.RpcError as error:
+                codes.append(error.code())
+        assert codes.count(grpc.StatusCode.OK) == 9  # the first GetServerInfo counted too
+        assert set(codes) == {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
