@@ -79,6 +79,8 @@ class ServerConfig:
     """Unanswered, unexpired challenges one key may hold at once."""
     limit_open_matches: int = 100
     """Matches not yet finished that one player may sit in (create or join)."""
+    limit_watch_streams: int = 16
+    """Watch streams one player may hold open at once on one server process."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -96,8 +98,9 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
-        if self.limit_live_challenges < 1 or self.limit_open_matches < 1:
-            raise ConfigFileError("limit_live_challenges and limit_open_matches must be positive")
+        for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
+            if getattr(self, name) < 1:
+                raise ConfigFileError(f"{name} must be positive")
         if not 1 <= self.workers <= MAX_PROCESSES:
             raise ConfigFileError(f"workers must be from 1 to {MAX_PROCESSES}")
 
@@ -117,7 +120,8 @@ _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "workers", "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
-         "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches"}  # fmt: skip
+         "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
+         "limit_watch_streams"}  # fmt: skip
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 

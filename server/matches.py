@@ -16,11 +16,25 @@ from shared.crypto import commitment, deal_seed, new_secret, shuffle
 from shared.rules import Card, GameState, Phase, apply_turn, deal_hand, deck, new_match
 from shared.wire import move_from_bytes, parse_actions
 
+MAX_MATCH_ID = 64
+"""Match ids are 32 hex digits; the column holds 64. Longer ones are not looked up."""
+
+
+def no_such_match(match_id: str) -> NotFoundError:
+    """The refusal for an unknown match id (echoed only when it is short enough to be one)."""
+    if len(match_id) > MAX_MATCH_ID:
+        return NotFoundError(
+            f"there is no such match (a match id has at most {MAX_MATCH_ID} characters)"
+        )
+    return NotFoundError(f"there is no match {match_id!r}")
+
 
 def require_match(repo: Repository, match_id: str, *, for_update: bool = False) -> Match:
+    if len(match_id) > MAX_MATCH_ID:
+        raise no_such_match(match_id)
     match = repo.match(match_id, for_update=for_update)
     if match is None:
-        raise NotFoundError(f"there is no match {match_id!r}")
+        raise no_such_match(match_id)
     return match
 
 

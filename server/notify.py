@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from server.domain import Change
+from server.exceptions import LimitExceededError
 
 Listener = Callable[[Change], None]
 
@@ -149,10 +150,22 @@ class Notifier:
         self._published = _Revisions(remembered)
 
     def subscribe(
-        self, player_id: int | None, match_ids: frozenset[str], token_hash: bytes = b""
+        self,
+        player_id: int | None,
+        match_ids: frozenset[str],
+        token_hash: bytes = b"",
+        limit: int | None = None,
     ) -> Subscription:
+        """A new subscription; ``limit``: at most that many open at once for ``player_id``."""
         subscription = Subscription(self, player_id, match_ids, token_hash)
         with self._lock:
+            if limit is not None and player_id is not None:
+                open_now = sum(1 for s in self._subscriptions if s.player_id == player_id)
+                if open_now >= limit:
+                    raise LimitExceededError(
+                        f"you have {open_now} Watch streams open on this server process, the "
+                        "most it allows: close one first"
+                    )
             self._subscriptions.append(subscription)
         return subscription
 

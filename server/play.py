@@ -216,7 +216,9 @@ class Play:
         ctx = self.ctx
         if len(match_ids) > MAX_WATCHED:
             raise InvalidRequestError(f"a Watch names at most {MAX_WATCHED} matches")
-        subscription = ctx.notifier.subscribe(player.id, frozenset(match_ids), token_hash)
+        subscription = ctx.notifier.subscribe(
+            player.id, frozenset(match_ids), token_hash, ctx.config.limit_watch_streams
+        )
         try:
             with ctx.db.read() as session:
                 repo = ctx.repo(session)
@@ -340,11 +342,13 @@ class Play:
             state = ctx.states.get(match_id, cached.revision)
             if state is not None:
                 return cached, state, False
+        if len(match_id) > matches.MAX_MATCH_ID:
+            raise matches.no_such_match(match_id)
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             head = repo.match_head(match_id, seat)
             if head is None:
-                raise NotFoundError(f"there is no match {match_id!r}")
+                raise matches.no_such_match(match_id)
             known = ctx.matches.get(match_id)
             if known is not None and known.revision == head.revision:
                 match = known

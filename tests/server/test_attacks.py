@@ -448,3 +448,48 @@ def test_register_with_a_valid_signature_is_still_counted(make_app: AppFactory) 
                 codes.append(error.code())
         assert codes.count(grpc.StatusCode.OK) == 9  # the first GetServerInfo counted too
         assert set(codes) == {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
+
+
+def test_watch_streams_per_player_are_limited(make_app: AppFactory) -> None:
+    app = make_app(limit_watch_streams=2)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        bob = PlayerClient(channel).join_server("bob")
+        match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+        streams = [alice.watch([match_id], timeout=30) for _ in range(2)]
+        for stream in streams:
+            assert next(iter(stream)).match_id == match_id
+        third = alice.watch([match_id], timeout=30)
+        error = _refused(lambda: next(iter(third)))
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        bobs_match = bob.create_match(bot_seats=[1, 2, 3]).match.match_id
+        bobs = bob.watch([bobs_match], timeout=30)  # another player is not affected
+        assert next(iter(bobs)).match_id == bobs_match
+        for stream in [*streams, bobs]:
+            stream.cancel()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # a closed stream frees its place
+            again = alice.watch([match_id], timeout=30)
+            try:
+                assert next(iter(again)).match_id == match_id
+                again.cancel()
+                return
+            except grpc.RpcError:
+                time.sleep(0.05)
+        raise AssertionError("closing streams did not free their places")
+
+
+@pytest.mark.parametrize("length", [65, 10_000, 500_000])
+def test_a_long_match_id_is_not_found_and_not_echoed(
+    app: App, players: Players, length: int
+) -> None:
+    alice = players("alice")
+    long_id = "x" * length
+    for call in (
+        lambda: alice.view(long_id),
+        lambda: alice.history(long_id),
+        lambda: alice.fill_with_bot(long_id),
+    ):
+        error = _refused(call)
+        assert error.code() == grpc.StatusCode.NOT_FOUND
+        assert len(error.details() or "") < 200
