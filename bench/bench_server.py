@@ -333,7 +333,13 @@ def main(argv: list[str] | None = None) -> None:
         if args.port:
             server, port = None, args.port
         else:
-            env = {**os.environ, "CANASTA_SERVER_LOG_LEVEL": args.log_level}
+            env = {
+                **os.environ,
+                "CANASTA_SERVER_LOG_LEVEL": args.log_level,
+                # Hundreds of clients from one address: the abuse limits would stop them.
+                "CANASTA_SERVER_LIMIT_ANONYMOUS_PER_MINUTE": "0",
+                "CANASTA_SERVER_LIMIT_WRITES_PER_MINUTE": "0",
+            }
             # Only a real choice is passed on, so the bench runs against servers without the option.
             serve_args = ["--workers", str(args.workers)] if args.workers > 1 else []
             server, port = start_server_process(Path(tmp), env=env, serve_args=serve_args)
