@@ -24,7 +24,6 @@ from server.errors import is_unique_violation
 from server.exceptions import (
     AlreadyExistsError,
     InvalidRequestError,
-    LimitExceededError,
     NotFoundError,
     PermissionDeniedError,
     UnauthenticatedError,
@@ -129,11 +128,9 @@ class Accounts:
             if player.blocked:
                 raise PermissionDeniedError("this key is blocked on this server")
             repo.purge_expired(now)
-            if repo.live_challenges(public_key) >= ctx.config.limit_live_challenges:
-                raise LimitExceededError(
-                    f"this key holds {ctx.config.limit_live_challenges} unanswered challenges "
-                    "already: answer one, or wait until they expire"
-                )
+            # Never refuse: public keys are public, and a refusal here would let anyone lock
+            # a player out by asking for challenges in their name. The oldest goes instead.
+            repo.keep_challenges(public_key, ctx.config.limit_live_challenges - 1)
             repo.add_challenge(challenge, public_key, expires)
         return challenge, expires
 

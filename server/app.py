@@ -142,13 +142,16 @@ def _logged(method: str, handler: Any) -> Any:
         return call
 
     codec = {
-        "request_deserializer": _tolerant(handler.request_deserializer),
+        "request_deserializer": handler.request_deserializer,
         "response_serializer": handler.response_serializer,
     }
+    # A single request is decoded before the handler runs: a bad one is refused here. (No
+    # method of ours takes a stream of requests; those keep gRPC's own decoding.)
+    single = {**codec, "request_deserializer": _tolerant(handler.request_deserializer)}
     if handler.unary_unary:
-        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **codec)
+        return grpc.unary_unary_rpc_method_handler(unary(handler.unary_unary), **single)
     if handler.unary_stream:
-        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **codec)
+        return grpc.unary_stream_rpc_method_handler(streaming(handler.unary_stream), **single)
     if handler.stream_unary:
         return grpc.stream_unary_rpc_method_handler(unary(handler.stream_unary), **codec)
     return grpc.stream_stream_rpc_method_handler(streaming(handler.stream_stream), **codec)

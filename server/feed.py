@@ -82,12 +82,12 @@ class ChangeFeed:
 
     def _poll_logged(self) -> None:
         """One poll; a failure (the database away, say) is logged and the thread goes on."""
-        try:
-            self.poll()
-            self.check_credentials()
-        except Exception:
-            self.errors += 1
-            log.exception("the change feed could not read the database; it tries again")
+        for step in (self.poll, self.check_credentials):  # one failing does not skip the other
+            try:
+                step()
+            except Exception:
+                self.errors += 1
+                log.exception("the change feed could not read the database; it tries again")
 
     def poll(self) -> int:
         """Look once; relay every change not yet published here. Returns how many were sent."""

@@ -226,8 +226,12 @@ class Play:
                     found = [matches.require_match(repo, m) for m in dict.fromkeys(match_ids)]
                     for match in found:
                         matches.require_seat(match, player.id)
-                else:
-                    found = repo.matches_of(player.id)
+                else:  # every match of the caller that can still change (the list is bounded)
+                    found = [
+                        m
+                        for m in repo.matches_of(player.id)
+                        if m.status is not MatchStatus.FINISHED
+                    ]
                 initial = [matches.change(m, matches.load_state(ctx, repo, m)) for m in found]
         except BaseException:
             subscription.close()

@@ -135,13 +135,18 @@ class Repository:
             ChallengeRow(challenge=challenge, public_key=public_key, expires_ms=expires_ms)
         )
 
-    def live_challenges(self, public_key: bytes) -> int:
-        """How many challenges ``public_key`` holds (call after ``purge_expired``)."""
-        return int(
-            self.session.exec(
-                select(func.count()).where(col(ChallengeRow.public_key) == public_key)
-            ).one()
-        )
+    def keep_challenges(self, public_key: bytes, keep: int) -> None:
+        """Delete all but the ``keep`` newest challenges of ``public_key``."""
+        rows = self.session.exec(
+            select(ChallengeRow.challenge)
+            .where(col(ChallengeRow.public_key) == public_key)
+            .order_by(col(ChallengeRow.expires_ms).desc())
+            .offset(keep)
+        ).all()
+        if rows:
+            self.session.execute(
+                delete(ChallengeRow).where(col(ChallengeRow.challenge).in_(list(rows)))
+            )
 
     def take_challenge(self, challenge: bytes) -> tuple[bytes, int] | None:
         """Remove a challenge and return ``(public_key, expires_ms)``; None if unknown or used.

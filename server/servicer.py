@@ -14,7 +14,7 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor
 from contextlib import suppress
-from functools import partial
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from server import convert
@@ -33,6 +33,18 @@ _WATCH_POLL_SECONDS = 0.5
 
 Request = TypeVar("Request")
 Response = TypeVar("Response")
+
+
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """Who sends a call: its bearer token ("" if none) and its peer address (``peer_host``)."""
+
+    token: str
+    peer: str
+
+
+def _sender(context: Any) -> Sender:
+    return Sender(_token(context), peer_host(context.peer()))
 
 
 def _token(context: Any) -> str:
@@ -59,78 +71,93 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         config = service.ctx.config
         self.anonymous = RateLimit(config.limit_anonymous_per_minute, "this address")
         """Calls that need no token, per peer address (``server.limits``)."""
+        self.unknown_tokens = RateLimit(
+            config.limit_anonymous_per_minute, "this address with tokens that are not valid"
+        )
+        """Bearer tokens that turned out not valid, per peer address."""
         self.writes = RateLimit(config.limit_writes_per_minute, "this identity")
         """Writes, per signed-in player (or per peer address for a move without a token)."""
         self.stopping = threading.Event()
         """Set at shutdown so that open Watch streams end."""
 
     async def _run(
-        self, context: Any, body: Callable[[Request, str], Response], request: Request
+        self, context: Any, body: Callable[[Request, Sender], Response], request: Request
     ) -> Response:
-        """``body(request, bearer token)`` in a worker thread; its error ends the call."""
-        token = _token(context)
+        """``body(request, sender)`` in a worker thread; its error ends the call."""
+        sender = _sender(context)
         loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self.executor, body, request, token)
+            return await loop.run_in_executor(self.executor, body, request, sender)
         except Exception as exc:
             await _refuse(context, exc)
 
     async def _run_anonymous(
-        self, context: Any, body: Callable[[Request, str], Response], request: Request
+        self, context: Any, body: Callable[[Request, Sender], Response], request: Request
     ) -> Response:
         """``_run`` for a call that needs no token: counted per peer address first."""
         try:
-            self.anonymous.spend(peer_host(context.peer()))
+            self.anonymous.spend(_sender(context).peer)
         except LimitExceededError as exc:
             await _refuse(context, exc)
         return await self._run(context, body, request)
 
-    def _caller(self, token: str) -> Caller:
-        return self.service.authorize(token)
+    def _caller(self, sender: Sender) -> Caller:
+        """The signed-in caller. A token that is not valid costs its address an unknown-token
+        allowance; an address that has used it up gets no more lookups for a while, so a
+        flood of made-up tokens stops before the database."""
+        self.unknown_tokens.check(sender.peer)
+        try:
+            return self.service.authorize(sender.token)
+        except UnauthenticatedError:
+            self.unknown_tokens.charge(sender.peer)
+            raise
 
-    def _writer(self, token: str) -> Caller:
+    def _writer(self, sender: Sender) -> Caller:
         """The signed-in caller of a write, counted against its allowance of writes."""
-        caller = self._caller(token)
+        caller = self._caller(sender)
         self.writes.spend(f"player:{caller.player.id}")
         return caller
 
-    def _mover(self, token: str, peer: str) -> Caller | None:
+    def _mover(self, sender: Sender) -> Caller | None:
         """Who sends a move: the signed-in player (counted as such), or None for a move
         without a token, counted against the sending address (never against the key that
         signed it: anyone may resend an envelope they saw)."""
-        if token:
-            return self._writer(token)
-        self.writes.spend(peer)
+        if sender.token:
+            return self._writer(sender)
+        self.writes.spend(sender.peer)
         return None
 
     # -- identity -----------------------------------------------------------------------------
 
     async def GetServerInfo(self, request: pb.GetServerInfoRequest, context: Any) -> Any:
-        return await self._run_anonymous(context, self._server_info, request)
+        """Not counted: it reads no database, and every CLI command asks it first."""
+        return await self._run(context, self._server_info, request)
 
     def _server_info(
-        self, request: pb.GetServerInfoRequest, token: str
+        self, request: pb.GetServerInfoRequest, sender: Sender
     ) -> pb.GetServerInfoResponse:
         return convert.server_info_to_pb(self.service.server_info())
 
     async def Register(self, request: pb.RegisterRequest, context: Any) -> Any:
         return await self._run_anonymous(context, self._register, request)
 
-    def _register(self, request: pb.RegisterRequest, token: str) -> pb.RegisterResponse:
+    def _register(self, request: pb.RegisterRequest, sender: Sender) -> pb.RegisterResponse:
         player = self.service.register(request.payload, request.signature)
         return pb.RegisterResponse(player=convert.player_to_pb(player))
 
     async def Challenge(self, request: pb.ChallengeRequest, context: Any) -> Any:
         return await self._run_anonymous(context, self._challenge, request)
 
-    def _challenge(self, request: pb.ChallengeRequest, token: str) -> pb.ChallengeResponse:
+    def _challenge(self, request: pb.ChallengeRequest, sender: Sender) -> pb.ChallengeResponse:
         challenge, expires = self.service.challenge(request.public_key)
         return pb.ChallengeResponse(challenge=challenge, expires_at_ms=expires)
 
     async def Authenticate(self, request: pb.AuthenticateRequest, context: Any) -> Any:
         return await self._run_anonymous(context, self._authenticate, request)
 
-    def _authenticate(self, request: pb.AuthenticateRequest, token: str) -> pb.AuthenticateResponse:
+    def _authenticate(
+        self, request: pb.AuthenticateRequest, sender: Sender
+    ) -> pb.AuthenticateResponse:
         issued = self.service.authenticate(request.public_key, request.challenge, request.signature)
         return pb.AuthenticateResponse(
             token=issued.token,
@@ -143,9 +170,11 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     async def CreateMatch(self, request: pb.CreateMatchRequest, context: Any) -> Any:
         return await self._run(context, self._create_match, request)
 
-    def _create_match(self, request: pb.CreateMatchRequest, token: str) -> pb.CreateMatchResponse:
+    def _create_match(
+        self, request: pb.CreateMatchRequest, sender: Sender
+    ) -> pb.CreateMatchResponse:
         summary, code = self.service.create_match(
-            self._writer(token),
+            self._writer(sender),
             request.preset,
             dict(request.options),
             request.target,
@@ -157,9 +186,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     async def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
         return await self._run(context, self._join_match, request)
 
-    def _join_match(self, request: pb.JoinMatchRequest, token: str) -> pb.JoinMatchResponse:
+    def _join_match(self, request: pb.JoinMatchRequest, sender: Sender) -> pb.JoinMatchResponse:
         summary, seat = self.service.join_match(
-            self._writer(token),
+            self._writer(sender),
             request.invite_code,
             request.seat if request.HasField("seat") else None,
         )
@@ -169,10 +198,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._fill_seat_with_bot, request)
 
     def _fill_seat_with_bot(
-        self, request: pb.FillSeatWithBotRequest, token: str
+        self, request: pb.FillSeatWithBotRequest, sender: Sender
     ) -> pb.FillSeatWithBotResponse:
         summary = self.service.fill_seat_with_bot(
-            self._writer(token),
+            self._writer(sender),
             request.match_id,
             request.seat if request.HasField("seat") else None,
         )
@@ -181,17 +210,17 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     async def StartMatch(self, request: pb.StartMatchRequest, context: Any) -> Any:
         return await self._run(context, self._start_match, request)
 
-    def _start_match(self, request: pb.StartMatchRequest, token: str) -> pb.StartMatchResponse:
-        summary = self.service.start_match(self._writer(token), request.match_id)
+    def _start_match(self, request: pb.StartMatchRequest, sender: Sender) -> pb.StartMatchResponse:
+        summary = self.service.start_match(self._writer(sender), request.match_id)
         return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
 
     async def ListMyMatches(self, request: pb.ListMyMatchesRequest, context: Any) -> Any:
         return await self._run(context, self._list_my_matches, request)
 
     def _list_my_matches(
-        self, request: pb.ListMyMatchesRequest, token: str
+        self, request: pb.ListMyMatchesRequest, sender: Sender
     ) -> pb.ListMyMatchesResponse:
-        found = self.service.list_my_matches(self._caller(token))
+        found = self.service.list_my_matches(self._caller(sender))
         return pb.ListMyMatchesResponse(matches=[convert.summary_to_pb(s) for s in found])
 
     # -- play ---------------------------------------------------------------------------------
@@ -199,20 +228,18 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     async def GetView(self, request: pb.GetViewRequest, context: Any) -> Any:
         return await self._run(context, self._get_view, request)
 
-    def _get_view(self, request: pb.GetViewRequest, token: str) -> pb.GetViewResponse:
-        view = self.service.get_view(self._caller(token), request.match_id)
+    def _get_view(self, request: pb.GetViewRequest, sender: Sender) -> pb.GetViewResponse:
+        view = self.service.get_view(self._caller(sender), request.match_id)
         return pb.GetViewResponse(view=convert.match_view_to_pb(view))
 
     async def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
         """The envelope's signature authenticates the move; a bearer token, when sent, says
         who asks, and only the seat's own player gets the new view back (a resent envelope
         proves nothing about its sender)."""
-        token = _token(context)
-        peer = "" if token else peer_host(context.peer())
         if not self.service.submits_on_loop:
-            return await self._run(context, partial(self._submit, peer=peer), request)
+            return await self._run(context, self._submit, request)
         try:
-            caller = self._mover(token, peer)
+            caller = self._mover(_sender(context))
             receipt, view = await self.service.submit_async(
                 request.payload, request.signature, caller
             )
@@ -220,15 +247,17 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         except Exception as exc:
             await _refuse(context, exc)
 
-    def _submit(self, request: pb.SubmitRequest, token: str, *, peer: str) -> pb.SubmitResponse:
-        caller = self._mover(token, peer)
+    def _submit(self, request: pb.SubmitRequest, sender: Sender) -> pb.SubmitResponse:
+        caller = self._mover(sender)
         return _submitted(*self.service.submit(request.payload, request.signature, caller))
 
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Any) -> Any:
         return await self._run(context, self._get_history, request)
 
-    def _get_history(self, request: pb.GetHistoryRequest, token: str) -> pb.GetHistoryResponse:
-        history = self.service.get_history(self._caller(token), request.match_id, request.after_seq)
+    def _get_history(self, request: pb.GetHistoryRequest, sender: Sender) -> pb.GetHistoryResponse:
+        history = self.service.get_history(
+            self._caller(sender), request.match_id, request.after_seq
+        )
         return convert.history_to_pb(history)
 
     async def Watch(self, request: pb.WatchRequest, context: Any) -> AsyncIterator[Any]:
@@ -238,7 +267,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         loop when a change is queued for it.
         """
         loop = asyncio.get_running_loop()
-        subscribing = loop.run_in_executor(self.executor, self._subscribe, request, _token(context))
+        subscribing = loop.run_in_executor(
+            self.executor, self._subscribe, request, _sender(context)
+        )
         try:
             caller, subscription, initial = await asyncio.shield(subscribing)
         except asyncio.CancelledError:  # the client left: close what the thread opens
@@ -277,10 +308,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             subscription.close()
 
     def _subscribe(
-        self, request: pb.WatchRequest, token: str
+        self, request: pb.WatchRequest, sender: Sender
     ) -> tuple[Caller, Subscription, list[Change]]:
-        caller = self._caller(token)
-        subscription, initial = self.service.watch(caller, list(request.match_ids), token)
+        caller = self._caller(sender)
+        subscription, initial = self.service.watch(caller, list(request.match_ids), sender.token)
         return caller, subscription, initial
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from .errors import ConfigError
@@ -233,20 +234,23 @@ class RuleConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RuleConfig:
-        """Rebuild a config from ``to_dict`` output (unknown keys are refused)."""
+        """Rebuild a config from ``to_dict`` output (unknown keys are refused). Types are
+        checked, ranges are not: a stored match keeps loading after a range is narrowed."""
         preset = str(data.get("preset", "classic"))
         options = {k: v for k, v in data.items() if k != "preset"}
-        return make_config(preset, options)
+        return make_config(preset, options, limits=False)
 
     def _validate(self) -> None:
         """Refuse any value of the wrong type or outside its range (``ConfigError`` naming
         the option and what is allowed), then any combination that cannot be played."""
-        _check_types(self)
+        _check_types(self, ranges=False)
         seats = sorted(s for side in self.partnerships for s in side)
         if seats != list(range(self.players)):
             raise ConfigError("partnerships must name every seat exactly once")
-        if self.cutthroat and self.players != 3:
-            raise ConfigError("cutthroat play needs exactly three players")
+        if self.cutthroat and (self.players != 3 or self.partnerships != ((0,), (1,), (2,))):
+            raise ConfigError(
+                "cutthroat play needs exactly three players, each a side of one: [[0], [1], [2]]"
+            )
         if self.players * self.hand_size + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
@@ -269,8 +273,8 @@ def _is_int(value: Any) -> bool:
     return type(value) is int  # not bool, not float
 
 
-def _check_int(name: str, value: Any, low: int, high: int) -> None:
-    if not _is_int(value) or not low <= value <= high:
+def _check_int(name: str, value: Any, low: int, high: int, ranges: bool = True) -> None:
+    if not _is_int(value) or (ranges and not low <= value <= high):
         raise ConfigError(
             f"option {name} must be a whole number from {low} to {high}, not {_shown(value)}"
         )
@@ -286,8 +290,10 @@ def _rows(name: str, value: Any, limit: int, width: int) -> tuple[tuple[Any, ...
     return value
 
 
-def _check_types(config: RuleConfig) -> None:
-    """Every option's type and range (RULES.md Part 3's presets and Part 2's options)."""
+def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
+    """Every option's type, and with ``ranges`` its range (RULES.md Part 3's presets and Part
+    2's options). Every config is typed; ranges bind what comes from outside (``make_config``),
+    not a match stored before a range was narrowed (``RuleConfig.from_dict``)."""
     for name, allowed in OPTION_CHOICES.items():
         value = getattr(config, name)
         if not isinstance(value, str) or value not in allowed:
@@ -300,7 +306,7 @@ def _check_types(config: RuleConfig) -> None:
         value = getattr(config, name)
         if value is None and name in _OPTIONAL:
             continue
-        _check_int(name, value, low, high)
+        _check_int(name, value, low, high, ranges)
     for name in _BOOLS:
         if not isinstance(getattr(config, name), bool):
             raise ConfigError(
@@ -316,13 +322,13 @@ def _check_types(config: RuleConfig) -> None:
         raise ConfigError("option partnerships must list each side's seats, e.g. [[0, 2], [1, 3]]")
     for low, minimum in _rows("min_meld_table", config.min_meld_table, MIN_MELD_ROWS, 2):
         if low is not None:
-            _check_int("min_meld_table (a row's lowest score)", low, *MIN_MELD_SCORES)
-        _check_int("min_meld_table (a row's minimum)", minimum, *MIN_MELD_VALUES)
+            _check_int("min_meld_table (a row's lowest score)", low, *MIN_MELD_SCORES, ranges)
+        _check_int("min_meld_table (a row's minimum)", minimum, *MIN_MELD_VALUES, ranges)
     if config.red3_special_totals:
         rows = _rows("red3_special_totals", config.red3_special_totals, RED3_TOTAL_ROWS, 2)
         for count, total in rows:
-            _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS)
-            _check_int("red3_special_totals (a row's total)", total, *RED3_TOTALS)
+            _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS, ranges)
+            _check_int("red3_special_totals (a row's total)", total, *RED3_TOTALS, ranges)
     methods = config.unfrozen_take_methods
     if (
         not isinstance(methods, tuple)
@@ -383,7 +389,9 @@ PRESETS: dict[str, dict[str, Any]] = {
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 
 
-def make_config(preset: str = "classic", options: Mapping[str, Any] | None = None) -> RuleConfig:
+def make_config(
+    preset: str = "classic", options: Mapping[str, Any] | None = None, *, limits: bool = True
+) -> RuleConfig:
     """A preset with house-rule options applied on top; unknown names are a ``ConfigError``.
 
     >>> make_config("two_player").hand_size
@@ -398,6 +406,9 @@ def make_config(preset: str = "classic", options: Mapping[str, Any] | None = Non
         if name not in OPTION_NAMES or name == "preset":
             raise ConfigError(f"unknown rule option {_shown(name)}")
         values[name] = _from_json(name, value)
+    if limits:  # first, so that a value out of range is named as such
+        defaults = {f.name: getattr(CLASSIC, f.name) for f in dataclasses.fields(RuleConfig)}
+        _check_types(SimpleNamespace(**{**defaults, **values}), ranges=True)
     try:
         return RuleConfig(preset=preset, **values)
     except TypeError as exc:  # a value of the wrong type reached a comparison

@@ -17,8 +17,10 @@ from typing import Any
 
 import grpc
 import pytest
+from sqlmodel import select
 
 from server.app import App
+from server.models import ChallengeRow
 from server.repository import Repository
 from server.testkit import PlayerClient, authoritative_state
 from shared import protocol
@@ -360,29 +362,64 @@ def test_blocking_or_revoking_ends_open_watch_streams_at_once(
 def test_calls_without_a_token_are_limited_per_address(make_app: AppFactory) -> None:
     app = make_app(limit_anonymous_per_minute=6)
     with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
-        alice = PlayerClient(channel).join_server("alice")  # 4 calls: info, register, 2 to sign in
+        alice = PlayerClient(channel).join_server("alice")  # 3 counted: register, sign in (2)
         stub = alice.stub
-        stub.GetServerInfo(pb.GetServerInfoRequest())
-        stub.GetServerInfo(pb.GetServerInfoRequest())
+        stub.Challenge(pb.ChallengeRequest(public_key=alice.public_key))
+        stub.Challenge(pb.ChallengeRequest(public_key=alice.public_key))
+        stub.Challenge(pb.ChallengeRequest(public_key=alice.public_key))
         error = _refused(lambda: stub.Challenge(pb.ChallengeRequest(public_key=alice.public_key)))
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "at most 6 a minute" in (error.details() or "")
         assert alice.my_matches() is not None  # signed-in reads are not counted
 
 
-def test_challenges_per_key_are_limited(make_app: AppFactory, dump: Callable[[App], Any]) -> None:
+def test_challenges_per_key_are_bounded_and_nobody_can_lock_a_player_out(
+    make_app: AppFactory,
+) -> None:
+    """A key holds at most ``limit_live_challenges``; asking for more drops the oldest
+    instead of refusing, since anyone may ask in a player's name (public keys are public)."""
     app = make_app(limit_live_challenges=3)
     with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
         alice = PlayerClient(channel)
         alice.register("alice")
         request = pb.ChallengeRequest(public_key=alice.public_key)
-        challenges = [alice.stub.Challenge(request).challenge for _ in range(3)]
-        before = dump(app)
-        error = _refused(lambda: alice.stub.Challenge(request))
-        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert dump(app) == before
-        assert alice.stub.Authenticate(alice.answer(challenges[0])).token
-        assert alice.stub.Challenge(request).challenge  # answering one freed its place
+        mallory = PlayerClient(channel)
+        oldest = alice.stub.Challenge(request).challenge
+        for _ in range(10):  # Mallory asks in Alice's name, over and over
+            mallory.stub.Challenge(request)
+        with app.db.read() as session:
+            rows = session.exec(select(ChallengeRow)).all()
+        assert len(rows) == 3
+        error = _refused(lambda: alice.stub.Authenticate(alice.answer(oldest)))
+        assert error.code() == grpc.StatusCode.UNAUTHENTICATED
+        fresh = alice.stub.Challenge(request).challenge  # Alice is never refused one
+        assert alice.stub.Authenticate(alice.answer(fresh)).token
+
+
+def test_made_up_tokens_are_limited_per_address(make_app: AppFactory) -> None:
+    """Each token that is not valid costs its address; once that is used up, no more tokens
+    from there are looked up in the database until it refills."""
+    app = make_app(limit_anonymous_per_minute=5)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = PlayerClient(channel).stub
+        codes = []
+        for n in range(8):
+            metadata = (("authorization", f"Bearer made-up-{n}"),)
+            try:
+                stub.ListMyMatches(pb.ListMyMatchesRequest(), metadata=metadata)
+            except grpc.RpcError as error:
+                codes.append(error.code())
+        assert codes[:5] == [grpc.StatusCode.UNAUTHENTICATED] * 5
+        assert codes[5:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 3
+
+
+def test_server_info_is_never_limited(make_app: AppFactory) -> None:
+    """Every CLI command asks for it first; it reads no database, so it is not counted."""
+    app = make_app(limit_anonymous_per_minute=2)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = PlayerClient(channel).stub
+        for _ in range(20):
+            assert stub.GetServerInfo(pb.GetServerInfoRequest()).server_public_key
 
 
 def test_writes_are_limited_per_player_and_replays_spend_the_senders_allowance(
@@ -433,7 +470,7 @@ def test_open_matches_per_player_are_limited(
 
 def test_register_with_a_valid_signature_is_still_counted(make_app: AppFactory) -> None:
     """A flood of fresh keys, each registration validly signed, stops at the address limit."""
-    app = make_app(limit_anonymous_per_minute=10)
+    app = make_app(limit_anonymous_per_minute=9)
     with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
         first = PlayerClient(channel)
         codes = []
@@ -446,7 +483,7 @@ def test_register_with_a_valid_signature_is_still_counted(make_app: AppFactory) 
                 codes.append(grpc.StatusCode.OK)
             except grpc.RpcError as error:
                 codes.append(error.code())
-        assert codes.count(grpc.StatusCode.OK) == 9  # the first GetServerInfo counted too
+        assert codes.count(grpc.StatusCode.OK) == 9
         assert set(codes) == {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 

@@ -1,0 +1,42 @@
+"""Rule options have types and ranges (issue 10); stored matches load under types alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.rules import ConfigError, RuleConfig, make_config
+
+
+def test_a_stored_config_outside_todays_ranges_still_loads() -> None:
+    """A match stored before a range was narrowed keeps loading; a new one is refused."""
+    stored = {**make_config("classic").to_dict(), "target": 60_000, "hand_size": 12}
+    with pytest.raises(ConfigError, match="option target must be a whole number"):
+        make_config("classic", {"target": 60_000})
+    loaded = RuleConfig.from_dict(stored)
+    assert loaded.target == 60_000
+    with pytest.raises(ConfigError, match="decks"):
+        RuleConfig.from_dict({**stored, "decks": 2.0})  # types are always checked
+
+
+@pytest.mark.parametrize("sides", [[[0, 1, 2]], [[0], [1, 2]], [[0, 1], [2]]])
+def test_cutthroat_needs_three_sides_of_one(sides: list[list[int]]) -> None:
+    with pytest.raises(ConfigError, match="cutthroat"):
+        make_config("three_cutthroat", {"partnerships": sides})
+
+
+@pytest.mark.parametrize("preset", ["classic", "two_player", "three_simple", "three_cutthroat",
+                                    "six_2x3", "six_3x2"])  # fmt: skip
+def test_every_preset_is_within_the_ranges(preset: str) -> None:
+    config = make_config(preset)
+    assert RuleConfig.from_dict(config.to_dict()) == config
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("decks", 7), ("decks", 0), ("jokers_per_deck", 5), ("target", 99), ("target", 50_001),
+     ("red3_value", 1001), ("ask_limit_per_hand", -1), ("draw_count", 4), ("hand_size", 23),
+     ("natural_canasta_bonus", True), ("black3_freezes", 0), ("wild_limit", "max4")],
+)  # fmt: skip
+def test_values_outside_the_ranges_name_the_option(name: str, value: object) -> None:
+    with pytest.raises(ConfigError, match=name):
+        make_config("classic", {name: value})

@@ -1,0 +1,69 @@
+"""The token buckets of ``server.limits``, with a clock the test moves."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.exceptions import LimitExceededError
+from server.limits import RateLimit, peer_host
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_burst_of_n_then_n_a_minute() -> None:
+    clock = Clock()
+    limit = RateLimit(6, "you", clock=clock)
+    for _ in range(6):
+        limit.spend("a")
+    with pytest.raises(LimitExceededError, match="at most 6 a minute; try again in 10 s"):
+        limit.spend("a")
+    limit.spend("b")  # another key has its own bucket
+    clock.now += 10  # one call's worth refilled
+    limit.spend("a")
+    with pytest.raises(LimitExceededError):
+        limit.spend("a")
+
+
+def test_check_counts_nothing_and_charge_never_raises() -> None:
+    clock = Clock()
+    limit = RateLimit(2, "you", clock=clock)
+    limit.check("a")
+    limit.charge("a")
+    limit.charge("a")
+    limit.charge("a")  # already empty: stays at empty, no error
+    with pytest.raises(LimitExceededError):
+        limit.check("a")
+    clock.now += 30
+    limit.check("a")
+
+
+def test_zero_is_no_limit_and_the_map_is_bounded() -> None:
+    unlimited = RateLimit(0, "you")
+    for _ in range(1000):
+        unlimited.spend("a")
+    bounded = RateLimit(1, "you", max_tracked=10)
+    for n in range(100):
+        bounded.spend(str(n))
+    assert bounded.tracked == 10
+    bounded.spend("0")  # forgotten, so full again
+
+
+@pytest.mark.parametrize(
+    ("peer", "host"),
+    [
+        ("ipv4:192.0.2.7:51234", "ipv4:192.0.2.7"),
+        ("ipv6:[2001:db8:1:2:3:4:5:6]:443", "ipv6:2001:db8:1:2::/64"),
+        ("ipv6:[2001:db8:1:2::99]:443", "ipv6:2001:db8:1:2::/64"),
+        ("ipv6:[::ffff:192.0.2.7]:443", "ipv4:192.0.2.7"),
+        ("ipv6:[::1]:7437", "ipv6:::/64"),
+        ("unix:/run/canasta.sock", "unix:/run/canasta.sock"),
+    ],
+)
+def test_peer_host(peer: str, host: str) -> None:
+    assert peer_host(peer) == host
