@@ -2,9 +2,9 @@
 
     .venv/bin/python -m bench.bench_server [--clients 64] [--seconds 10] [--rate 1000]
 
-The server runs as its own process (``canasta-server serve``, with ``--workers N`` when
-``--workers`` is above 1) on a fresh durable SQLite file (WAL, ``synchronous=FULL``) in a
-temporary directory, with its normal request log (one info line per request) going to a file.
+The server runs as its own process (``canasta-server serve``) on a fresh durable SQLite file
+(WAL, ``synchronous=FULL``) in a temporary directory, with its normal request log (one info
+line per request) going to a file.
 Each client drives one four-seat match, holding the four players' keys: it signs and submits
 every move with the seat's key (``draw`` then ``discard``, ``pass`` when the stock is gone,
 ``answer no``, the cut between hands), learning everything it needs from the previous
@@ -12,9 +12,8 @@ every move with the seat's key (``draw`` then ``discard``, ``pass`` when the sto
 ``GetView`` calls in the rare case where the next seat needs its hand and the last response
 showed another seat's).
 
-Each client has a TCP connection of its own, as 64 real players would: a server that spreads
-connections over several processes (SO_REUSEPORT) is then loaded as it would be in use. The
-clients are ``grpc.aio`` tasks, one asyncio event loop in each of ``--processes`` client
+Each client has a TCP connection of its own, as 64 real players would. The clients are
+``grpc.aio`` tasks, one asyncio event loop in each of ``--processes`` client
 processes (default 1), rather than a thread each; the players' registration and match set-up,
 which is not measured, uses the blocking ``server.testkit.PlayerClient``. The load generator
 shares the machine's cores with the server, so its CPU time per move is printed: it is what
@@ -236,8 +235,7 @@ class _Channel:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """User + system CPU time so far of a process and all its descendants (Linux ``/proc``):
-    with ``serve --workers N`` the requests are answered by child processes."""
+    """User + system CPU time so far of a process and all its descendants (Linux ``/proc``)."""
     stats: dict[int, list[str]] = {}
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -322,7 +320,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--rate", type=float, default=1000.0, help="open-loop moves/s (0: skip)")
     parser.add_argument("--processes", type=int, default=1, help="client processes")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (serve --workers)")
     parser.add_argument("--log-level", default="INFO", help="the server's log level")
     parser.add_argument(
         "--port", type=int, default=0, help="use a server already running on 127.0.0.1:PORT"
@@ -340,9 +337,7 @@ def main(argv: list[str] | None = None) -> None:
                 "CANASTA_SERVER_LIMIT_ANONYMOUS_PER_MINUTE": "0",
                 "CANASTA_SERVER_LIMIT_WRITES_PER_MINUTE": "0",
             }
-            # Only a real choice is passed on, so the bench runs against servers without the option.
-            serve_args = ["--workers", str(args.workers)] if args.workers > 1 else []
-            server, port = start_server_process(Path(tmp), env=env, serve_args=serve_args)
+            server, port = start_server_process(Path(tmp), env=env)
         server_pid = server.pid if server is not None else None
         try:
             pipe = _Channel(context)
@@ -383,9 +378,8 @@ def main(argv: list[str] | None = None) -> None:
         f"clients             {ready} (one connection each; {len(processes)} client processes, "
         f"asyncio), setup {setup:.1f} s"
     )
-    workers = "?" if args.port else args.workers
     print(
-        f"server              {workers} worker(s), durable SQLite (WAL, synchronous=FULL), "
+        f"server              one process, durable SQLite (WAL, synchronous=FULL), "
         f"log {args.log_level}"
     )
     for rate, run in zip(rates, runs, strict=True):

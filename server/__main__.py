@@ -6,20 +6,17 @@ same configuration (file, environment, options) while the server runs or not.
 
 from __future__ import annotations
 
-import gc
 import logging
 import secrets
 import signal
 import sys
 import threading
 from datetime import UTC, datetime
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from server import supervisor
 from server.config import ConfigFileError, ServerConfig, load_config
 from server.context import wall_clock_ms
 from server.db import Database
@@ -89,82 +86,36 @@ def _open_db(config: ServerConfig) -> Database:
 @app.command()
 def serve(
     listen: Annotated[str | None, typer.Option(help="host:port to listen on.")] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(help="Server processes sharing the port (Linux); about one core each."),
-    ] = None,
-    as_worker: Annotated[bool, typer.Option("--as-worker", hidden=True)] = False,
 ) -> None:
     """Run the server until interrupted (Ctrl-C or SIGTERM)."""
     from server.app import open_app, package_version
 
-    config = _config(listen=listen, workers=workers)
-    worker_tag = " [%(process)d]" if config.workers > 1 else ""
+    config = _config(listen=listen)
     logging.basicConfig(
         level=config.log_level.upper(),
-        format=f"%(asctime)s %(levelname)s %(name)s{worker_tag}: %(message)s",
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-
-    def banner(address: str, key: bytes) -> str:
-        processes = f", {config.workers} worker processes" if config.workers > 1 else ""
-        return (
-            f"canasta-server {package_version()} {supervisor.BANNER_MARK}{address} "
-            f"({'TLS' if config.tls else 'plaintext'}{processes}); "
-            f"server key {public_key_to_text(key)} ({fingerprint(key)})"
-        )
-
-    if config.workers > 1 and not as_worker:
-        _open_db(config).dispose()  # migrate and create the keys once, before any worker
-        key = load_keys(config.data_dir).server_public
-        status = supervisor.supervise(
-            _worker_command(config), config.workers, config.listen, partial(banner, key=key)
-        )
-        if status == 0:
-            typer.echo("canasta-server stopped")
-        raise typer.Exit(status)
     try:
         running = open_app(config)
     except OSError as exc:
         typer.echo(f"canasta-server: {exc}", err=True)
         raise typer.Exit(code=1) from None
     running.start()
-    _freeze_startup_objects()
     host = config.listen.rpartition(":")[0]
-    typer.echo(banner(f"{host}:{running.port}", running.service.ctx.keys.server_public))
+    key = running.service.ctx.keys.server_public
+    typer.echo(
+        f"canasta-server {package_version()} listening on {host}:{running.port} "
+        f"({'TLS' if config.tls else 'plaintext'}); "
+        f"server key {public_key_to_text(key)} ({fingerprint(key)})"
+    )
     sys.stdout.flush()
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    if as_worker:
-        supervisor.stop_when_stdin_closes(stop)
     stop.wait()
     running.stop(grace=5.0)
-    if not as_worker:
-        typer.echo("canasta-server stopped")
-
-
-def _freeze_startup_objects() -> None:
-    """Leave what startup built (modules, the schema, gRPC's and SQLAlchemy's machinery:
-    about 85,000 objects) out of Python's full garbage collections from now on.
-
-    Each full collection walks every tracked object and stops the event loop meanwhile:
-    under load that was a pause of 35-45 ms every ten seconds or so, which every request
-    in flight waited out. Without the startup objects it takes about 4 ms.
-    """
-    gc.collect()
-    gc.freeze()
-
-
-def _worker_command(config: ServerConfig) -> list[str]:
-    """How the supervisor starts a worker: this program with the same settings."""
-    command = [sys.executable, "-m", "server"]
-    if _state.config_path is not None:
-        command += ["--config", str(_state.config_path)]
-    if _state.database_url is not None:
-        command += ["--database-url", _state.database_url]
-    command += ["--data-dir", str(config.data_dir)]
-    return [*command, "serve", "--workers", str(config.workers), "--as-worker"]
+    typer.echo("canasta-server stopped")
 
 
 @app.command("show-key")

@@ -25,7 +25,6 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from server.bots import BotRunner, Chooser
-from server.committer import GroupCommitter
 from server.config import ServerConfig
 from server.context import ServiceContext
 from server.db import Database
@@ -160,13 +159,11 @@ def _logged(method: str, handler: Any) -> Any:
 class GrpcServer:
     """A ``grpc.aio`` server on an event loop in a thread of its own.
 
-    Why asyncio: under load, a threaded gRPC server hands every request between its polling
-    thread, a pool thread and the committer, and each handoff is a context switch and a fight
-    for Python's interpreter lock; that cost about as much CPU as the move itself. On the
-    loop, the completions gRPC delivers are handled in runs and a move meets another thread
-    only at its (batched) commit. The loop lives in its own thread so that everything else
-    (bots, the change feed, operator commands, tests) stays plain blocking code, and
-    ``start``/``stop`` here block until done.
+    Why asyncio: a Watch stream then waits on the loop instead of holding a thread, so a
+    thousand idle streams cost a thousand small coroutines, not a thousand threads; every
+    other call's body runs in a worker thread (``max_workers``). The loop lives in its own
+    thread so that everything else (bots, the change feed, operator commands, tests) stays
+    plain blocking code, and ``start``/``stop`` here block until done.
     """
 
     def __init__(self, executor: ThreadPoolExecutor) -> None:
@@ -223,8 +220,7 @@ async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
-            # Several `serve --workers` processes share the port; one alone must own it.
-            ("grpc.so_reuseport", 1 if config.workers > 1 else 0),
+            ("grpc.so_reuseport", 0),  # a second server on the same port is an error
         ],
     )
     pb_grpc.add_CanastaServicer_to_server(servicer, server)
@@ -280,8 +276,6 @@ class App:
         self.server.stop(grace)
         self.feed.stop()
         self.bots.stop()
-        if self.service.ctx.committer is not None:
-            self.service.ctx.committer.stop()
         self.db.dispose()
 
 
@@ -290,9 +284,7 @@ def open_service(
 ) -> tuple[Database, CanastaService, BotRunner]:
     db = Database(config.db_url)
     migrate(db)
-    ctx = ServiceContext(
-        db=db, keys=load_keys(config.data_dir), config=config, committer=GroupCommitter(db)
-    )
+    ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config)
     service = CanastaService(ctx, package_version())
     return db, service, BotRunner(ctx, service.play, chooser)
 

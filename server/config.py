@@ -28,7 +28,6 @@ import platformdirs
 APP_NAME = "canasta-server"
 ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
-MAX_PROCESSES = 64
 
 
 class ConfigFileError(ValueError):
@@ -59,10 +58,7 @@ class ServerConfig:
     token_ttl_seconds: int = 3600
     challenge_ttl_seconds: int = 120
     max_workers: int = 128
-    """gRPC worker threads per server process; every open Watch stream holds one."""
-    workers: int = 1
-    """Server processes sharing the port (Linux SO_REUSEPORT). Python runs one thread at a
-    time per process, so one process uses about one core; more processes use more cores."""
+    """Worker threads per server process, for the calls' bodies (Watch streams hold none)."""
     history_page: int = 500
     """Entries per GetHistory response."""
     feed_poll_ms: int = 250
@@ -101,8 +97,6 @@ class ServerConfig:
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
-        if not 1 <= self.workers <= MAX_PROCESSES:
-            raise ConfigFileError(f"workers must be from 1 to {MAX_PROCESSES}")
 
     @property
     def db_url(self) -> str:
@@ -119,7 +113,7 @@ class ServerConfig:
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
-         "workers", "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
+         "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
          "limit_watch_streams"}  # fmt: skip
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")

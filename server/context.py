@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from sqlmodel import Session
 
-from server.committer import GroupCommitter
 from server.config import ServerConfig
 from server.db import Database
 from server.domain import Hand, Match
@@ -24,7 +22,6 @@ from shared.rules import GameState
 
 K = TypeVar("K")
 V = TypeVar("V")
-T = TypeVar("T")
 
 
 def wall_clock_ms() -> int:
@@ -87,32 +84,6 @@ class MatchLocks:
             yield
 
 
-class AsyncMatchLocks:
-    """One asyncio lock per match with a move in progress, for coroutines of one event loop.
-
-    A coroutine holds its match's lock across the awaited commit, so the locks are per match,
-    not striped: two matches sharing a stripe would wait for each other's commits.
-    """
-
-    def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
-        """match id -> (its lock, how many coroutines hold it or wait for it)."""
-
-    @asynccontextmanager
-    async def hold(self, match_id: str) -> AsyncIterator[None]:
-        lock, users = self._locks.get(match_id) or (asyncio.Lock(), 0)
-        self._locks[match_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._locks[match_id]
-            if users == 1:
-                del self._locks[match_id]
-            else:
-                self._locks[match_id] = (lock, users - 1)
-
-
 @dataclass
 class ServiceContext:
     db: Database
@@ -126,24 +97,8 @@ class ServiceContext:
     hands: LruCache[tuple[str, int], Hand] = field(default_factory=LruCache)
     """Commit-reveal records by (match id, hand number); the secret never changes."""
     locks: MatchLocks = field(default_factory=MatchLocks)
-    async_locks: AsyncMatchLocks = field(default_factory=AsyncMatchLocks)
-    """The gRPC event loop's own per-match locks (``Play.submit_async``)."""
-
-    committer: GroupCommitter | None = None
-    """Batches move writes into shared durable commits (SQLite); None: one commit per write."""
-
-    def write(self, work: Callable[[Session], T]) -> T:
-        """Run ``work`` in a write transaction; return after its durable commit."""
-        if self.committer is not None:
-            return self.committer.run(work)
-        with self.db.write() as session:
-            return work(session)
-
-    async def write_async(self, work: Callable[[Session], T]) -> T:
-        """``write`` for a coroutine: awaits the durable commit without blocking its loop."""
-        if self.committer is not None:
-            return await self.committer.run_async(work)
-        return await asyncio.get_running_loop().run_in_executor(None, self.write, work)
+    """Moves of one match take turns within this process (the database decides between
+    processes); the moves of other matches never wait."""
 
     def repo(self, session: Session) -> Repository:
         return Repository(session, self.keys.bot_public)

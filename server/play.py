@@ -13,14 +13,11 @@ the log entry, commits (durably), and only then returns the receipt with the new
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
 
 from server import matches
-from server.committer import NothingWrittenError
 from server.context import ServiceContext
 from server.domain import (
     Change,
@@ -63,67 +60,9 @@ MAX_WATCHED = 200
 """Matches one Watch may name (none: every match of the caller)."""
 
 
-class _MatchMovedError(NothingWrittenError):
+class _MatchMovedError(Exception):
     """The stored match is not the one the move was checked against (or its player is
     blocked): read it afresh and check again."""
-
-
-def _failure_of(write: Callable[[Write], object], unit: Write) -> Exception | None:
-    """Store a move's writes; the failure, for ``_Attempts.after``, or None."""
-    try:
-        write(unit)
-    except Exception as exc:
-        return exc
-    return None
-
-
-async def _failure_of_async(
-    write: Callable[[Write], Awaitable[object]], unit: Write
-) -> Exception | None:
-    """``_failure_of`` for the event loop."""
-    try:
-        await write(unit)
-    except Exception as exc:
-        return exc
-    return None
-
-
-class _Attempts:
-    """Drives ``Play._checked``: it yields a plan; the caller stores it and reports how that
-    went (``after``); ``outcome`` is set once the generator is done."""
-
-    def __init__(self, steps: Generator[_Plan, None, _Outcome]) -> None:
-        self._steps = steps
-        self._outcome: _Outcome | None = None
-
-    @property
-    def outcome(self) -> _Outcome:
-        assert self._outcome is not None, "the move is still being stored"
-        return self._outcome
-
-    def first(self) -> _Plan | None:
-        """The first plan to store; None if there is none (``outcome`` is set)."""
-        try:
-            return next(self._steps)
-        except StopIteration as stop:
-            self._outcome = stop.value
-            return None
-
-    def after(self, failure: Exception | None) -> _Plan | None:
-        """Report the store of the last plan; the next plan to store, or None when done.
-
-        A duplicate key means another server process stored that seq first: the same as
-        finding the match moved on. Any other broken constraint is a bug and is raised.
-        """
-        if isinstance(failure, IntegrityError) and is_unique_violation(failure):
-            failure = _MatchMovedError()
-        try:
-            if failure is None:
-                return self._steps.send(None)
-            return self._steps.throw(failure)
-        except StopIteration as stop:
-            self._outcome = stop.value
-            return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +107,6 @@ class _Replayed:
 
 _Outcome = _Plan | _Replayed
 """A stored move's plan, or (the same envelope again) its stored receipt."""
-
-Write = Callable[[Session], None]
-"""A move's write transaction, as a unit of work for ``ctx.write``."""
 
 
 class Play:
@@ -253,61 +189,26 @@ class Play:
         receipt alone, which the history shows them anyway.
 
         Under the match's lock: take the match's head (from this process's cache when it has
-        one, else the database), check and compute everything (signatures, rules, hashes), then
-        store it in one write transaction whose conditional update fails if the match changed
-        elsewhere or the player was blocked meanwhile; then the head is read afresh and the
-        move checked once more. The view is built after the lock is released.
+        one, else the database), check and compute everything (signatures, rules, hashes),
+        then store it in one durable write transaction whose conditional update fails if the
+        match changed elsewhere (another server process) or the player was blocked
+        meanwhile; then the head is read afresh and the move checked once more.
         """
         move = move_from_bytes(payload)
         with self.ctx.locks.hold(move.match_id):
-            attempts = _Attempts(self._checked(move, payload, signature))
-            plan = attempts.first()
-            while plan is not None:
-                plan = attempts.after(_failure_of(self.ctx.write, self._writes(plan)))
-            outcome = attempts.outcome
-            if isinstance(outcome, _Plan):
-                self._remember(outcome)
+            outcome = self._store(move, payload, signature)
         return self._answer(outcome, move.seat, viewer)
 
-    async def submit_async(
-        self, payload: bytes, signature: bytes, viewer: int | None = None
-    ) -> tuple[Receipt, MatchView | None]:
-        """``submit`` for the gRPC event loop (SQLite: see ``CanastaService.submit_async``).
-
-        The same checks, in the calling loop's thread, and the durable commit is awaited, so
-        the loop serves other calls meanwhile and no thread is handed the move. Coroutines on
-        the same match take turns by an asyncio lock; a move of a bot (a thread) on the same
-        match at the same time is caught by the conditional write, as between processes.
-        """
-        move = move_from_bytes(payload)
-        async with self.ctx.async_locks.hold(move.match_id):
-            attempts = _Attempts(self._checked(move, payload, signature))
-            plan = attempts.first()
-            while plan is not None:
-                write = self._writes(plan)
-                plan = attempts.after(await _failure_of_async(self.ctx.write_async, write))
-            outcome = attempts.outcome
-            if isinstance(outcome, _Plan):
-                self._remember(outcome)
-        return self._answer(outcome, move.seat, viewer)
-
-    def _checked(
-        self, move: Move, payload: bytes, signature: bytes
-    ) -> Generator[_Plan, None, _Outcome]:
-        """Check the move and yield the plan to store; the caller (through ``_Attempts``)
-        stores it and sends None, or throws in the store's failure. Returns the stored plan,
-        or the stored receipt and view when the envelope was already stored.
-
-        Written as a generator so that the blocking ``submit`` and the event loop's
-        ``submit_async`` share every check and differ only in how they wait for the commit.
-        """
+    def _store(self, move: Move, payload: bytes, signature: bytes) -> _Outcome:
+        """Check and store the move (or find it stored already), reading the match afresh
+        once if this process's copy turns out to be behind."""
         for fresh in (False, True):
             match, state, blocked = self._current(move.match_id, move.seat, fresh=fresh)
             try:
                 plan = self._plan(move, payload, signature, match, state, blocked)
                 if isinstance(plan, Receipt):
                     return _Replayed(plan, match, state)
-                yield plan
+                self._write(plan)
             except (_MatchMovedError, StaleMoveError) as exc:
                 if not fresh:
                     continue  # this process's copy may be behind: read afresh, check again
@@ -317,11 +218,12 @@ class Play:
                     "another move was stored first; fetch the view", match.version
                 ) from None
             self._stored(plan)
+            self._remember(plan)
             return plan
         raise AssertionError("unreachable")
 
     def _remember(self, plan: _Plan) -> None:
-        """Cache the match and state a stored move left (still under the match's lock)."""
+        """Cache the match and state a stored move left (under the match's lock)."""
         self.ctx.matches.put(plan.match.id, plan.match)
         self.ctx.states.put(plan.match.id, plan.match.revision, plan.state)
 
@@ -479,27 +381,31 @@ class Play:
             next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
         return _Effects(new_state, events, state.hand_number, None, state.hand_number, next_hand)
 
-    def _writes(self, plan: _Plan) -> Write:
-        """The move's write transaction, as a unit of work for ``ctx.write``."""
+    def _write(self, plan: _Plan) -> None:
+        """Store the move in one durable transaction; ``_MatchMovedError`` if the match is no
+        longer the one it was checked against (a duplicate seq included: another process
+        stored that seq first)."""
         ctx = self.ctx
         match, effects = plan.match, plan.effects
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
         stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry)
-
-        def write(session: Session) -> None:
-            repo = ctx.repo(session)
-            if not repo.save_move(stored):
-                raise _MatchMovedError
-            if plan.seen_seat is not None:
-                repo.set_seen_fast(match.id, plan.seen_seat, match.revision)
-            if effects.dealt_hand is not None:
-                repo.set_hand_dealt(match.id, effects.dealt_hand, match.version)
-            if effects.revealed_hand is not None:
-                repo.set_hand_revealed(match.id, effects.revealed_hand)
-            if effects.next_hand is not None:
-                repo.add_hand(match.id, effects.next_hand, match.updated_ms)
-
-        return write
+        try:
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                if not repo.save_move(stored):
+                    raise _MatchMovedError
+                if plan.seen_seat is not None:
+                    repo.set_seen(match.id, plan.seen_seat, match.revision)
+                if effects.dealt_hand is not None:
+                    repo.set_hand_dealt(match.id, effects.dealt_hand, match.version)
+                if effects.revealed_hand is not None:
+                    repo.set_hand_revealed(match.id, effects.revealed_hand)
+                if effects.next_hand is not None:
+                    repo.add_hand(match.id, effects.next_hand, match.updated_ms)
+        except IntegrityError as exc:
+            if not is_unique_violation(exc):
+                raise
+            raise _MatchMovedError from None
 
     def _stored(self, plan: _Plan) -> None:
         """Bring the cached commit-reveal records up to date with a durably stored move."""

@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import TextClause, delete, func, text, update
 from sqlmodel import Session, col, select
 
-from server.db import SQLITE_DRIVER
 from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
 from server.models import (
     ChallengeRow,
@@ -65,9 +64,6 @@ class Repository:
     def __init__(self, session: Session, bot_public_key: bytes) -> None:
         self.session = session
         self.bot_public_key = bot_public_key
-        self._sqlite: Any = session.info.get(SQLITE_DRIVER)
-        """The SQLite driver connection of the session: a write session carries it, else
-        ``_run`` looks it up."""
 
     # -- players --------------------------------------------------------------------------------
 
@@ -236,23 +232,9 @@ class Repository:
         return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
 
     def _run(self, statement: TextClause, params: dict[str, object]) -> int:
-        """Execute one of the move path's statements; returns the rows changed.
-
-        On SQLite the driver's own cursor runs the same SQL text (sqlite3 reads ``:name``
-        parameters too), which skips SQLAlchemy's per-statement work; other databases go
-        through SQLAlchemy.
-        """
-        if self._sqlite is None:
-            conn = self.session.connection()
-            if conn.dialect.name != "sqlite":
-                return int(conn.execute(statement, params).rowcount)
-            self._sqlite = conn.connection.driver_connection
-        cursor = self._sqlite.cursor()
-        try:
-            cursor.execute(statement.text, params)
-            return int(cursor.rowcount)
-        finally:
-            cursor.close()
+        """Execute one of the move path's prepared statements; returns the rows changed."""
+        result: Any = self.session.connection().execute(statement, params)
+        return int(result.rowcount)
 
     def save_move(self, move: StoredMove) -> bool:
         """Store a move: the match's new head and snapshot (only if nobody changed it since
@@ -278,9 +260,6 @@ class Repository:
             return False
         self._run(_ADD_ENTRY, move.entry)
         return True
-
-    def set_seen_fast(self, match_id: str, seat: int, revision: int) -> None:
-        self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
 
     def match(self, match_id: str, *, for_update: bool = False) -> Match | None:
         statement = select(MatchRow).where(MatchRow.id == match_id)
@@ -351,15 +330,8 @@ class Repository:
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
     def set_seen(self, match_id: str, seat: int, revision: int) -> None:
-        self.session.execute(
-            update(SeatRow)
-            .where(
-                col(SeatRow.match_id) == match_id,
-                col(SeatRow.seat) == seat,
-                col(SeatRow.seen_revision) < revision,
-            )
-            .values(seen_revision=revision)
-        )
+        """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
+        self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
 
     def save_match(
         self,

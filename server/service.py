@@ -139,19 +139,6 @@ class CanastaService:
         """A signed move; the new view only for the seat's own player, signed in (``caller``)."""
         return self.play.submit(payload, signature, _viewer(caller))
 
-    @property
-    def submits_on_loop(self) -> bool:
-        """Whether ``submit_async`` may run on the gRPC event loop's thread: on SQLite, where
-        a move's checks read this process's caches or a local file and the group committer
-        commits it, so nothing waits on a network round trip."""
-        return self.ctx.db.is_sqlite and self.ctx.committer is not None
-
-    async def submit_async(
-        self, payload: bytes, signature: bytes, caller: Caller | None = None
-    ) -> tuple[Receipt, MatchView | None]:
-        """``submit``, awaited on the event loop (only where ``submits_on_loop``)."""
-        return await self.play.submit_async(payload, signature, _viewer(caller))
-
     def get_history(self, caller: Caller, match_id: str, after_seq: int) -> History:
         return self.play.history(caller.player, match_id, after_seq)
 

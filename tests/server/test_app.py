@@ -8,6 +8,7 @@ import ipaddress
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -184,3 +185,22 @@ def test_operator_commands(
     assert missing.exit_code == 1
     bad = runner.invoke(cli, [*base, "players", "block", "ed25519:nope"])
     assert bad.exit_code == 2
+
+
+def test_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
+    """Someone else has the port: exit 1 with a sentence, not a traceback."""
+    (tmp_path / "none.toml").write_text("")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "server", "--data-dir", str(tmp_path), "serve",
+             "--listen", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=120,
+            env={**os.environ, "CANASTA_SERVER_CONFIG": str(tmp_path / "none.toml")},
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert f"canasta-server: cannot listen on 127.0.0.1:{port}: the port is in use" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""

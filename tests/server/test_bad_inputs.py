@@ -248,12 +248,7 @@ def test_unexpected_errors_become_internal_without_details(
     def broken(payload: bytes, signature: bytes, caller: object) -> None:
         raise RuntimeError("database password is hunter2")
 
-    async def broken_async(payload: bytes, signature: bytes, caller: object) -> None:
-        broken(payload, signature, caller)
-
-    # Both ways in: a thread (PostgreSQL) and the event loop (SQLite).
     monkeypatch.setattr(table.app.service, "submit", broken)
-    monkeypatch.setattr(table.app.service, "submit_async", broken_async)
     with pytest.raises(grpc.RpcError) as info:
         table.alice.submit(table.view, ["draw"])
     assert info.value.code() == grpc.StatusCode.INTERNAL

@@ -12,21 +12,19 @@ from server.testkit import PlayerClient, start_server_process
 
 
 def test_serve_args_go_to_serve(tmp_path: Path) -> None:
-    """``serve_args`` reach ``serve`` (here ``--workers 2``: a supervisor with two workers),
-    so a bench can pass any ``serve`` option without the helper knowing it."""
+    """``serve_args`` reach ``serve`` (here ``--listen`` again, which wins), so a bench can
+    pass any ``serve`` option without the helper knowing it."""
     (tmp_path / "none.toml").write_text("")
     env = {
         **os.environ,
         "CANASTA_SERVER_CONFIG": str(tmp_path / "none.toml"),
         "CANASTA_SERVER_LOG_LEVEL": "WARNING",
     }
-    process, port = start_server_process(tmp_path / "data", env=env, serve_args=["--workers", "2"])
+    serve_args = ["--listen", "127.0.0.2:0"]
+    process, port = start_server_process(tmp_path / "data", env=env, serve_args=serve_args)
     try:
-        assert list(process.args)[-2:] == ["--workers", "2"]  # type: ignore[arg-type]
-        # The banner comes once every worker listens.
-        workers = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-        assert len(workers) == 2
-        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        assert list(process.args)[-2:] == serve_args  # type: ignore[arg-type]
+        with grpc.insecure_channel(f"127.0.0.2:{port}") as channel:
             assert PlayerClient(channel).server_key
     finally:
         process.send_signal(signal.SIGTERM)

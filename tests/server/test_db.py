@@ -1,0 +1,61 @@
+"""``server.db.Database``: durable write transactions on SQLite, and what a failed COMMIT
+leaves behind (nothing: the next writer gets the database)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import IntegrityError
+
+from server.db import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    database = Database(f"sqlite:///{tmp_path / 'test.db'}")
+    with database.write() as session:
+        connection = session.connection()
+        connection.exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        connection.exec_driver_sql(
+            "CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER REFERENCES parent(id)"
+            " DEFERRABLE INITIALLY DEFERRED)"
+        )
+    return database
+
+
+def _children(db: Database) -> list[int]:
+    with db.read() as session:
+        rows = session.connection().exec_driver_sql("SELECT id FROM child ORDER BY id")
+        return [row[0] for row in rows]
+
+
+def test_a_write_is_committed_and_a_failed_block_rolled_back(db: Database) -> None:
+    with db.write() as session:
+        session.connection().exec_driver_sql("INSERT INTO parent (id) VALUES (1)")
+        session.connection().exec_driver_sql("INSERT INTO child (id, parent) VALUES (1, 1)")
+
+    def failing() -> None:
+        with db.write() as session:
+            session.connection().exec_driver_sql("INSERT INTO child (id, parent) VALUES (2, 1)")
+            raise ValueError("bug")
+
+    with pytest.raises(ValueError, match="bug"):
+        failing()
+    assert _children(db) == [1]
+
+
+def test_a_failed_commit_leaves_the_database_writable(db: Database) -> None:
+    """The deferred foreign key fails only at COMMIT, as a full disk would fail it. SQLite
+    then keeps the transaction open; unless it is rolled back, the pooled connection keeps
+    the write lock and every later write waits for it and fails."""
+    with pytest.raises(IntegrityError), db.write() as session:
+        session.connection().exec_driver_sql("INSERT INTO child (id, parent) VALUES (7, 99)")
+    for n in range(3):  # whichever pooled connection comes next
+        with db.write() as session:
+            session.connection().exec_driver_sql(f"INSERT INTO parent (id) VALUES ({n + 10})")
+    assert _children(db) == []
+    other = Database(db.url)  # another process's connection sees no lock held
+    with other.write() as session:
+        session.connection().exec_driver_sql("INSERT INTO parent (id) VALUES (99)")
+    other.dispose()
