@@ -18,12 +18,12 @@ from typing import Annotated, Any
 import typer
 
 from server.config import ConfigFileError, ServerConfig, load_config
-from server.context import wall_clock_ms
-from server.db import Database
 from server.keys import load_keys
-from server.lobby import new_invite_code
-from server.migrations import migrate
-from server.repository import Repository
+from server.service.context import wall_clock_ms
+from server.service.lobby import new_invite_code
+from server.store.db import Database
+from server.store.migrations import migrate
+from server.store.repository import Repository
 from shared.crypto import CryptoError, fingerprint, public_key_from_text, public_key_to_text
 
 app = typer.Typer(help="The Canasta correspondence server.", no_args_is_help=True)

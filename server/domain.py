@@ -1,6 +1,7 @@
 """The server's domain records: what the service works with, free of rows and protobuf.
 
-``server.repository`` builds these from rows; ``server.convert`` turns them into messages.
+``server.store.repository`` builds these from rows; ``server.edge.convert`` turns them into
+messages.
 """
 
 from __future__ import annotations

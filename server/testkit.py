@@ -264,7 +264,7 @@ def replay_history(
 
 def authoritative_state(service: Any, match_id: str) -> GameState:
     """The server's own state of a match (tests use it as an oracle to choose moves)."""
-    from server import matches
+    from server.service import matches
 
     ctx = service.ctx
     with ctx.db.read() as session:

@@ -84,3 +84,49 @@ def test_rules_engine_imports_only_the_standard_library() -> None:
     assert not offenders, "shared/rules must import only the standard library:\n" + "\n".join(
         offenders
     )
+
+
+SERVER_DIR = REPO_ROOT / "server"
+WIRE_ONLY = ("grpc", "grpc_health", "grpc_reflection", "google.protobuf", "shared.pb",
+             "shared.protocol")  # fmt: skip
+"""What only the edge may import: gRPC, protobuf and its message classes (``shared.wire``,
+which converts engine values to and from messages, is the one door)."""
+
+
+def _starts(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _server_files(*parts: str) -> list[Path]:
+    return sorted((SERVER_DIR.joinpath(*parts)).rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    ("room", "forbidden"),
+    [
+        ("service", (*WIRE_ONLY, "server.edge", "server.app", "server.__main__")),
+        ("store", (*WIRE_ONLY, "server.edge", "server.service", "server.app", "server.__main__")),
+    ],
+)
+def test_the_server_rooms_import_inward_only(room: str, forbidden: tuple[str, ...]) -> None:
+    """The edge may use the service and the store, the service the store; never the other
+    way, and nothing below the edge knows gRPC or protobuf (issue 11)."""
+    offenders = [
+        f"{path.relative_to(REPO_ROOT)}: {name}"
+        for path in _server_files(room)
+        for name in _imported_modules(path)
+        if _starts(name, forbidden)
+    ]
+    assert _server_files(room), f"server/{room} has no modules"
+    assert not offenders, f"server/{room} imports what it must not:\n" + "\n".join(offenders)
+
+
+def test_the_domain_records_and_settings_import_no_room() -> None:
+    rooms = (*WIRE_ONLY, "server.edge", "server.service", "server.store", "server.app")
+    offenders = [
+        f"{path.name}: {name}"
+        for path in (SERVER_DIR / "domain.py", SERVER_DIR / "config.py", SERVER_DIR / "keys.py")
+        for name in _imported_modules(path)
+        if _starts(name, rooms)
+    ]
+    assert not offenders, "\n".join(offenders)

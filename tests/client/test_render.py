@@ -30,8 +30,8 @@ from client.render import (
 )
 from client.style import group_hand, sort_key, strip_ansi
 from server.app import App, open_app
-from server.bots import default_chooser
 from server.config import ServerConfig
+from server.service.bots import default_chooser
 from server.testkit import PlayerClient, authoritative_state
 from shared import rules
 from shared.pb import canasta_pb2 as pb

@@ -65,9 +65,9 @@ class Server:
         only their own hand and the table (``shared.rules.bot``).
         """
         from server.config import ServerConfig
-        from server.context import ServiceContext
-        from server.db import Database
         from server.keys import load_keys
+        from server.service.context import ServiceContext
+        from server.store.db import Database
 
         config = ServerConfig(data_dir=self.data_dir)
         ctx = ServiceContext(

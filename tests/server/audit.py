@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from google.protobuf.message import Message
 
 from server.app import App
-from server.repository import Repository
+from server.store.repository import Repository
 from server.testkit import authoritative_state
 from shared.pb import canasta_pb2 as pb
 from shared.rules import player_view

@@ -9,7 +9,7 @@ import grpc
 import pytest
 
 from server.app import App
-from server.repository import Repository
+from server.store.repository import Repository
 from server.testkit import PlayerClient
 from shared import protocol
 from shared.pb import canasta_pb2 as pb

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from server.app import App
-from server.bots import default_chooser
+from server.service.bots import default_chooser
 from server.testkit import PlayerClient, authoritative_state
 from shared.crypto import generate_private_key, sign
 from shared.pb import canasta_pb2 as pb

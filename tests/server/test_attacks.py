@@ -20,8 +20,8 @@ import pytest
 from sqlmodel import select
 
 from server.app import App
-from server.models import ChallengeRow
-from server.repository import Repository
+from server.store.models import ChallengeRow
+from server.store.repository import Repository
 from server.testkit import PlayerClient, authoritative_state
 from shared import protocol
 from shared.crypto import generate_private_key
@@ -58,7 +58,7 @@ def _block(app: App, client: PlayerClient) -> None:
 def _play(app: App, seats: dict[int, PlayerClient], match_id: str, moves: int) -> None:
     """Move the match on by about ``moves`` entries: the humans in ``seats`` play the bot's
     choice (whole turns, so hands end), the server's bots the others."""
-    from server.bots import default_chooser
+    from server.service.bots import default_chooser
 
     choose = default_chooser()
     for _ in range(moves):

@@ -16,8 +16,8 @@ import grpc
 import pytest
 
 from server.app import App
-from server.bots import default_chooser
-from server.repository import Repository
+from server.service.bots import default_chooser
+from server.store.repository import Repository
 from server.testkit import PlayerClient, authoritative_state, replay_history
 from shared.pb import canasta_pb2 as pb
 

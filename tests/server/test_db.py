@@ -1,4 +1,4 @@
-"""``server.db.Database``: durable write transactions on SQLite, and what a failed COMMIT
+"""``server.store.db.Database``: durable write transactions on SQLite, and what a failed COMMIT
 leaves behind (nothing: the next writer gets the database)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from server.db import Database
+from server.store.db import Database
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from server.errors import status_of
+from server.edge.status import status_of
 
 from ..postgres import PostgresServer
 

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from server.app import App
-from server.bots import default_chooser
+from server.service.bots import default_chooser
 from server.testkit import PlayerClient, authoritative_state
 from shared.pb import canasta_pb2 as pb
 
@@ -206,7 +206,7 @@ def test_a_failed_poll_is_logged_and_the_feed_goes_on(
                     {"id": match_id, "now": a.service.ctx.clock()},
                 )
             _wait_for(lambda: b.feed.errors >= 2, "two failed polls on B")
-            failures = [r for r in caplog.records if r.name == "server.feed"]
+            failures = [r for r in caplog.records if r.name == "server.service.feed"]
             assert failures
             assert all(r.exc_info and "\n" not in r.getMessage() for r in failures)
             with a.db.write() as session:  # out of the feed's window

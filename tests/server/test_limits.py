@@ -1,11 +1,11 @@
-"""The token buckets of ``server.limits``, with a clock the test moves."""
+"""The token buckets of ``server.edge.limits``, with a clock the test moves."""
 
 from __future__ import annotations
 
 import pytest
 
-from server.exceptions import LimitExceededError
-from server.limits import RateLimit, peer_host
+from server.edge.limits import RateLimit, peer_host
+from server.service.errors import LimitExceededError
 
 
 class Clock:

@@ -14,9 +14,9 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
-import server.models  # noqa: F401  (registers the tables)
-from server.db import Database
-from server.migrations import MIGRATIONS, Migration, MigrationError, migrate, schema_version
+import server.store.models  # noqa: F401  (registers the tables)
+from server.store.db import Database
+from server.store.migrations import MIGRATIONS, Migration, MigrationError, migrate, schema_version
 
 
 def _schema(db: Database) -> dict[str, Any]:

@@ -15,11 +15,11 @@ from collections.abc import Callable
 import grpc
 import pytest
 
-from server import matches
 from server.app import App
-from server.bots import default_chooser
-from server.context import LruCache, StateCache
-from server.repository import Repository
+from server.service import matches
+from server.service.bots import default_chooser
+from server.service.context import LruCache, StateCache
+from server.store.repository import Repository
 from server.testkit import PlayerClient, authoritative_state, replay_history
 from shared.crypto import verify_receipt
 from shared.pb import canasta_pb2 as pb

@@ -6,8 +6,9 @@ Seat changes lock the match row first (``FOR UPDATE``; SQLite has one writer any
 joins on PostgreSQL queue up instead of failing each other's revision check.
 
 Every change here bumps the match's ``revision`` and stamps ``updated_ms``, which is how the
-other server processes' change feeds (``server.feed``) find it. The stamp is taken inside the
-transaction, once the match row is locked, so that it is as close to the commit as it can be.
+other server processes' change feeds (``server.service.feed``) find it. The stamp is taken
+inside the transaction, once the match row is locked, so that it is as close to the commit as
+it can be.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ import secrets
 import uuid
 from collections.abc import Mapping, Sequence
 
-from server import matches
-from server.context import ServiceContext
 from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind
-from server.exceptions import ConflictError, InvalidRequestError, LimitExceededError
-from server.repository import Repository
+from server.service import matches
+from server.service.context import ServiceContext
+from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
+from server.store.repository import Repository
 from shared.crypto import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
 

@@ -17,8 +17,6 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from server import matches
-from server.context import ServiceContext
 from server.domain import (
     Change,
     Entry,
@@ -31,8 +29,9 @@ from server.domain import (
     Receipt,
     SeatKind,
 )
-from server.errors import is_unique_violation
-from server.exceptions import (
+from server.service import matches
+from server.service.context import ServiceContext
+from server.service.errors import (
     ConflictError,
     InvalidRequestError,
     NotFoundError,
@@ -40,8 +39,9 @@ from server.exceptions import (
     StaleMoveError,
     UnauthenticatedError,
 )
-from server.notify import Subscription
-from server.repository import StoredMove
+from server.service.notify import Subscription
+from server.store.conflicts import is_unique_violation
+from server.store.repository import StoredMove
 from shared.crypto import entry_hash, sign_receipt, verify
 from shared.rules import (
     Event,

@@ -1,6 +1,6 @@
 """Match facts shared by the lobby and play: starting, whose move, summaries, fair deals.
 
-The fair-deal protocol these functions implement is specified in ``server.service``.
+The fair-deal protocol these functions implement is specified in ``server.service.facade``.
 """
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from server.context import ServiceContext
 from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary, SeatKind
-from server.exceptions import ConflictError, NotFoundError, PermissionDeniedError
-from server.repository import Repository
+from server.service.context import ServiceContext
+from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
+from server.store.repository import Repository
 from shared.crypto import commitment, deal_seed, new_secret, shuffle
 from shared.rules import Card, GameState, Phase, apply_turn, deal_hand, deck, new_match
 from shared.wire import move_from_bytes, parse_actions

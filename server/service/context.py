@@ -13,11 +13,11 @@ from typing import Generic, TypeVar
 from sqlmodel import Session
 
 from server.config import ServerConfig
-from server.db import Database
 from server.domain import Hand, Match
 from server.keys import ServerKeys
-from server.notify import Notifier
-from server.repository import Repository
+from server.service.notify import Notifier
+from server.store.db import Database
+from server.store.repository import Repository
 from shared.rules import GameState
 
 K = TypeVar("K")

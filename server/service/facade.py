@@ -2,8 +2,8 @@
 
 ``CanastaService`` is a facade over ``accounts`` (registration, read authentication),
 ``lobby`` (matches and seats) and ``play`` (views, signed moves, history, watching). The
-servicer calls it and maps its errors (``server.exceptions``, the engine's ``CanastaError``s,
-``shared.wire.WireError``) to status codes in ``server.errors``.
+servicer calls it and maps its errors (``server.service.errors``, the engine's ``CanastaError``s,
+``shared.wire.WireError``) to status codes in ``server.edge.status``.
 
 Moves and the log
 -----------------
@@ -52,8 +52,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from server.accounts import Accounts, Caller, Token, token_hash
-from server.context import ServiceContext
 from server.domain import (
     Change,
     History,
@@ -63,9 +61,11 @@ from server.domain import (
     Receipt,
     ServerInfo,
 )
-from server.lobby import Lobby
-from server.notify import Subscription
-from server.play import Play
+from server.service.accounts import Accounts, Caller, Token, token_hash
+from server.service.context import ServiceContext
+from server.service.lobby import Lobby
+from server.service.notify import Subscription
+from server.service.play import Play
 
 
 class CanastaService:

@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 
-from server.exceptions import LimitExceededError
+from server.service.errors import LimitExceededError
 
 MAX_TRACKED = 100_000
 

@@ -1,4 +1,4 @@
-"""The service layer's own errors (no grpc here: ``server.errors`` maps them to statuses).
+"""The service layer's own errors (no grpc here: ``server.edge.status`` maps them to statuses).
 
 Each carries a message written for the player or operator who will read it. Rule errors come
 from ``shared.rules.errors`` and malformed messages from ``shared.wire.WireError``; these cover

@@ -14,13 +14,14 @@ import queue
 import threading
 from collections.abc import Callable
 
-from server import matches
-from server.context import ServiceContext
 from server.domain import Change, MatchStatus
-from server.exceptions import StaleMoveError
-from server.play import Play
-from shared.protocol import move_request
+from server.service import matches
+from server.service.context import ServiceContext
+from server.service.errors import StaleMoveError
+from server.service.play import Play
+from shared.crypto import sign
 from shared.rules import Action, GameState, legal_actions
+from shared.wire import Move, move_to_bytes
 
 log = logging.getLogger(__name__)
 
@@ -113,17 +114,18 @@ class BotRunner:
             if seat is None or not matches.bot_to_act(match, state):
                 return made
             action = self.choose(state, seat)
-            request = move_request(
-                ctx.keys.bot,
-                match.id,
-                seat,
-                match.version,
-                match.head_hash,
-                [str(action)],
-                client_time_ms=ctx.clock(),
+            payload = move_to_bytes(
+                Move(
+                    match_id=match.id,
+                    seat=seat,
+                    seq=match.version + 1,
+                    prev_hash=match.head_hash,
+                    client_time_ms=ctx.clock(),
+                    actions=(str(action),),
+                )
             )
             try:
-                self.play_service.submit(request.payload, request.signature)
+                self.play_service.submit(payload, sign(ctx.keys.bot, payload))
             except StaleMoveError:
                 continue  # someone else moved first: look again
             made += 1

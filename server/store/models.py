@@ -1,8 +1,8 @@
 """SQLModel tables: the stored shape of players, matches, seats, the move log and its friends.
 
-Only ``server.repository`` reads and writes these rows; everyone else sees the domain records
+Only ``server.store.repository`` reads and writes these rows; everyone else sees the domain records
 of ``server.domain``. Times are integer milliseconds since the Unix epoch (UTC), which every
-database stores and compares alike. Schema changes go through ``server.migrations``: the
+database stores and compares alike. Schema changes go through ``server.store.migrations``: the
 tables here must always equal what the migrations build (a test checks it).
 """
 
@@ -57,7 +57,7 @@ class MatchRow(SQLModel, table=True):
     created_ms: int = _big()
     updated_ms: int = _big(index=True)
     """When the match last changed (every change bumps ``revision`` and this); indexed for
-    the change feed (``server.feed``)."""
+    the change feed (``server.service.feed``)."""
     state_json: str = Field(default="", sa_type=Text)
     """``GameState.to_json()`` after entry ``snapshot_version`` (empty while waiting)."""
     snapshot_version: int = _big()
@@ -97,7 +97,7 @@ class LogEntryRow(SQLModel, table=True):
 
 
 class HandRow(SQLModel, table=True):
-    """Commit-reveal record of one hand (see ``server.service``)."""
+    """Commit-reveal record of one hand (see ``server.service.facade``)."""
 
     __tablename__ = "hand"
 

@@ -9,7 +9,7 @@ one writer at a time anyway, and waiting here is cheaper than SQLite's sleeping 
 operator command writing at the same moment from another process waits for the lock
 (``busy_timeout``). Other databases (PostgreSQL: ``postgresql+psycopg://...``) run writes at
 once, at READ COMMITTED; the service relies only on conditional updates, row locks (``FOR
-UPDATE``) and unique constraints, and ``server.errors`` reports a race it did not foresee as
+UPDATE``) and unique constraints, and ``server.edge.status`` reports a race it did not foresee as
 ABORTED.
 """
 

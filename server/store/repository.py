@@ -15,7 +15,7 @@ from sqlalchemy import TextClause, delete, func, text, update
 from sqlmodel import Session, col, select
 
 from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
-from server.models import (
+from server.store.models import (
     ChallengeRow,
     HandRow,
     InvitationRow,

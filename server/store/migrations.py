@@ -7,9 +7,9 @@ lock), so two servers starting at once cannot both apply one. A database newer t
 server's code is refused rather than touched.
 
 Each migration is written against its own frozen table definitions, never against
-``server.models``: a later change to the models must not change what an old migration did.
+``server.store.models``: a later change to the models must not change what an old migration did.
 Adding a column later means appending ``Migration(2, "...", _v2)`` that alters the tables,
-and changing ``server.models`` to match; ``tests/server/test_migrations.py`` checks that the
+and changing ``server.store.models`` to match; ``tests/server/test_migrations.py`` checks that the
 migrated schema equals the models.
 """
 
@@ -37,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from server.db import Database
+from server.store.db import Database
 
 _ADVISORY_LOCK_ID = 0x43414E41  # "CANA"
 
@@ -149,7 +149,7 @@ def _v2_sparse_snapshots(conn: Connection) -> None:
 
 def _v3_match_updated_index(conn: Connection) -> None:
     """Index ``match.updated_ms``: while anyone watches, every server process asks several
-    times a second which matches changed in the last few seconds (``server.feed``).
+    times a second which matches changed in the last few seconds (``server.service.feed``).
 
     ``IF NOT EXISTS`` (SQLite and PostgreSQL alike) on top of ``migrate``'s lock: a database
     that already has the index, whoever made it, is left as it is.

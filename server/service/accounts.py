@@ -18,16 +18,16 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from server.context import ServiceContext
 from server.domain import Player
-from server.errors import is_unique_violation
-from server.exceptions import (
+from server.service.context import ServiceContext
+from server.service.errors import (
     AlreadyExistsError,
     InvalidRequestError,
     NotFoundError,
     PermissionDeniedError,
     UnauthenticatedError,
 )
+from server.store.conflicts import is_unique_violation
 from shared.crypto import PUBLIC_KEY_SIZE, CryptoError, public_key_from_raw, verify
 from shared.wire import auth_message, register_message, registration_from_bytes
 

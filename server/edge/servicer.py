@@ -1,5 +1,5 @@
 """The gRPC edge: decode, call the service, encode. No rules, no SQL; errors map in one place
-(``server.errors.status_of``).
+(``server.edge.status.status_of``).
 
 The servicer runs on the gRPC event loop (``server.app``). Every unary call is the same
 small pattern: ``_run`` runs its body (decode the request, one blocking service call, encode
@@ -24,14 +24,14 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
-from server import convert
-from server.accounts import Caller
 from server.domain import Change, MatchView, Receipt
-from server.errors import status_of
-from server.exceptions import LimitExceededError, UnauthenticatedError
-from server.limits import RateLimit, peer_host
-from server.notify import Subscription
-from server.service import CanastaService
+from server.edge import convert
+from server.edge.limits import RateLimit, peer_host
+from server.edge.status import status_of
+from server.service.accounts import Caller
+from server.service.errors import LimitExceededError, UnauthenticatedError
+from server.service.facade import CanastaService
+from server.service.notify import Subscription
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -79,7 +79,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         """Whether the calls' bodies run on the event loop itself (SQLite)."""
         config = service.ctx.config
         self.anonymous = RateLimit(config.limit_anonymous_per_minute, "this address")
-        """Calls that need no token, per peer address (``server.limits``)."""
+        """Calls that need no token, per peer address (``server.edge.limits``)."""
         self.unknown_tokens = RateLimit(
             config.limit_anonymous_per_minute, "this address with tokens that are not valid"
         )

@@ -3,7 +3,7 @@
 A change reaches the ``Notifier`` in one of two ways. ``publish``: this process stored it (a
 move, a lobby change); Watch subscribers hear it and so do the in-process listeners (the bot
 runner, which plays a bot seat that is now to move). ``relay``: another process on the same
-database stored it and ``server.feed`` found it by polling; only Watch subscribers hear it,
+database stored it and ``server.service.feed`` found it by polling; only Watch subscribers hear it,
 because the process that stored the change has already kicked its own bots, and a second
 process kicking them would only make the two race for the same seat.
 
@@ -24,7 +24,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 
 from server.domain import Change
-from server.exceptions import LimitExceededError
+from server.service.errors import LimitExceededError
 
 Listener = Callable[[Change], None]
 

@@ -1,6 +1,6 @@
 """The change feed: changes stored by other server processes, for this process's Watch streams.
 
-``server.notify`` carries a change only within the process that stored it. Several processes
+``server.service.notify`` carries a change only within the process that stored it. Several processes
 may share one database (``serve --workers N``, or replicas on one PostgreSQL), and a player's
 Watch stream may be held by another process than the one that stores the opponent's move. So
 while at least one Watch stream is open in this process, a background thread asks the
@@ -27,10 +27,10 @@ from __future__ import annotations
 import logging
 import threading
 
-from server import matches
-from server.context import ServiceContext
-from server.exceptions import PermissionDeniedError, UnauthenticatedError
-from server.repository import Repository
+from server.service import matches
+from server.service.context import ServiceContext
+from server.service.errors import PermissionDeniedError, UnauthenticatedError
+from server.store.repository import Repository
 
 log = logging.getLogger(__name__)
 

@@ -30,9 +30,9 @@ import logging
 import uuid
 
 import grpc
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
+from sqlalchemy.exc import DataError
 
-from server.exceptions import (
+from server.service.errors import (
     AlreadyExistsError,
     ConflictError,
     InvalidRequestError,
@@ -43,6 +43,7 @@ from server.exceptions import (
     StaleMoveError,
     UnauthenticatedError,
 )
+from server.store.conflicts import lost_a_race
 from shared.crypto import CryptoError
 from shared.rules import CanastaError, ConfigError, IllegalMoveError, NotationError
 from shared.wire import WireError
@@ -84,7 +85,7 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         return grpc.StatusCode.INVALID_ARGUMENT, exc.message, (("canasta-error", exc.kind),)
     if isinstance(exc, CryptoError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), (("canasta-error", "crypto"),)
-    if _lost_a_race(exc):
+    if lost_a_race(exc):
         log.warning("concurrent write conflict: %s", exc)
         return (
             grpc.StatusCode.ABORTED,
@@ -104,26 +105,3 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         f"internal server error (reference {reference}); the operator's log has the details",
         (("canasta-error", "internal"),),
     )
-
-
-# SQLSTATEs of a transaction that lost to a concurrent one: serialization_failure and
-# deadlock_detected (PostgreSQL; the service's own races are handled where they happen).
-_RACE_SQLSTATES = frozenset({"40001", "40P01"})
-
-
-def is_unique_violation(exc: BaseException) -> bool:
-    """A duplicate key (a concurrent insert won), not another broken constraint (a bug)."""
-    if not isinstance(exc, IntegrityError):
-        return False
-    orig = getattr(exc, "orig", None)
-    sqlstate = getattr(orig, "sqlstate", None)
-    if sqlstate is not None:  # PostgreSQL
-        return bool(sqlstate == "23505")
-    return "UNIQUE constraint failed" in str(orig)  # SQLite
-
-
-def _lost_a_race(exc: BaseException) -> bool:
-    if is_unique_violation(exc):
-        return True
-    sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
-    return isinstance(exc, DBAPIError) and sqlstate in _RACE_SQLSTATES
