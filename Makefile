@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test lint fmt clean proto
+.PHONY: serve test test-fast lint fmt clean proto
 
 # Create the virtualenv once.
 $(BIN)/python:
@@ -28,6 +28,11 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The inner loop, under a minute on two cores: no lint, no slow tests, no PostgreSQL, both
+# cores (pytest-xdist). `make test` stays the whole suite and what CI runs.
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not slow and not postgres" -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -36,6 +36,7 @@ def _play(preset: str, seeds: range, policy: str, options: dict[str, Any] | None
     return log
 
 
+@pytest.mark.slow  # the longest engine test: out of the inner loop (make test-fast)
 @pytest.mark.parametrize("preset", playout.PRESET_NAMES)
 def test_uniform_random_play(preset: str) -> None:
     """Each decision picks uniformly among ``legal_actions``."""

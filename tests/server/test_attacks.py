@@ -79,7 +79,11 @@ def _play(app: App, seats: dict[int, PlayerClient], match_id: str, moves: int) -
 # -- 1. replayed envelopes, and every call with every identity -------------------------------
 
 
-@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize(
+    "preset",
+    # classic in the inner loop (make test-fast), every preset in the whole suite
+    [p if p == "classic" else pytest.param(p, marks=pytest.mark.slow) for p in sorted(PRESETS)],
+)
 def test_adversarial_leak_audit(
     preset: str, app: App, players: Players, channel: grpc.Channel, dump: Callable[[App], Any]
 ) -> None:
