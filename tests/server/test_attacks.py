@@ -28,7 +28,7 @@ from shared.crypto import generate_private_key
 from shared.pb import canasta_pb2 as pb
 from shared.rules import PRESETS, make_config
 
-from ..crypto.test_weak_keys import SMALL_ORDER
+from ..shared.crypto.test_weak_keys import SMALL_ORDER
 from .audit import NOBODY, LeakAudit
 from .conftest import AppFactory
 

@@ -11,7 +11,7 @@ import pytest
 
 from shared import rules
 from shared.rules import Draw, GameState, Phase, RuleConfig, parse_cards
-from tests.rules import playout
+from tests.shared.rules import playout
 
 
 def round_trip(state: GameState) -> GameState:

@@ -2,7 +2,7 @@
 
 SC01 (deck composition), SC07 (initial-meld threshold), the SC19 rows that cannot be played
 (red threes never stay in a hand) and the SC30 value table. Everything else in Part 4 is a
-JSON scenario in tests/scenarios, played by tests/rules/test_scenarios.py.
+JSON scenario in tests/scenarios, played by tests/shared/rules/test_scenarios.py.
 """
 
 from __future__ import annotations

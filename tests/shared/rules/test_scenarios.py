@@ -26,7 +26,7 @@ from shared.rules.scenario import (
     variant_names,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = REPO_ROOT / "tests" / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.json"))
 

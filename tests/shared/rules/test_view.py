@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from shared import rules
 from shared.rules import Draw, GameState, Phase, card_text, player_view
 from shared.rules.cards import sort_cards
-from tests.rules import playout
-from tests.rules.playout import Spot, spots
+from tests.shared.rules import playout
+from tests.shared.rules.playout import Spot, spots
 
 VIEWS = settings(
     max_examples=80,

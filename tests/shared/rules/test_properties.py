@@ -34,8 +34,8 @@ from shared.rules import (
     WrongPhaseError,
 )
 from shared.rules.cards import IS_BLACK3, IS_RED3, IS_WILD, JOKER, NATURAL_RANKS, RANK, make_card
-from tests.rules import playout
-from tests.rules.playout import Spot, spots
+from tests.shared.rules import playout
+from tests.shared.rules.playout import Spot, spots
 
 PROPERTIES = settings(
     max_examples=150,

@@ -16,8 +16,8 @@ import pytest
 
 from shared import rules
 from shared.rules import IllegalMoveError, Phase, TakePile, WrongPhaseError, parse_cards
-from tests.rules import playout
-from tests.rules.playout import Log
+from tests.shared.rules import playout
+from tests.shared.rules.playout import Log
 
 HANDS_PER_MATCH = 6
 UNIFORM_SEEDS = 24
