@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from server.testkit import start_server_process
+from tests.testkit import start_server_process
 
 BIN = Path(sys.executable).parent
 

@@ -1,4 +1,4 @@
-"""The client's half of the protocol, written once for the ``canasta`` CLI and ``server.testkit``.
+"""The client's half of the protocol, written once for the ``canasta`` CLI and ``tests.testkit``.
 
 Everything a client signs or checks is built here from the definitions in ``shared.wire`` and
 ``shared.crypto``, so the command-line client, the test kit and the benchmarks cannot drift

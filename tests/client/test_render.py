@@ -32,12 +32,12 @@ from client.style import group_hand, sort_key, strip_ansi
 from server.app import App, open_app
 from server.config import ServerConfig
 from server.service.bots import default_chooser
-from server.testkit import PlayerClient, authoritative_state
 from shared import rules
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, card_text
 from shared.rules.bot import choose_action
 from shared.wire import view_to_pb
+from tests.testkit import PlayerClient, authoritative_state
 
 NAMES = ("alice", "bob", "carol", "dave", "erin", "frank")
 ANSI = re.compile(r"\x1b\[")

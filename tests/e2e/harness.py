@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from server.testkit import start_server_process
+from tests.testkit import start_server_process
 
 BIN = Path(sys.executable).parent
 CANASTA = str(BIN / "canasta")
@@ -58,7 +58,7 @@ class Server:
             self.process.stdout.close()
 
     def oracle(self) -> Any:
-        """Something ``server.testkit.authoritative_state`` can read this server's matches from.
+        """Something ``tests.testkit.authoritative_state`` can read this server's matches from.
 
         It opens the server's own SQLite file (WAL: a second reader is safe) with the server's
         code, so the test's bots can see what a bot needs: the true state, of which they read

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from server.testkit import authoritative_state
 from shared.pb import canasta_pb2 as pb
 from shared.rules import Phase, apply, card_text
 from shared.rules.bot import choose_action
 from tests.e2e.harness import Player, Server, start_server
+from tests.testkit import authoritative_state
 
 pytestmark = pytest.mark.slow
 MAX_TURNS = 400

@@ -8,10 +8,10 @@ from google.protobuf.message import Message
 
 from server.app import App
 from server.store.repository import Repository
-from server.testkit import authoritative_state
 from shared.pb import canasta_pb2 as pb
 from shared.rules import player_view
 from shared.wire import view_to_pb
+from tests.testkit import authoritative_state
 
 NOBODY = -1
 """The seat of a caller who sits in no seat: every player view and private card is a leak."""

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 
 from server.app import App, open_app
 from server.config import ServerConfig
-from server.testkit import PlayerClient
+from tests.testkit import PlayerClient
 
 from ..postgres import PostgresServer
 

@@ -10,9 +10,9 @@ import pytest
 
 from server.app import App
 from server.store.repository import Repository
-from server.testkit import PlayerClient
 from shared import protocol
 from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient
 
 from .conftest import AppFactory
 

@@ -22,11 +22,11 @@ from sqlmodel import select
 from server.app import App
 from server.store.models import ChallengeRow
 from server.store.repository import Repository
-from server.testkit import PlayerClient, authoritative_state
 from shared import protocol
 from shared.crypto import generate_private_key
 from shared.pb import canasta_pb2 as pb
 from shared.rules import PRESETS, make_config
+from tests.testkit import PlayerClient, authoritative_state
 
 from ..shared.crypto.test_weak_keys import SMALL_ORDER
 from .audit import NOBODY, LeakAudit

@@ -9,9 +9,9 @@ import grpc
 import pytest
 
 from server.app import App
-from server.testkit import PlayerClient
 from shared.pb import canasta_pb2 as pb
 from shared.rules import card_text, parse_card
+from tests.testkit import PlayerClient
 
 Build = Callable[["Table"], pb.SubmitRequest]
 

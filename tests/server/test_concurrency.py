@@ -18,8 +18,8 @@ import pytest
 from server.app import App
 from server.service.bots import default_chooser
 from server.store.repository import Repository
-from server.testkit import PlayerClient, authoritative_state, replay_history
 from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient, authoritative_state, replay_history
 
 from .conftest import AppFactory
 

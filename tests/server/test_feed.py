@@ -19,8 +19,8 @@ from sqlalchemy import text
 
 from server.app import App
 from server.service.bots import default_chooser
-from server.testkit import PlayerClient, authoritative_state
 from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient, authoritative_state
 
 from .conftest import AppFactory
 

@@ -8,8 +8,8 @@ import grpc
 import pytest
 
 from server.app import App
-from server.testkit import PlayerClient
 from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient
 
 
 def _refused(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:

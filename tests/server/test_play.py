@@ -20,10 +20,10 @@ from server.service import matches
 from server.service.bots import default_chooser
 from server.service.context import LruCache, StateCache
 from server.store.repository import Repository
-from server.testkit import PlayerClient, authoritative_state, replay_history
 from shared.crypto import verify_receipt
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, apply
+from tests.testkit import PlayerClient, authoritative_state, replay_history
 
 from .audit import LeakAudit
 from .conftest import AppFactory

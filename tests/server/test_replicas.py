@@ -20,8 +20,8 @@ from pathlib import Path
 import grpc
 import pytest
 
-from server.testkit import PlayerClient, plain_turn, replay_history, start_server_process
 from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient, plain_turn, replay_history, start_server_process
 
 RACERS = 8
 

@@ -1,4 +1,4 @@
-"""``server.testkit.start_server_process``: what benches and end-to-end tests start servers with."""
+"""``tests.testkit.start_server_process``: what benches and end-to-end tests start servers with."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import grpc
 
-from server.testkit import PlayerClient, start_server_process
+from tests.testkit import PlayerClient, start_server_process
 
 
 def test_serve_args_go_to_serve(tmp_path: Path) -> None:
