@@ -22,7 +22,7 @@ from server.keys import load_keys
 from server.service.context import wall_clock_ms
 from server.service.lobby import new_invite_code
 from server.store.db import Database
-from server.store.migrations import migrate
+from server.store.migrations import MigrationError, head_revision, migrate
 from server.store.repository import Repository
 from shared.crypto import CryptoError, fingerprint, public_key_from_text, public_key_to_text
 
@@ -79,8 +79,31 @@ def _config(**overrides: Any) -> ServerConfig:
 
 def _open_db(config: ServerConfig) -> Database:
     db = Database(config.db_url)
-    migrate(db)
+    try:
+        migrate(db)
+    except MigrationError as exc:
+        typer.echo(f"canasta-server: {exc}", err=True)
+        raise typer.Exit(code=1) from None
     return db
+
+
+@app.command("migrate")
+def migrate_command() -> None:
+    """Bring the database's schema to this server's (``serve`` does it on start, too)."""
+    config = _config()
+    db = Database(config.db_url)
+    try:
+        applied = migrate(db)
+    except MigrationError as exc:
+        typer.echo(f"canasta-server: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    finally:
+        db.dispose()
+    revision = head_revision()
+    if applied:
+        typer.echo(f"applied {', '.join(applied)}; the schema is at revision {revision}")
+    else:
+        typer.echo(f"the schema is up to date (revision {revision})")
 
 
 @app.command()
@@ -98,7 +121,7 @@ def serve(
     )
     try:
         running = open_app(config)
-    except OSError as exc:
+    except (OSError, MigrationError) as exc:
         typer.echo(f"canasta-server: {exc}", err=True)
         raise typer.Exit(code=1) from None
     running.start()

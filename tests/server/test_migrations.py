@@ -1,29 +1,42 @@
-"""Schema migrations: the migrated schema equals the models, and old databases upgrade.
+"""Schema migrations (Alembic): the migrated schema equals the models, and old databases
+upgrade in place, also with matches in flight that are then played on.
 
 The engine-neutral tests run on SQLite and on PostgreSQL (``engine``, ``database_url``)."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import Connection
 from sqlmodel import SQLModel
 
 import server.store.models  # noqa: F401  (registers the tables)
+from server.app import App, open_app
+from server.config import ServerConfig
+from server.service import matches
 from server.store.db import Database
-from server.store.migrations import MIGRATIONS, Migration, MigrationError, migrate, schema_version
+from server.store.migrations import (
+    SCRIPTS,
+    MigrationError,
+    head_revision,
+    migrate,
+    schema_revision,
+)
+from tests.testkit import PlayerClient, plain_turn, replay_history
 
 
 def _schema(db: Database) -> dict[str, Any]:
     inspector = inspect(db.engine)
     out: dict[str, Any] = {}
     for table in sorted(inspector.get_table_names()):
-        if table == "schema_version":
+        if table in ("schema_version", "alembic_version"):
             continue
         out[table] = {
             "columns": [
@@ -63,9 +76,13 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
+ALL = ["0001", "0002", "0003"]
+
+
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
     migrated = open_db("migrated")
-    assert migrate(migrated) == [m.version for m in MIGRATIONS]
+    assert migrate(migrated) == ALL
+    assert head_revision() == ALL[-1]
     modelled = open_db("modelled")
     SQLModel.metadata.create_all(modelled.engine)
     assert _schema(migrated) == _schema(modelled)
@@ -73,18 +90,19 @@ def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
 
 def test_migrate_is_idempotent(open_db: OpenDatabase) -> None:
     db = open_db("db")
-    assert migrate(db) == [m.version for m in MIGRATIONS]
+    assert schema_revision(db) is None
+    assert migrate(db) == ALL
     assert migrate(db) == []
-    assert schema_version(db) == len(MIGRATIONS)
+    assert schema_revision(db) == head_revision()
 
 
-def test_servers_starting_at_once_apply_each_migration_once(open_db: OpenDatabase) -> None:
+def test_servers_starting_at_once_apply_each_revision_once(open_db: OpenDatabase) -> None:
     dbs = [open_db("db") for _ in range(4)]
     # Create the (empty) database first: on a brand-new SQLite file, connections opening at
     # once can fail switching it to WAL ("database is locked"), which is not a migration race.
     with dbs[0].read() as session:
         session.connection()
-    applied: list[list[int]] = []
+    applied: list[list[str]] = []
     errors: list[BaseException] = []
     start = threading.Barrier(len(dbs))
 
@@ -101,11 +119,33 @@ def test_servers_starting_at_once_apply_each_migration_once(open_db: OpenDatabas
     for thread in threads:
         thread.join(60)
     assert errors == []
-    assert sorted(v for versions in applied for v in versions) == [m.version for m in MIGRATIONS]
-    assert schema_version(dbs[0]) == len(MIGRATIONS)
+    assert sorted(r for revisions in applied for r in revisions) == ALL
+    assert schema_revision(dbs[0]) == head_revision()
 
 
-def test_a_running_database_is_upgraded_in_place(open_db: OpenDatabase) -> None:
+def _scripts_with(tmp_path: Path, name: str, upgrade: str) -> Path:
+    """A copy of the revisions with one more, ``0004`` (its ``upgrade`` body given)."""
+    scripts = tmp_path / f"alembic-{name}"
+    shutil.copytree(SCRIPTS, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+    (scripts / "versions" / f"0004_{name}.py").write_text(
+        f'''"""{name}"""
+
+from alembic import op
+
+revision = "0004"
+down_revision = "0003"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+{upgrade}
+'''
+    )
+    return scripts
+
+
+def test_a_running_database_is_upgraded_in_place(open_db: OpenDatabase, tmp_path: Path) -> None:
     db = open_db("db")
     migrate(db)
     with db.write() as session:
@@ -116,41 +156,59 @@ def test_a_running_database_is_upgraded_in_place(open_db: OpenDatabase) -> None:
             ),
             {"key": b"\x01", "no": False},
         )
-
-    def add_nickname(conn: Connection) -> None:
-        conn.execute(text("ALTER TABLE player ADD COLUMN nickname VARCHAR NOT NULL DEFAULT ''"))
-        conn.execute(text("UPDATE player SET nickname = display_name"))
-
-    latest = len(MIGRATIONS)
-    later = (*MIGRATIONS, Migration(latest + 1, "player nicknames", add_nickname))
-    assert migrate(db, later) == [latest + 1]
+    later = _scripts_with(
+        tmp_path,
+        "nicknames",
+        "    op.execute(\"ALTER TABLE player ADD COLUMN nickname VARCHAR NOT NULL DEFAULT ''\")\n"
+        '    op.execute("UPDATE player SET nickname = display_name")',
+    )
+    assert migrate(db, scripts=later) == ["0004"]
     with db.read() as session:
         row = session.connection().execute(text("SELECT nickname FROM player")).one()
     assert row[0] == "alice"
-    assert schema_version(db) == latest + 1
-    with pytest.raises(MigrationError, match="newer than this server"):
+    with pytest.raises(MigrationError, match="does not know"):
         migrate(db)  # the old server refuses the newer schema
 
 
-def test_a_failed_migration_changes_nothing(open_db: OpenDatabase) -> None:
+def test_a_failed_revision_changes_nothing(open_db: OpenDatabase, tmp_path: Path) -> None:
     db = open_db("db")
     migrate(db)
-
-    def broken(conn: Connection) -> None:
-        conn.execute(text("CREATE TABLE half_done (x INTEGER)"))
-        raise RuntimeError("boom")
-
-    latest = len(MIGRATIONS)
-    with pytest.raises(RuntimeError):
-        migrate(db, (*MIGRATIONS, Migration(latest + 1, "broken", broken)))
-    assert schema_version(db) == latest
+    broken = _scripts_with(
+        tmp_path,
+        "broken",
+        '    op.execute("CREATE TABLE half_done (x INTEGER)")\n    raise RuntimeError("boom")',
+    )
+    with pytest.raises(RuntimeError, match="boom"):
+        migrate(db, scripts=broken)
+    assert schema_revision(db) == head_revision()
     assert "half_done" not in inspect(db.engine).get_table_names()
 
 
-def test_migrations_are_numbered_without_gaps(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path / 'db.db'}")
-    with pytest.raises(MigrationError):
-        migrate(db, (Migration(2, "two", lambda conn: None),))
+@pytest.mark.parametrize("legacy", [2, 3])
+def test_a_database_of_the_hand_written_migrations_is_adopted(
+    open_db: OpenDatabase, legacy: int
+) -> None:
+    """Before Alembic the server kept its own ``schema_version`` table: such a database is
+    stamped at the revision it was at, then upgraded."""
+    db = open_db("db")
+    migrate(db, target=ALL[legacy - 1])
+    with db.write() as session:
+        conn = session.connection()
+        conn.execute(text("DROP TABLE alembic_version"))
+        conn.execute(
+            text(
+                "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name VARCHAR NOT NULL,"
+                " applied_ms BIGINT NOT NULL)"
+            )
+        )
+        for version in range(1, legacy + 1):
+            conn.execute(text("INSERT INTO schema_version VALUES (:v, 'old', 1)"), {"v": version})
+    assert schema_revision(db) == ALL[legacy - 1]
+    assert migrate(db) == ALL[legacy:]
+    assert schema_revision(db) == head_revision()
+    modelled = open_db("modelled")
+    SQLModel.metadata.create_all(modelled.engine)
+    assert _schema(db) == _schema(modelled)
 
 
 def test_sqlite_is_durable(tmp_path: Path) -> None:
@@ -162,10 +220,10 @@ def test_sqlite_is_durable(tmp_path: Path) -> None:
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
 
 
-def test_v2_keeps_every_snapshot_valid(tmp_path: Path) -> None:
-    """A v1 database (a snapshot after every move) upgrades with snapshot_version = version."""
+def test_0002_keeps_every_snapshot_valid(tmp_path: Path) -> None:
+    """A 0001 database (a snapshot after every move) upgrades with snapshot_version = version."""
     db = Database(f"sqlite:///{tmp_path / 'db.db'}")
-    migrate(db, MIGRATIONS[:1])
+    migrate(db, target="0001")
     with db.write() as session:
         conn = session.connection()
         conn.execute(
@@ -181,17 +239,17 @@ def test_v2_keeps_every_snapshot_valid(tmp_path: Path) -> None:
                 " VALUES ('m', 'classic', '{}', 'playing', 4, 17, 20, x'00', 'c', 1, 1, 1, '{}')"
             )
         )
-    assert migrate(db, MIGRATIONS[:2]) == [2]
+    assert migrate(db, target="0002") == ["0002"]
     with db.read() as session:
         row = session.connection().execute(text("SELECT snapshot_version FROM match")).one()
     assert row[0] == 17
 
 
-def test_v3_indexes_when_the_matches_changed(open_db: OpenDatabase) -> None:
-    """A v2 database with matches in it gets the change feed's index; doing it twice is
+def test_0003_indexes_when_the_matches_changed(open_db: OpenDatabase) -> None:
+    """A 0002 database with matches in it gets the change feed's index; doing it twice is
     harmless (another process may have made it)."""
     db = open_db("db")
-    migrate(db, MIGRATIONS[:2])
+    migrate(db, target="0002")
     with db.write() as session:
         conn = session.connection()
         conn.execute(
@@ -210,11 +268,119 @@ def test_v3_indexes_when_the_matches_changed(open_db: OpenDatabase) -> None:
             ),
             {"hash": b"\x00"},
         )
-    assert migrate(db) == [3]
+    assert migrate(db) == ["0003"]
     indexed = {tuple(i["column_names"]) for i in inspect(db.engine).get_indexes("match")}
     assert ("updated_ms",) in indexed
-    with db.write() as session:
-        MIGRATIONS[2].apply(session.connection())
+    with db.write() as session:  # the same statement again, as another process might
+        session.connection().execute(
+            text("CREATE INDEX IF NOT EXISTS ix_match_updated_ms ON match (updated_ms)")
+        )
     with db.read() as session:
         rows = session.connection().execute(text("SELECT id FROM match WHERE updated_ms >= 5"))
         assert [r[0] for r in rows] == ["m"]
+
+
+_COPIED = ("player", "match", "seat", "log_entry", "hand")
+
+
+def test_matches_in_flight_at_the_first_revision_upgrade_and_play_on(
+    tmp_path: Path, database_url: Callable[[str], str]
+) -> None:
+    """A database at revision 0001 holding a match in flight (as a server of that revision
+    left it: the state snapshot at every move) is upgraded by a server starting on it, and the
+    match plays on to the end of its hand, one chain, every move verifiable."""
+    donor_config = ServerConfig(
+        data_dir=tmp_path / "keys", listen="127.0.0.1:0", database_url=database_url("donor")
+    )
+    donor = open_app(donor_config)
+    donor.server.start()
+    with grpc.insecure_channel(f"127.0.0.1:{donor.port}") as channel:
+        seats = [PlayerClient(channel).join_server(f"p{n}") for n in range(4)]
+        created = seats[0].create_match(seat=0)
+        match_id = created.match.match_id
+        for seat in (1, 2, 3):
+            seats[seat].join_match(created.invite_code, seat=seat)
+        before = _play(seats, match_id, moves=25)
+    rows = _rows_as_at_0001(donor, match_id)
+    donor.stop(grace=None)
+
+    old = Database(database_url("old") or f"sqlite:///{tmp_path / 'old.db'}")
+    migrate(old, target="0001")
+    with old.write() as session:
+        for table in _COPIED:
+            for row in rows[table]:
+                columns = ", ".join(row)
+                values = ", ".join(f":{c}" for c in row)
+                session.connection().execute(
+                    text(f"INSERT INTO {table} ({columns}) VALUES ({values})"), row
+                )
+        if not old.is_sqlite:  # the players' ids were given: move the sequence past them
+            session.connection().execute(
+                text("SELECT setval(pg_get_serial_sequence('player', 'id'), MAX(id)) FROM player")
+            )
+    old.dispose()
+
+    upgraded = open_app(
+        ServerConfig(data_dir=tmp_path / "keys", listen="127.0.0.1:0", database_url=old.url)
+    )
+    upgraded.server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{upgraded.port}") as channel:
+            again = [PlayerClient(channel, key=s.key) for s in seats]
+            for client in again:
+                client.login()
+            assert again[0].view(match_id).version == before
+            after = _play(again, match_id, moves=2000, stop_at_next_deal=True)
+            entries, history = again[1].full_history(match_id)
+            replayed = replay_history(match_id, history, entries, again[0].server_key)
+            shown = again[1].view(match_id)
+    finally:
+        upgraded.stop(grace=None)
+    assert schema_revision(upgraded.db) == head_revision()
+    assert after > before
+    assert [e.seq for e in entries] == list(range(1, after + 1))
+    assert replayed.hand_number == shown.view.hand_number
+    assert list(replayed.scores) == list(shown.view.scores)
+
+
+def _play(
+    seats: list[PlayerClient], match_id: str, moves: int, *, stop_at_next_deal: bool = False
+) -> int:
+    """Play ``moves`` plain moves (or until the next hand is to be dealt); the version."""
+    view = seats[0].view(match_id)
+    for _ in range(moves):
+        view = seats[0].view(match_id)
+        player = seats[view.match.to_act]
+        view = player.view(match_id)
+        if view.HasField("dealing_seat"):
+            if stop_at_next_deal and view.view.hand_number >= 1:
+                break
+            player.deal(view)
+        else:
+            player.submit(view, plain_turn(view))
+    return int(seats[0].view(match_id).version)
+
+
+def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]:
+    """The rows of one match and its players as a 0001 server would have stored them: no
+    ``snapshot_version``, and the snapshot always of the state after the last move."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+    with app.db.read() as session:
+        conn = session.connection()
+        for table in _COPIED:
+            where = (
+                ""
+                if table == "player"
+                else (" WHERE id = :m" if table == "match" else " WHERE match_id = :m")
+            )
+            result = conn.execute(text(f"SELECT * FROM {table}{where}"), {"m": match_id})
+            rows[table] = [dict(r._mapping) for r in result]
+        match = app.service.ctx.repo(session).match(match_id)
+        assert match is not None
+        state = matches.load_state(app.service.ctx, app.service.ctx.repo(session), match)
+    for row in rows["log_entry"]:
+        del row["id"]  # a surrogate key: the new database numbers its own
+    for row in rows["match"]:
+        del row["snapshot_version"]
+        row["state_json"] = json.dumps(state.to_json(), separators=(",", ":"))
+    return rows
