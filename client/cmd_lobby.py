@@ -164,8 +164,8 @@ def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
     from shared.pb import canasta_pb2 as pb
 
     with common.connect(common.profile()) as conn:
-        response = conn.call("ListMyMatches", pb.ListMyMatchesRequest())
+        found = common.my_matches(conn)
     if json:
-        common.print_json(response)
+        common.print_json(pb.ListMyMatchesResponse(matches=found))
         return
-    typer.echo(render_matches(list(response.matches), color=common.color()))
+    typer.echo(render_matches(found, color=common.color()))

@@ -50,8 +50,10 @@ def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
             combined = page
         else:
             combined.entries.extend(page.entries)
+            # Each page carries the hands of its own entries: the latest word on each hand.
+            hands = {h.hand_number: h for h in [*combined.hands, *page.hands]}
             del combined.hands[:]
-            combined.hands.extend(page.hands)
+            combined.hands.extend(hands[n] for n in sorted(hands))
             combined.version = page.version
         if not page.more or not page.entries:
             combined.more = False

@@ -62,22 +62,35 @@ def active(summary: pb.MatchSummary) -> bool:
     return summary.status in (1, 2)  # MATCH_STATUS_WAITING, MATCH_STATUS_PLAYING
 
 
+def my_matches(conn: Connection, *, active_only: bool = False) -> list[pb.MatchSummary]:
+    """The player's matches, active ones first, every page of them."""
+    from shared.pb import canasta_pb2 as pb
+
+    found: list[pb.MatchSummary] = []
+    token = ""
+    while True:
+        request = pb.ListMyMatchesRequest(page_token=token, active_only=active_only)
+        page = conn.call("ListMyMatches", request)
+        found.extend(page.matches)
+        token = page.next_page_token
+        if not token:
+            return found
+
+
 def resolve_match(conn: Connection, given: str | None) -> str:
     """A full match id from an id, a unique prefix, or nothing (the one active match).
 
     A full id the profile already knows needs no call; anything else asks the server for the
     player's matches once.
     """
-    from shared.pb import canasta_pb2 as pb
 
     known = conn.profile.matches
     if given and given in known:
         return given
     if given and len(given) >= 32:
         return given  # a full id: let the server say whether it exists
-    matches: list[pb.MatchSummary] = list(
-        conn.call("ListMyMatches", pb.ListMyMatchesRequest()).matches
-    )
+    # Without a prefix only the active matches matter: finished ones are not even fetched.
+    matches = my_matches(conn, active_only=not given)
     if given:
         found = [m.match_id for m in matches if m.match_id.startswith(given.lower())]
         if len(found) == 1:

@@ -140,12 +140,17 @@ class PlayerClient:
         )
 
     def full_history(self, match_id: str) -> tuple[list[pb.HistoryEntry], pb.GetHistoryResponse]:
+        """Every entry, and the last page with the hand records of every page merged in."""
         entries: list[pb.HistoryEntry] = []
+        hands: dict[int, pb.HandRecord] = {}
         after = 0
         while True:
             page = self.history(match_id, after)
             entries.extend(page.entries)
+            hands.update((h.hand_number, h) for h in page.hands)
             if not page.more:
+                del page.hands[:]
+                page.hands.extend(hands[n] for n in sorted(hands))
                 return entries, page
             after = page.entries[-1].seq
 

@@ -232,8 +232,12 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _list_my_matches(
         self, request: pb.ListMyMatchesRequest, sender: Sender
     ) -> pb.ListMyMatchesResponse:
-        found = self.service.list_my_matches(self._caller(sender))
-        return pb.ListMyMatchesResponse(matches=[convert.summary_to_pb(s) for s in found])
+        found, following = self.service.list_my_matches(
+            self._caller(sender), request.page_size, request.page_token, request.active_only
+        )
+        return pb.ListMyMatchesResponse(
+            matches=[convert.summary_to_pb(s) for s in found], next_page_token=following
+        )
 
     # -- play ---------------------------------------------------------------------------------
 

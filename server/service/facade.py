@@ -125,8 +125,11 @@ class CanastaService:
     def start_match(self, caller: Caller, match_id: str) -> MatchSummary:
         return self.lobby.start(caller.player, match_id)
 
-    def list_my_matches(self, caller: Caller) -> list[MatchSummary]:
-        return self.lobby.list_mine(caller.player)
+    def list_my_matches(
+        self, caller: Caller, page_size: int = 0, page_token: str = "", active_only: bool = False
+    ) -> tuple[list[MatchSummary], str]:
+        """A page of the caller's matches (active first) and the next page's token."""
+        return self.lobby.list_mine(caller.player, page_size, page_token, active_only)
 
     # -- play ---------------------------------------------------------------------------------
 

@@ -29,6 +29,8 @@ from shared.rules import GameState, RuleConfig, make_config
 
 _INVITE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _INVITE_LENGTH = 10
+MAX_PAGE = 100
+"""Most matches in one ListMyMatches answer."""
 MAX_OPTIONS = 64
 MAX_OPTION_TEXT = 1_000
 """Longest JSON text of one option value (the longest real one, a minimum-meld table, is
@@ -131,12 +133,32 @@ class Lobby:
         self._publish(match, state)
         return self._summary(match, state, player)
 
-    def list_mine(self, player: Player) -> list[MatchSummary]:
+    def list_mine(
+        self, player: Player, page_size: int, page_token: str, active_only: bool
+    ) -> tuple[list[MatchSummary], str]:
+        """A page of the player's matches (active ones first) and the token of the next page
+        ("" when this is the last): a player with a thousand finished matches waits for a
+        page, not for all of them."""
         ctx = self.ctx
+        limit = page_size if 0 < page_size <= MAX_PAGE else MAX_PAGE
+        finished, after = _read_page_token(page_token)
+        found: list[Match] = []
         with ctx.db.read() as session:
             repo = ctx.repo(session)
-            found = repo.matches_of(player.id)
-            return [matches.summary(m, matches.load_state(ctx, repo, m), player.id) for m in found]
+            if not finished:
+                found = repo.matches_page(player.id, finished=False, after=after, limit=limit)
+                if len(found) < limit and not active_only:
+                    finished, after = True, None
+            if finished and not active_only:
+                found += repo.matches_page(
+                    player.id, finished=True, after=after, limit=limit - len(found)
+                )
+            summaries = [
+                matches.summary(m, matches.load_state(ctx, repo, m), player.id) for m in found
+            ]
+            last = found[-1] if len(found) == limit else None
+            following = "" if last is None else _page_token(last)
+        return summaries, following
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -197,6 +219,23 @@ class Lobby:
     def _publish(self, match: Match, state: GameState) -> None:
         self.ctx.states.put(match.id, match.revision, state)
         self.ctx.notifier.publish(matches.change(match, state))
+
+
+def _page_token(last: Match) -> str:
+    """Where the next page starts: after ``last`` in its group ("a" active, "f" finished)."""
+    group = "f" if last.status is MatchStatus.FINISHED else "a"
+    return f"{group}.{last.created_ms}.{last.id}"
+
+
+def _read_page_token(token: str) -> tuple[bool, tuple[int, str] | None]:
+    """(finished group?, the (created_ms, id) to start after) of a page token."""
+    if not token:
+        return False, None
+    group, _, rest = token.partition(".")
+    created, _, match_id = rest.partition(".")
+    if group not in ("a", "f") or not created.isdigit() or not 0 < len(match_id) <= 64:
+        raise InvalidRequestError("that page token is not one this server gave")
+    return group == "f", (int(created), match_id)
 
 
 def _refuse_constant(name: str) -> object:

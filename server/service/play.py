@@ -134,7 +134,7 @@ class Play:
             match = matches.require_match(repo, match_id)
             seat = matches.require_seat(match, player.id)
             found = repo.entries(match.id, min(after_seq, match.version), page + 1)
-            hands = repo.hands(match.id)
+            hands = repo.hands(match.id, {e.hand_number for e in found[:page]})
         entries = tuple(
             dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
             for e in found[:page]

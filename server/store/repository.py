@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import TextClause, delete, func, text, update
+from sqlalchemy import TextClause, delete, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
 from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
@@ -286,6 +286,29 @@ class Repository:
             ).one()
         )
 
+    def matches_page(
+        self, player_id: int, *, finished: bool, after: tuple[int, str] | None, limit: int
+    ) -> list[Match]:
+        """Up to ``limit`` of the player's matches that are finished (newest first) or not
+        (oldest first), after the one with ``(created_ms, id) == after`` in that order."""
+        order = (col(MatchRow.created_ms), col(MatchRow.id))
+        statement = (
+            select(MatchRow)
+            .where(
+                col(MatchRow.id).in_(select(SeatRow.match_id).where(SeatRow.player_id == player_id))
+            )
+            .where(
+                (col(MatchRow.status) == MatchStatus.FINISHED.value)
+                if finished
+                else (col(MatchRow.status) != MatchStatus.FINISHED.value)
+            )
+        )
+        if after is not None:
+            key = tuple_(*order)
+            statement = statement.where(key < tuple_(*after) if finished else key > tuple_(*after))
+        statement = statement.order_by(*(c.desc() if finished else c for c in order)).limit(limit)
+        return [self._match(r) for r in self.session.exec(statement).all()]
+
     def matches_of(self, player_id: int) -> list[Match]:
         rows = self.session.exec(
             select(MatchRow)
@@ -444,10 +467,12 @@ class Repository:
         row = self.session.get(HandRow, (match_id, hand_number))
         return _hand(row) if row else None
 
-    def hands(self, match_id: str) -> list[Hand]:
-        rows = self.session.exec(
-            select(HandRow).where(HandRow.match_id == match_id).order_by(col(HandRow.hand_number))
-        ).all()
+    def hands(self, match_id: str, numbers: Collection[int] | None = None) -> list[Hand]:
+        """The match's commit-reveal records (only those of hands ``numbers`` if given)."""
+        statement = select(HandRow).where(HandRow.match_id == match_id)
+        if numbers is not None:
+            statement = statement.where(col(HandRow.hand_number).in_(list(numbers)))
+        rows = self.session.exec(statement.order_by(col(HandRow.hand_number))).all()
         return [_hand(r) for r in rows]
 
     def set_hand_dealt(self, match_id: str, hand_number: int, deal_seq: int) -> None:

@@ -775,14 +775,31 @@ Global___StartMatchResponse: _TypeAlias = StartMatchResponse  # noqa: Y015
 
 @_typing.final
 class ListMyMatchesRequest(_message.Message):
+    """The caller's matches, a page at a time: the ones still waiting or playing first (oldest
+    first), then the finished ones (newest first).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    ACTIVE_ONLY_FIELD_NUMBER: _builtins.int
+    page_size: _builtins.int
+    """At most this many matches; 0 or more than 100 means 100."""
+    page_token: _builtins.str
+    """A previous response's next_page_token; empty for the first page."""
+    active_only: _builtins.bool
+    """Only the matches still waiting or playing."""
     def __init__(
         self,
+        *,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        active_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_only", b"active_only", "page_size", b"page_size", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -793,16 +810,20 @@ class ListMyMatchesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Set when more matches follow: ask again with it as page_token."""
     @_builtins.property
     def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]: ...
     def __init__(
         self,
         *,
         matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1469,7 +1490,11 @@ class GetHistoryResponse(_message.Message):
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___HistoryEntry]: ...
     @_builtins.property
-    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandRecord]: ...
+    def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandRecord]:
+        """The commit-reveal records of the hands this page's entries belong to (a page's size
+        depends only on the entries it holds).
+        """
+
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     def __init__(

@@ -82,6 +82,7 @@ HOSTILE_JSON = [
 INT32 = [0, 1, -1, 2, 3, 7, 2**31 - 1, -(2**31)]
 INT64 = [*INT32, 2**63 - 1, -(2**63)]
 UINT64 = [0, 1, 2, 2**32, 2**63, 2**64 - 1]
+UINT32 = [0, 1, 2, 100, 101, 2**31, 2**32 - 1]
 
 
 class Fuzzer:
@@ -113,8 +114,10 @@ class Fuzzer:
             return self.rng.random() < 0.5
         if kind == FieldDescriptor.TYPE_ENUM:
             return self.rng.choice([v.number for v in field.enum_type.values])
-        if kind in (FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_UINT32):
-            return self.rng.choice(UINT64 if kind == FieldDescriptor.TYPE_UINT64 else UINT64[:4])
+        if kind == FieldDescriptor.TYPE_UINT64:
+            return self.rng.choice(UINT64)
+        if kind == FieldDescriptor.TYPE_UINT32:
+            return self.rng.choice(UINT32)
         if kind == FieldDescriptor.TYPE_INT64:
             return self.rng.choice(INT64)
         return self.rng.choice(INT32)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import grpc
 import pytest
+from sqlalchemy import text
 
 from server.app import App
 from shared.pb import canasta_pb2 as pb
@@ -106,3 +107,46 @@ def test_lobby_refusals(players: Callable[..., PlayerClient]) -> None:
     assert "not started" in message
     code, message = _refused(lambda: alice.submit(view, ["draw"]))
     assert code == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_my_matches_come_a_page_at_a_time_active_first(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """ListMyMatches pages (issue 11): the active matches first, oldest first, then the
+    finished ones, newest first; a page is never longer than asked, and the tokens walk
+    every match exactly once."""
+    alice = players("alice")
+    created = [alice.create_match(bot_seats=[1, 2, 3]).match for _ in range(5)]
+    # The server's order: by creation time, then id (several may share a millisecond).
+    active = [m.match_id for m in sorted(created, key=lambda m: (m.created_at_ms, m.match_id))]
+    finished = active[:2]
+    with app.db.write() as session:  # as if they had been played out
+        for match_id in finished:
+            session.connection().execute(
+                text("UPDATE match SET status = 'finished' WHERE id = :id"), {"id": match_id}
+            )
+    seen: list[str] = []
+    token = ""
+    pages = 0
+    while True:
+        page = alice.stub.ListMyMatches(
+            pb.ListMyMatchesRequest(page_size=2, page_token=token), metadata=alice.metadata
+        )
+        assert len(page.matches) <= 2
+        seen.extend(m.match_id for m in page.matches)
+        pages += 1
+        token = page.next_page_token
+        if not token:
+            break
+    assert seen == active[2:] + finished[::-1]
+    assert pages == 3
+    only_active = alice.stub.ListMyMatches(
+        pb.ListMyMatchesRequest(active_only=True), metadata=alice.metadata
+    )
+    assert [m.match_id for m in only_active.matches] == active[2:]
+    assert not only_active.next_page_token
+    with pytest.raises(grpc.RpcError) as info:
+        alice.stub.ListMyMatches(
+            pb.ListMyMatchesRequest(page_token="x" * 500), metadata=alice.metadata
+        )
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT

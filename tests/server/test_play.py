@@ -288,3 +288,30 @@ def test_a_watcher_who_leaves_is_unsubscribed(
     while notifier.watched() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not notifier.watched()
+
+
+def test_a_history_page_carries_only_the_hands_of_its_entries(make_app: AppFactory) -> None:
+    """A page's size depends on its entries alone (issue 11): after several hands a page of
+    the first hand's moves holds that hand's record, not every hand's."""
+    app = make_app(history_page=5)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        alice = PlayerClient(channel).join_server("alice")
+        match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+        for _ in range(5000):
+            app.bots.drain()
+            view = alice.view(match_id)
+            if view.view.hand_number >= 2 or view.match.status == pb.MATCH_STATUS_FINISHED:
+                break
+            if view.HasField("dealing_seat"):
+                alice.deal(view)
+            elif view.match.to_act == 0:
+                alice.submit(view, [str(choose(authoritative_state(app.service, match_id), 0))])
+        first = alice.history(match_id, after_seq=0)
+        assert {e.hand_number for e in first.entries} == {1}
+        assert [h.hand_number for h in first.hands] == [1]
+        entries, merged = alice.full_history(match_id)
+        numbers = sorted({e.hand_number for e in entries})
+        assert numbers[-1] >= 2
+        assert [h.hand_number for h in merged.hands] == numbers
+        replayed = replay_history(match_id, merged, entries, alice.server_key)
+        assert replayed.hand_number >= 1
