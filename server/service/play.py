@@ -56,6 +56,9 @@ from shared.rules import (
 )
 from shared.wire import Move, move_from_bytes, parse_actions
 
+_NO_SEAT = -1
+"""For ``_current`` when no seat's player is to be checked for a block."""
+
 MAX_WATCHED = 200
 """Matches one Watch may name (none: every match of the caller)."""
 
@@ -116,13 +119,11 @@ class Play:
     # -- reading ------------------------------------------------------------------------------
 
     def view(self, player: Player, match_id: str) -> MatchView:
-        ctx = self.ctx
-        with ctx.db.read() as session:
-            repo = ctx.repo(session)
-            match = matches.require_match(repo, match_id)
-            seat = matches.require_seat(match, player.id)
-            state = matches.load_state(ctx, repo, match)
-            view = self.view_for(match, state, seat)
+        """The match as the player's seat sees it now (this process's copies of the match
+        and its state serve when the database says they are current: one small query)."""
+        match, state, _ = self._current(match_id, _NO_SEAT, fresh=True)
+        seat = matches.require_seat(match, player.id)
+        view = self.view_for(match, state, seat)
         self._mark_seen(match, seat)
         return view
 
