@@ -73,8 +73,11 @@ def my_matches(conn: Connection, *, active_only: bool = False) -> list[pb.MatchS
         page = conn.call("ListMyMatches", request)
         found.extend(page.matches)
         token = page.next_page_token
-        if not token:
-            return found
+        if not token:  # a match that finished meanwhile may be listed in both groups
+            unique: dict[str, pb.MatchSummary] = {}
+            for summary in found:
+                unique[summary.match_id] = summary  # first place, latest word
+            return list(unique.values())
 
 
 def resolve_match(conn: Connection, given: str | None) -> str:

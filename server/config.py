@@ -58,16 +58,19 @@ class ServerConfig:
     token_ttl_seconds: int = 3600
     challenge_ttl_seconds: int = 120
     max_workers: int = 128
-    """Worker threads per server process, for the calls' bodies (Watch streams hold none)."""
+    """Worker threads per server process for the calls' bodies on PostgreSQL (on SQLite they
+    run on the event loop; Watch streams hold none)."""
     history_page: int = 500
     """Entries per GetHistory response."""
     feed_poll_ms: int = 250
     """While a Watch stream is open, how often this process looks in the database for changes
-    stored by other server processes (replicas, workers) on the same database."""
+    stored by other server processes on the same (PostgreSQL) database, and whether the open
+    streams' tokens are still valid."""
     log_level: str = "INFO"
     limit_anonymous_per_minute: int = 120
-    """Calls that need no token (server info, register, challenge, authenticate) a minute
-    from one peer address. 0: no limit."""
+    """Calls that need no token and use the database (register, challenge, authenticate) a
+    minute from one peer address (an IPv6 one by its /64), and as many bearer tokens that
+    turn out not valid. 0: no limit."""
     limit_writes_per_minute: int = 600
     """Writes (moves, creating, joining, filling and starting matches) a minute by one
     player, or from one peer address for a move sent without a token. 0: no limit."""

@@ -144,8 +144,8 @@ class GrpcServer:
     """A ``grpc.aio`` server on an event loop in a thread of its own.
 
     Why asyncio: a Watch stream then waits on the loop instead of holding a thread, so a
-    thousand idle streams cost a thousand small coroutines, not a thousand threads; every
-    other call's body runs in a worker thread (``max_workers``). The loop lives in its own
+    thousand idle streams cost a thousand small coroutines, not a thousand threads (where the
+    other calls' bodies run: ``server.edge.servicer``). The loop lives in its own
     thread so that everything else (bots, the change feed, operator commands, tests) stays
     plain blocking code, and ``start``/``stop`` here block until done.
     """

@@ -15,6 +15,7 @@ error                                              status
 ``LimitExceededError``                             ``RESOURCE_EXHAUSTED``
 a unique-constraint violation, serialization       ``ABORTED`` (try again): a race the
 failure or deadlock the service did not handle     service did not foresee, not a bug
+SQLite's write lock held past the busy timeout     ``UNAVAILABLE`` (try again)
 a value the database refuses to store or compare   ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
 (SQLAlchemy ``DataError``)                          character in a request's text)
 anything else                                      ``INTERNAL``, generic message; logged here
@@ -43,7 +44,7 @@ from server.service.errors import (
     StaleMoveError,
     UnauthenticatedError,
 )
-from server.store.conflicts import lost_a_race
+from server.store.conflicts import is_busy, lost_a_race
 from shared.crypto import CryptoError
 from shared.rules import CanastaError, ConfigError, IllegalMoveError, NotationError
 from shared.wire import WireError
@@ -91,6 +92,13 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
             grpc.StatusCode.ABORTED,
             "a concurrent request changed the same data first; fetch it again and retry",
             (("canasta-error", "conflict"),),
+        )
+    if is_busy(exc):
+        log.warning("the database stayed busy: %s", exc)
+        return (
+            grpc.StatusCode.UNAVAILABLE,
+            "the database is busy (another process holds it); try again shortly",
+            (("canasta-error", "busy"),),
         )
     if isinstance(exc, DataError):
         return (

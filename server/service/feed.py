@@ -1,7 +1,7 @@
 """The change feed: changes stored by other server processes, for this process's Watch streams.
 
-``server.service.notify`` carries a change only within the process that stored it. Several processes
-may share one database (``serve --workers N``, or replicas on one PostgreSQL), and a player's
+``server.service.notify`` carries a change only within the process that stored it. Several
+server processes may share one PostgreSQL database, and a player's
 Watch stream may be held by another process than the one that stores the opponent's move. So
 while at least one Watch stream is open in this process, a background thread asks the
 database every ``feed_poll_ms`` which matches changed lately, and relays to the watchers each
@@ -14,7 +14,7 @@ token was revoked or expired has the stream ended within one round.
 
 "Lately" means ``updated_ms >= now - slack``. Every change stamps ``updated_ms`` before its
 transaction commits, so a change can become visible after one stamped later (a move waits for
-the group commit, a seat change for the row lock), and the clocks of replicas on different
+its commit, a seat change for the row lock), and the clocks of replicas on different
 hosts differ a little: the window reaches back ``LATE_COMMIT_SLACK_MS`` to cover both. Each
 poll sees the whole window again and tells what is new by revision, which the notifier
 remembers per match; that costs an index range scan of ``(id, revision)`` pairs, only as many

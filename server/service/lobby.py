@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import secrets
 import uuid
 from collections.abc import Mapping, Sequence
@@ -221,6 +222,9 @@ class Lobby:
         self.ctx.notifier.publish(matches.change(match, state))
 
 
+_PAGE_TOKEN = re.compile(r"(?P<group>[af])\.(?P<created>[0-9]{1,19})\.(?P<id>[0-9a-z]{1,64})")
+
+
 def _page_token(last: Match) -> str:
     """Where the next page starts: after ``last`` in its group ("a" active, "f" finished)."""
     group = "f" if last.status is MatchStatus.FINISHED else "a"
@@ -231,11 +235,10 @@ def _read_page_token(token: str) -> tuple[bool, tuple[int, str] | None]:
     """(finished group?, the (created_ms, id) to start after) of a page token."""
     if not token:
         return False, None
-    group, _, rest = token.partition(".")
-    created, _, match_id = rest.partition(".")
-    if group not in ("a", "f") or not created.isdigit() or not 0 < len(match_id) <= 64:
+    found = _PAGE_TOKEN.fullmatch(token)
+    if found is None or int(found["created"]) >= 2**63:
         raise InvalidRequestError("that page token is not one this server gave")
-    return group == "f", (int(created), match_id)
+    return found["group"] == "f", (int(found["created"]), found["id"])
 
 
 def _refuse_constant(name: str) -> object:

@@ -135,7 +135,10 @@ class Play:
             match = matches.require_match(repo, match_id)
             seat = matches.require_seat(match, player.id)
             found = repo.entries(match.id, min(after_seq, match.version), page + 1)
-            hands = repo.hands(match.id, {e.hand_number for e in found[:page]})
+            numbers = {e.hand_number for e in found[:page]}
+            if len(found) <= page:  # the last page: also the next hand's commitment, if any
+                numbers.add(max(numbers, default=0) + 1)
+            hands = repo.hands(match.id, numbers)
         entries = tuple(
             dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
             for e in found[:page]
@@ -451,7 +454,14 @@ class Play:
     # -- helpers ------------------------------------------------------------------------------
 
     def _mark_seen(self, match: Match, seat: int) -> None:
+        """Note that ``seat`` has seen ``match`` now (once per change: this process's copy of
+        the match learns it too, so the next look does not write again)."""
         if match.seats[seat].seen_revision >= match.revision:
             return
         with self.ctx.db.write() as session:
             self.ctx.repo(session).set_seen(match.id, seat, match.revision)
+        seats = list(match.seats)
+        seats[seat] = dataclasses.replace(seats[seat], seen_revision=match.revision)
+        cached = self.ctx.matches.get(match.id)
+        if cached is not None and cached.revision == match.revision:
+            self.ctx.matches.put(match.id, dataclasses.replace(cached, seats=tuple(seats)))

@@ -6,7 +6,7 @@ where they happen; the edge reports any other such race as ABORTED (try again).
 
 from __future__ import annotations
 
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 # SQLSTATEs of a transaction that lost to a concurrent one: serialization_failure and
 # deadlock_detected (PostgreSQL; the service's own races are handled where they happen).
@@ -31,3 +31,9 @@ def lost_a_race(exc: BaseException) -> bool:
         return True
     sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
     return isinstance(exc, DBAPIError) and sqlstate in _RACE_SQLSTATES
+
+
+def is_busy(exc: BaseException) -> bool:
+    """SQLite's write lock stayed taken for the whole busy timeout (another process, such as
+    an operator command, held the database that long): not a bug, try again later."""
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)

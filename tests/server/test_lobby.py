@@ -145,8 +145,9 @@ def test_my_matches_come_a_page_at_a_time_active_first(
     )
     assert [m.match_id for m in only_active.matches] == active[2:]
     assert not only_active.next_page_token
-    with pytest.raises(grpc.RpcError) as info:
-        alice.stub.ListMyMatches(
-            pb.ListMyMatchesRequest(page_token="x" * 500), metadata=alice.metadata
-        )
-    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    for bad in ("x" * 500, "a.\u00b2.abc", "a." + "9" * 5000 + ".abc", f"f.{2**64}.abc", "a.1."):
+        with pytest.raises(grpc.RpcError) as info:
+            alice.stub.ListMyMatches(
+                pb.ListMyMatchesRequest(page_token=bad), metadata=alice.metadata
+            )
+        assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 import pytest
@@ -23,7 +24,7 @@ from server.store.repository import Repository
 from shared.crypto import verify_receipt
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, apply
-from tests.testkit import PlayerClient, authoritative_state, replay_history
+from tests.testkit import PlayerClient, authoritative_state, plain_turn, replay_history
 
 from .audit import LeakAudit
 from .conftest import AppFactory
@@ -315,3 +316,32 @@ def test_a_history_page_carries_only_the_hands_of_its_entries(make_app: AppFacto
         assert [h.hand_number for h in merged.hands] == numbers
         replayed = replay_history(match_id, merged, entries, alice.server_key)
         assert replayed.hand_number >= 1
+
+
+def test_looking_again_at_an_unchanged_match_writes_nothing(
+    app: App, players: Callable[..., PlayerClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view notes that the seat has seen the match once per change, not once per look:
+    a look at an unchanged match opens no write transaction (on SQLite it would take the
+    database's write lock on the event loop)."""
+    alice = players("alice")
+    match_id = alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+    alice.deal(alice.view(match_id))  # the cut
+    for _ in range(2):  # alice's whole turn (draw, discard), whenever it comes: bots move after
+        app.bots.drain()
+        view = alice.view(match_id)
+        alice.submit(view, plain_turn(view))
+    app.bots.drain()
+    alice.view(match_id)  # she sees what the bots changed: one write
+    writes: list[int] = []
+    real_write = app.db.write
+
+    def counted() -> Any:
+        writes.append(1)
+        return real_write()
+
+    monkeypatch.setattr(app.db, "write", counted)
+    for _ in range(5):
+        alice.view(match_id)
+        alice.history(match_id)
+    assert writes == []
