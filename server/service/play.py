@@ -166,12 +166,10 @@ class Play:
                     found = [matches.require_match(repo, m) for m in dict.fromkeys(match_ids)]
                     for match in found:
                         matches.require_seat(match, player.id)
-                else:  # every match of the caller that can still change (the list is bounded)
-                    found = [
-                        m
-                        for m in repo.matches_of(player.id)
-                        if m.status is not MatchStatus.FINISHED
-                    ]
+                else:  # every match of the caller that can still change, not its finished ones
+                    found = repo.matches_page(
+                        player.id, finished=False, after=None, limit=ctx.config.limit_open_matches
+                    )
                 initial = [matches.change(m, matches.load_state(ctx, repo, m)) for m in found]
         except BaseException:
             subscription.close()

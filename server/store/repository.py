@@ -317,16 +317,6 @@ class Repository:
         statement = statement.order_by(*(c.desc() if finished else c for c in order)).limit(limit)
         return [self._match(r) for r in self.session.exec(statement).all()]
 
-    def matches_of(self, player_id: int) -> list[Match]:
-        rows = self.session.exec(
-            select(MatchRow)
-            .join(SeatRow, col(SeatRow.match_id) == col(MatchRow.id))
-            .where(SeatRow.player_id == player_id)
-            .order_by(col(MatchRow.created_ms), col(MatchRow.id))
-        ).all()
-        unique = {r.id: r for r in rows}
-        return [self._match(r) for r in unique.values()]
-
     def changed_since(self, since_ms: int) -> list[tuple[str, int]]:
         """``(id, revision)`` of every match changed at or after ``since_ms`` (by its
         ``updated_ms``, which is indexed)."""
