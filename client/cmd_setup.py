@@ -54,7 +54,8 @@ def setup(
     directory (CANASTA_HOME overrides it); the key file is readable only by you.
     """
     from shared import protocol
-    from shared.crypto import generate_private_key, public_key_raw, public_key_to_text
+    from shared.crypto.keys import generate_private_key, public_key_raw
+    from shared.crypto.keytext import public_key_to_text
 
     name_ = chosen_profile(common.OPTIONS.profile)
     try:
@@ -74,7 +75,7 @@ def setup(
     else:
         secret = _new_passphrase() if passphrase else None
         key = generate_private_key()
-        from shared.crypto import private_key_to_openssh, private_key_to_pem
+        from shared.crypto.keys import private_key_to_openssh, private_key_to_pem
 
         pem = private_key_to_openssh(key, secret) if secret else private_key_to_pem(key)
         write_key(player.key_path, pem)
@@ -114,7 +115,7 @@ def _new_passphrase() -> str:
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta whoami --json")
 def whoami(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False) -> None:
     """Show this profile: your name and key, the server and its pinned key (no network)."""
-    from shared.crypto import fingerprint, public_key_from_text
+    from shared.crypto.keytext import fingerprint, public_key_from_text
 
     player = common.profile()
     facts = {
@@ -197,7 +198,7 @@ def forget() -> None:
 @server_app.command(epilog="Example:\n\n  canasta server info --json")
 def info(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False) -> None:
     """Ask the server who it is: its key (checked against the pin), version and presets."""
-    from shared.crypto import fingerprint
+    from shared.crypto.keytext import fingerprint
 
     player = common.profile()
     with common.connect(player) as conn:

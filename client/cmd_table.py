@@ -80,7 +80,7 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
 
 
 def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:
-    from shared.crypto import public_key_from_text
+    from shared.crypto.keytext import public_key_from_text
 
     mine = public_key_from_text(conn.profile.public_key)
     for seat in record.seats:

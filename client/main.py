@@ -9,76 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
 from client import cmd_lobby, cmd_move, cmd_setup, cmd_table, common
 from client.errors import CliError
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "y", "on"):
-        return True
-    if text in ("0", "false", "no", "n", "off", ""):
-        return False
-    raise ValueError(text)
-
-
-def _plain_parameters_without_pydantic() -> None:
-    """Coerce plain ``str``/``int``/``float`` parameters without importing pydantic.
-
-    Typer 0.2x coerces every non-bool parameter through a pydantic ``TypeAdapter``; importing
-    pydantic costs about 75 ms, a third of the 250 ms a command may take to start (issue 4).
-    Our parameters are plain text, numbers and flags (optional, or lists of them), which need
-    only ``int()``/``float()``. This hooks a private Typer method, so it is guarded: if Typer's
-    internals change, nothing breaks, commands just start slower (``bench/bench_client.py``).
-    """
-    try:
-        from typer import core
-        from typer._coercion import RuntimeParam
-
-        parameter_class: Any = core._TyperParameter
-        original = parameter_class.get_runtime_param
-    except (ImportError, AttributeError):  # pragma: no cover - a Typer without the hook
-        return
-    scalars: dict[Any, Callable[[Any], Any]] = {str: str, int: int, float: float, bool: _flag}
-    plain: dict[Any, tuple[Callable[[Any], Any], bool]] = {}
-    for kind, convert in scalars.items():
-        plain[kind] = plain[kind | None] = (convert, False)
-        many: Any = list[kind]  # type: ignore[valid-type]
-        plain[many] = plain[many | None] = (convert, True)
-
-    class _Plain(RuntimeParam):
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            convert, many = plain[self.annotation]
-            try:
-                if many:
-                    return [convert(item) for item in value]
-                return convert(value)
-            except (TypeError, ValueError):
-                raise typer.BadParameter(
-                    f"{value!r} is not a valid {convert.__name__}", ctx=ctx, param=param
-                ) from None
-
-    def get_runtime_param(self: Any) -> Any:
-        descriptor = getattr(self, "type_descriptor", None)
-        annotation = getattr(descriptor, "annotation", None)
-        if getattr(self, "_runtime_param", False) is None and annotation in plain:
-            self._runtime_param = _Plain(
-                parameter_info=self.type_descriptor.parameter_info,
-                annotation=self.type_descriptor.annotation,
-            )
-        return original(self)
-
-    parameter_class.get_runtime_param = get_runtime_param
-
-
-_plain_parameters_without_pydantic()
 
 
 class _App(typer.Typer):

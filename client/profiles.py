@@ -28,7 +28,7 @@ from client import paths
 from client.errors import CliError
 
 if TYPE_CHECKING:
-    from shared.crypto import PrivateKey
+    from shared.crypto.keys import PrivateKey
     from shared.pb import canasta_pb2 as pb
 
 TOKEN_MARGIN_MS = 30_000
@@ -155,7 +155,8 @@ class Profile:
 
     def load_key(self) -> PrivateKey:
         """The player's key, after checking the file's mode; asks for the passphrase if needed."""
-        from shared.crypto import KeyFileError, is_encrypted_key, private_key_from_pem
+        from shared.crypto.errors import KeyFileError
+        from shared.crypto.keys import is_encrypted_key, private_key_from_pem
 
         path = self.key_path
         check_key_mode(path)

@@ -114,7 +114,7 @@ def open_channel(address: str, tls: bool = False, ca_file: str = "") -> grpc.Cha
 
 
 def key_changed_message(address: str, pinned: bytes, presented: bytes) -> str:
-    from shared.crypto import fingerprint
+    from shared.crypto.keytext import fingerprint
 
     return (
         f"DANGER: the server's key changed! {address} now presents key {fingerprint(presented)}, "
@@ -163,8 +163,8 @@ class Connection:
 
     def check_pin(self, info: pb.GetServerInfoResponse) -> bytes:
         """Compare the presented key with the pin (pinning it the first time); loud on change."""
-        from shared.crypto import (
-            CryptoError,
+        from shared.crypto.errors import CryptoError
+        from shared.crypto.keytext import (
             check_public_key,
             fingerprint,
             public_key_from_text,
@@ -199,7 +199,7 @@ class Connection:
     def login(self) -> None:
         """Challenge, sign, get a token; the server's key is checked against the pin first."""
         from shared import protocol
-        from shared.crypto import public_key_raw
+        from shared.crypto.keys import public_key_raw
 
         server_key = self.pinned_key()
         key = self.profile.load_key()

@@ -24,7 +24,8 @@ from server.service.lobby import new_invite_code
 from server.store.db import Database
 from server.store.migrations import MigrationError, head_revision, migrate
 from server.store.repository import Repository
-from shared.crypto import CryptoError, fingerprint, public_key_from_text, public_key_to_text
+from shared.crypto.errors import CryptoError
+from shared.crypto.keytext import fingerprint, public_key_from_text, public_key_to_text
 
 app = typer.Typer(help="The Canasta correspondence server.", no_args_is_help=True)
 players_app = typer.Typer(help="List, block and unblock players.", no_args_is_help=True)

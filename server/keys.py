@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from shared.crypto import (
+from shared.crypto.keys import (
     PrivateKey,
     generate_private_key,
     private_key_from_pem,

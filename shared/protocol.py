@@ -19,16 +19,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from shared.crypto import (
-    PrivateKey,
-    deal_seed,
-    entry_hash,
-    public_key_raw,
-    shuffle,
-    sign,
-    verify_commitment,
-    verify_receipt,
-)
+from shared.crypto.chain import entry_hash, verify_receipt
+from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
+from shared.crypto.keys import PrivateKey, public_key_raw, sign
 from shared.pb import canasta_pb2 as pb
 from shared.rules import Card, RuleConfig, deck
 from shared.wire import (

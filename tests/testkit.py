@@ -16,14 +16,8 @@ from typing import Any, cast
 import grpc
 
 from shared import protocol
-from shared.crypto import (
-    PrivateKey,
-    chain_hashes,
-    generate_private_key,
-    public_key_raw,
-    verify,
-    verify_receipt,
-)
+from shared.crypto.chain import chain_hashes, verify_receipt
+from shared.crypto.keys import PrivateKey, generate_private_key, public_key_raw, verify
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 from shared.rules import GameState, RuleConfig, apply_turn, deal_hand, new_match

@@ -45,7 +45,7 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.store.conflicts import is_busy, lost_a_race
-from shared.crypto import CryptoError
+from shared.crypto.errors import CryptoError
 from shared.rules import CanastaError, ConfigError, IllegalMoveError, NotationError
 from shared.wire import WireError
 

@@ -28,7 +28,9 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.store.conflicts import is_unique_violation
-from shared.crypto import PUBLIC_KEY_SIZE, CryptoError, public_key_from_raw, verify
+from shared.crypto.errors import CryptoError
+from shared.crypto.keys import public_key_from_raw, verify
+from shared.crypto.keytext import PUBLIC_KEY_SIZE
 from shared.wire import auth_message, register_message, registration_from_bytes
 
 MAX_NAME = 40

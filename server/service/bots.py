@@ -19,7 +19,7 @@ from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import StaleMoveError
 from server.service.play import Play
-from shared.crypto import sign
+from shared.crypto.keys import sign
 from shared.rules import Action, GameState, legal_actions
 from shared.wire import Move, move_to_bytes
 

@@ -25,7 +25,7 @@ from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
 from server.store.repository import Repository
-from shared.crypto import genesis_hash
+from shared.crypto.chain import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
 
 _INVITE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"

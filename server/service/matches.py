@@ -12,7 +12,7 @@ from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary,
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository
-from shared.crypto import commitment, deal_seed, new_secret, shuffle
+from shared.crypto.fairdeal import commitment, deal_seed, new_secret, shuffle
 from shared.rules import Card, GameState, Phase, apply_turn, deal_hand, deck, new_match
 from shared.wire import move_from_bytes, parse_actions
 

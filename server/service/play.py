@@ -42,7 +42,8 @@ from server.service.errors import (
 from server.service.notify import Subscription
 from server.store.conflicts import is_unique_violation
 from server.store.repository import StoredMove
-from shared.crypto import entry_hash, sign_receipt, verify
+from shared.crypto.chain import entry_hash, sign_receipt
+from shared.crypto.keys import verify
 from shared.rules import (
     Event,
     GameState,

@@ -20,13 +20,13 @@ from client.profiles import (
     write_key,
 )
 from client.rpc import Connection
-from shared.crypto import (
+from shared.crypto.keys import (
     generate_private_key,
     private_key_to_openssh,
     private_key_to_pem,
     public_key_raw,
-    public_key_to_text,
 )
+from shared.crypto.keytext import public_key_to_text
 from shared.pb import canasta_pb2 as pb
 
 

@@ -14,6 +14,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +159,28 @@ def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
     assert json_format.Parse(mine.stdout, pb.MatchView()).view.seat == seat
 
 
+def test_show_loads_neither_cryptography_nor_pydantic(table: Table) -> None:
+    """``canasta show`` with a pinned key and a valid token checks the pin in pure Python
+    (``shared.crypto.keytext``) and needs no signature: the ``cryptography`` library's 25 ms
+    of start-up stay out of the command a player types most, as does pydantic's."""
+    player = table.players[1]
+    player.run("show")  # a token is cached and the server key pinned
+    code = (
+        "import json, sys\n"
+        "from typer.main import get_command\n"
+        "from client.main import app\n"
+        "get_command(app).main(['show'], prog_name='canasta', standalone_mode=False)\n"
+        "heavy = ('cryptography', 'pydantic', 'rich', 'shared.rules', 'shared.crypto.keys')\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=player.env(),
+        timeout=60, check=True,
+    )  # fmt: skip
+    assert f"Match {table.match_id}" in done.stdout
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+
 def test_key_file_open_to_others_is_refused(table: Table) -> None:
     player = table.players[2]
     key = player.home / "profiles" / "default" / "key"
@@ -262,7 +285,8 @@ def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:
 def test_a_changed_pin_stops_reads_and_moves_before_anything_is_sent(table: Table) -> None:
     """The same server and database, but the profile pinned another key (a copied profile
     meeting an impostor looks the same): no token and no move may leave."""
-    from shared.crypto import generate_private_key, public_key_raw, public_key_to_text
+    from shared.crypto.keys import generate_private_key, public_key_raw
+    from shared.crypto.keytext import public_key_to_text
 
     seat = table.actor()
     player = table.players[seat]

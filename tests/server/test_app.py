@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from server.__main__ import app as cli
 from server.app import App
-from shared.crypto import public_key_to_text
+from shared.crypto.keytext import public_key_to_text
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient
 

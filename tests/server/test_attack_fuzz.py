@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from server.app import App
 from server.service.bots import default_chooser
-from shared.crypto import generate_private_key, sign
+from shared.crypto.keys import generate_private_key, sign
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, OPTION_CHOICES, OPTION_NAMES, PRESETS, TAKE_METHODS, Phase
 from shared.wire import register_message

@@ -23,7 +23,7 @@ from server.app import App
 from server.store.models import ChallengeRow
 from server.store.repository import Repository
 from shared import protocol
-from shared.crypto import generate_private_key
+from shared.crypto.keys import generate_private_key
 from shared.pb import canasta_pb2 as pb
 from shared.rules import PRESETS, make_config
 from tests.testkit import PlayerClient, authoritative_state

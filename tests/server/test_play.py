@@ -21,7 +21,7 @@ from server.service import matches
 from server.service.bots import default_chooser
 from server.service.context import LruCache, StateCache
 from server.store.repository import Repository
-from shared.crypto import verify_receipt
+from shared.crypto.chain import verify_receipt
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, apply
 from tests.testkit import PlayerClient, authoritative_state, plain_turn, replay_history

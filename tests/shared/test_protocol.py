@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from shared import protocol
-from shared.crypto import (
-    entry_hash,
-    generate_private_key,
-    genesis_hash,
-    public_key_raw,
-    sign_receipt,
-    verify,
-)
+from shared.crypto.chain import entry_hash, genesis_hash, sign_receipt
+from shared.crypto.keys import generate_private_key, public_key_raw, verify
 from shared.pb import canasta_pb2 as pb
 from shared.wire import move_from_bytes
 
@@ -18,7 +12,7 @@ from shared.wire import move_from_bytes
 def _receipt(
     server: object, request: pb.SubmitRequest, head: bytes, seq: int, match_id: str = "m"
 ) -> pb.Receipt:
-    from shared.crypto import PrivateKey
+    from shared.crypto.keys import PrivateKey
 
     assert isinstance(server, PrivateKey)
     digest = entry_hash(head, request.payload, request.signature)

@@ -2,17 +2,16 @@
 
 import pytest
 
-from shared.crypto import (
+from shared.crypto.chain import (
     HASH_SIZE,
     chain_hashes,
     entry_hash,
-    generate_private_key,
     genesis_hash,
-    public_key_raw,
     receipt_message,
     sign_receipt,
     verify_receipt,
 )
+from shared.crypto.keys import generate_private_key, public_key_raw
 
 
 def _flip(data: bytes, index: int) -> bytes:

@@ -6,8 +6,16 @@ from itertools import permutations
 
 import pytest
 
-from shared.crypto import SECRET_SIZE, commitment, deal_seed, new_secret, shuffle, verify_commitment
-from shared.crypto.fairdeal import _uniform_below, _words
+from shared.crypto.fairdeal import (
+    SECRET_SIZE,
+    _uniform_below,
+    _words,
+    commitment,
+    deal_seed,
+    new_secret,
+    shuffle,
+    verify_commitment,
+)
 
 SECRET = bytes(range(32))
 

@@ -4,20 +4,17 @@ import re
 
 import pytest
 
-from shared.crypto import (
-    CryptoError,
-    KeyFileError,
-    fingerprint,
+from shared.crypto.errors import CryptoError, KeyFileError
+from shared.crypto.keys import (
     generate_private_key,
     private_key_from_pem,
     private_key_to_pem,
     public_key_from_raw,
-    public_key_from_text,
     public_key_raw,
-    public_key_to_text,
     sign,
     verify,
 )
+from shared.crypto.keytext import fingerprint, public_key_from_text, public_key_to_text
 
 
 def _flip(data: bytes, index: int) -> bytes:

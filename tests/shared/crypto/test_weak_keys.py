@@ -2,24 +2,22 @@
 
 The eight points of small order are derived here from the curve equation itself, with
 affine Edwards arithmetic written for this test, so the test does not trust the production
-table it checks (``shared.crypto.keys._SMALL_ORDER_Y``).
+table it checks (``shared.crypto.keytext._SMALL_ORDER_Y``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from shared.crypto import (
-    CryptoError,
-    check_public_key,
+from shared.crypto.errors import CryptoError
+from shared.crypto.keys import (
     generate_private_key,
     public_key_from_raw,
-    public_key_from_text,
     public_key_raw,
-    public_key_to_text,
     sign,
     verify,
 )
+from shared.crypto.keytext import check_public_key, public_key_from_text, public_key_to_text
 
 P = 2**255 - 19
 D = -121665 * pow(121666, -1, P) % P
