@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import queue
 import signal
 import statistics
 import tempfile
@@ -218,6 +219,9 @@ def _client_process(port: int, clients: int, pipe: _Channel) -> None:
     asyncio.run(_play(drivers, pipe))
 
 
+RESULT_TIMEOUT = 300
+
+
 class _Channel:
     """Two queues: results to the parent, phases (then None: stop) to the children."""
 
@@ -227,6 +231,15 @@ class _Channel:
 
     def put(self, item: object) -> None:
         self.up.put(item)
+
+    def result(self) -> Any:
+        """The next answer of a client process; a process that died (its traceback is above,
+        e.g. refused by a server started without ``--port``'s relaxed limits) ends the run
+        instead of leaving it waiting forever."""
+        try:
+            return self.up.get(timeout=RESULT_TIMEOUT)[1]
+        except queue.Empty:
+            raise SystemExit(f"no answer from a client process in {RESULT_TIMEOUT} s") from None
 
     def get_phase(self) -> Phase | None:
         """Wait for the next phase (sent once every process has set up its matches)."""
@@ -284,7 +297,7 @@ def _measure(pipe: _Channel, processes: int, phase: Phase, server_pid: int | Non
         cpu_before = _cpu_seconds(server_pid)
         time.sleep(max(0.0, phase.start_at + phase.warmup + phase.seconds - time.time()))
         cpu_after = _cpu_seconds(server_pid)
-    parts = [pipe.up.get()[1] for _ in range(processes)]
+    parts = [pipe.result() for _ in range(processes)]
     result = Result(
         sum(r.moves for r in parts),
         sum(r.errors for r in parts),
@@ -322,7 +335,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=1, help="client processes")
     parser.add_argument("--log-level", default="INFO", help="the server's log level")
     parser.add_argument(
-        "--port", type=int, default=0, help="use a server already running on 127.0.0.1:PORT"
+        "--port",
+        type=int,
+        default=0,
+        help="use a server already running on 127.0.0.1:PORT (start it with "
+        "CANASTA_SERVER_LIMIT_ANONYMOUS_PER_MINUTE=0 and CANASTA_SERVER_LIMIT_WRITES_PER_MINUTE=0, "
+        "or its abuse limits stop the clients)",
     )
     args = parser.parse_args(argv)
     context = multiprocessing.get_context("spawn")
@@ -349,7 +367,7 @@ def main(argv: list[str] | None = None) -> None:
             setup = time.perf_counter()
             for process in processes:
                 process.start()
-            ready = sum(pipe.up.get()[1] for _ in processes)
+            ready = sum(pipe.result() for _ in processes)
             setup = time.perf_counter() - setup
             rates = [0.0] + ([args.rate] if args.rate else [])
             runs = [
