@@ -24,6 +24,46 @@ class SeatKind(StrEnum):
     BOT = "bot"
 
 
+class TimeoutPolicy(StrEnum):
+    """What happens when a seat's turn is overdue (``server.service.deadlines``)."""
+
+    SUBSTITUTE = "substitute"
+    """A bot plays the seat, turn by turn, until its player comes back."""
+    FORFEIT = "forfeit"
+    """The seat's side loses the match; the others win."""
+
+
+DAY_MS = 86_400_000
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """A match's clock, chosen at creation (checked by ``server.service.clocks``): days per
+    turn, a reserve bank that a slow turn draws on, weekends off, and the timeout policy."""
+
+    days_per_move: int
+    bank_days: int = 0
+    weekends_off: bool = False
+    on_timeout: TimeoutPolicy = TimeoutPolicy.SUBSTITUTE
+
+    @property
+    def per_move_ms(self) -> int:
+        return self.days_per_move * DAY_MS
+
+    @property
+    def bank_ms(self) -> int:
+        return self.bank_days * DAY_MS
+
+
+@dataclass(frozen=True, slots=True)
+class TurnClock:
+    """The running clock of a match: whose turn it is, since when, and when it is due."""
+
+    seat: int
+    started_ms: int
+    due_ms: int
+
+
 @dataclass(frozen=True, slots=True)
 class Player:
     id: int
@@ -43,6 +83,12 @@ class Seat:
     public_key: bytes = b""
     """The key that signs this seat's moves (the bot key for a bot seat)."""
     seen_revision: int = 0
+    time_zone: str = "UTC"
+    """The player's time zone: their clock's weekends are theirs."""
+    bank_ms: int = 0
+    """What is left of this seat's reserve bank (with a time control)."""
+    covered: str = ""
+    """Why a bot plays this human seat for now: ``"timeout"``, ``"asked"``; empty if not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +105,10 @@ class Match:
     created_ms: int
     updated_ms: int
     seats: tuple[Seat, ...]
+    time_control: TimeControl | None = None
+    """None: no clock (a friendly match)."""
+    clock: TurnClock | None = None
+    """The turn being timed (None without a time control or when nobody is to act)."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:

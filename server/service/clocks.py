@@ -1,0 +1,128 @@
+"""Correspondence clocks: checking a time control, how much of a stretch of time counts, when
+a turn is due, and what a turn costs the seat's bank.
+
+A match's time control (``server.domain.TimeControl``) gives each turn ``days_per_move`` days;
+a turn that runs longer draws the excess from the seat's reserve bank, and when the bank is
+spent too the turn is overdue (``server.service.deadlines`` applies the match's timeout
+policy). With ``weekends_off`` the clock stands still from Saturday 00:00 to Monday 00:00 in
+the time zone of the player in the seat, so a player in Tokyo and one in Lisbon each keep
+their own weekend.
+
+These are pure functions of instants (integer milliseconds since the Unix epoch, UTC) and an
+IANA time zone name; the service passes its injectable clock's ``now``, so tests move time
+without sleeping. The work is bounded: a walk day by day over at most the allowance and its
+weekends (``MAX_DAYS_PER_MOVE + MAX_BANK_DAYS`` days of clock, under 70 calendar days).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from server.domain import TimeControl, TimeoutPolicy
+from server.service.errors import InvalidRequestError
+
+MAX_DAYS_PER_MOVE = 14
+MAX_BANK_DAYS = 30
+MAX_TIME_ZONE = 64
+"""Longest accepted time zone name (the IANA database's longest is about 30 characters)."""
+SATURDAY = 5
+"""``date.weekday()`` of Saturday; Sunday is 6."""
+
+
+def time_control(
+    days_per_move: int, bank_days: int, weekends_off: bool, on_timeout: str
+) -> TimeControl | None:
+    """The time control a creator asked for (``days_per_move`` 0: none), or
+    ``InvalidRequestError`` saying which value is out of range."""
+    if days_per_move == 0:
+        if bank_days or weekends_off or on_timeout:
+            raise InvalidRequestError(
+                "a match without a clock takes no bank, weekends off or timeout policy"
+            )
+        return None
+    if not 1 <= days_per_move <= MAX_DAYS_PER_MOVE:
+        raise InvalidRequestError(
+            f"days per move must be 1 to {MAX_DAYS_PER_MOVE} (or 0 for no clock), "
+            f"not {days_per_move}"
+        )
+    if not 0 <= bank_days <= MAX_BANK_DAYS:
+        raise InvalidRequestError(
+            f"the reserve bank must be 0 to {MAX_BANK_DAYS} days, not {bank_days}"
+        )
+    policies = {p.value for p in TimeoutPolicy}
+    if on_timeout and on_timeout not in policies:
+        raise InvalidRequestError(
+            f"on timeout: {on_timeout[:32]!r} is not one of {', '.join(sorted(policies))}"
+        )
+    policy = TimeoutPolicy(on_timeout) if on_timeout else TimeoutPolicy.SUBSTITUTE
+    return TimeControl(days_per_move, bank_days, weekends_off, policy)
+
+
+@lru_cache(maxsize=512)
+def zone(name: str) -> ZoneInfo:
+    """The IANA time zone ``name`` (``UTC``, ``Europe/Berlin``), or ``InvalidRequestError``."""
+    if not name or len(name) > MAX_TIME_ZONE or not name.isascii() or name.startswith("/"):
+        raise InvalidRequestError(f"not a time zone name: {name[:MAX_TIME_ZONE]!r}")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise InvalidRequestError(
+            f"unknown time zone {name!r}: use an IANA name such as Europe/Berlin"
+        ) from None
+
+
+def counted_ms(start_ms: int, end_ms: int, time_zone: str, weekends_off: bool) -> int:
+    """How much of ``[start_ms, end_ms)`` the clock runs: all of it, or its weekdays."""
+    if end_ms <= start_ms:
+        return 0
+    if not weekends_off:
+        return end_ms - start_ms
+    counted = 0
+    for day_start, day_end, weekend in _days(start_ms, time_zone):
+        if day_start >= end_ms:
+            return counted
+        if not weekend:
+            counted += min(day_end, end_ms) - max(day_start, start_ms)
+    raise AssertionError("unreachable: _days never ends")  # pragma: no cover
+
+
+def due_ms(start_ms: int, allowance_ms: int, time_zone: str, weekends_off: bool) -> int:
+    """The instant at which a clock started at ``start_ms`` has run ``allowance_ms``."""
+    if not weekends_off:
+        return start_ms + allowance_ms
+    left = allowance_ms
+    for day_start, day_end, weekend in _days(start_ms, time_zone):
+        if weekend:
+            continue
+        begin = max(day_start, start_ms)
+        if day_end - begin >= left:
+            return begin + left
+        left -= day_end - begin
+    raise AssertionError("unreachable: _days never ends")  # pragma: no cover
+
+
+def charge(bank_ms: int, used_ms: int, per_move_ms: int) -> int:
+    """The bank left after a turn that ran ``used_ms`` of clock: the excess over the turn's
+    allowance comes out of the bank, which never goes below zero."""
+    return max(0, bank_ms - max(0, used_ms - per_move_ms))
+
+
+def _days(start_ms: int, time_zone: str) -> Iterator[tuple[int, int, bool]]:
+    """Local calendar days from the one holding ``start_ms`` on: (start, end, is weekend).
+
+    Each day runs from local midnight to the next local midnight, converted to UTC, so a day
+    with a daylight-saving change is 23 or 25 hours long, as the player lives it.
+    """
+    tz = zone(time_zone)
+    day = datetime.fromtimestamp(start_ms / 1000, UTC).astimezone(tz).date()
+    while True:
+        following = day + timedelta(days=1)
+        yield _midnight(day, tz), _midnight(following, tz), day.weekday() >= SATURDAY
+        day = following
+
+
+def _midnight(day: date, tz: ZoneInfo) -> int:
+    return int(datetime(day.year, day.month, day.day, tzinfo=tz).timestamp() * 1000)
