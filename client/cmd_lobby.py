@@ -73,6 +73,29 @@ def create(
     bot: Annotated[
         list[int] | None, typer.Option(help="Give this seat to a bot (repeatable).", metavar="SEAT")
     ] = None,
+    days: Annotated[
+        int,
+        typer.Option(
+            help="Days for each turn, 1 to 14 (0: no clock, a friendly match).", min=0, max=14
+        ),
+    ] = 0,
+    bank: Annotated[
+        int, typer.Option(help="Reserve days a slow turn may draw on (0 to 30).", min=0, max=30)
+    ] = 0,
+    weekends_off: Annotated[
+        bool,
+        typer.Option(
+            "--weekends-off", help="The clock stops on Saturday and Sunday, each player's own."
+        ),
+    ] = False,
+    on_timeout: Annotated[
+        str,
+        typer.Option(
+            help="When a turn is overdue: substitute (a bot plays the seat until its player "
+            "is back) or forfeit (that side loses).",
+            metavar="POLICY",
+        ),
+    ] = "",
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Create a match and print its invite code for the other players."""
@@ -81,6 +104,12 @@ def create(
     request = pb.CreateMatchRequest(
         preset=preset, options=_option_pairs(option or []), target=target, bot_seats=bot or []
     )
+    if days or bank or weekends_off or on_timeout:
+        request.time_control.CopyFrom(
+            pb.TimeControl(
+                days_per_move=days, bank_days=bank, weekends_off=weekends_off, on_timeout=on_timeout
+            )
+        )
     if seat is not None:
         request.seat = seat
     with common.connect(common.profile()) as conn:

@@ -222,7 +222,52 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
     if in_hand:
         lines += _recent(v, names, color)
     lines += _status_rows(view, names, color)
+    clock = clock_text(view.match, names)
+    if clock:
+        lines.append(clock)
     return "\n".join(lines)
+
+
+def clock_text(match: pb.MatchSummary, names: _Names, now_ms: int | None = None) -> str:
+    """The match's clock in one line: whose turn is timed, when it is due (in this machine's
+    local time), the time and bank left, and the time control; empty without a clock."""
+    control = match.time_control
+    if not control.days_per_move:
+        return ""
+    rules = f"{control.days_per_move} day{'s' if control.days_per_move > 1 else ''} a move"
+    if control.bank_days:
+        rules += f" + {control.bank_days} days' bank"
+    if control.weekends_off:
+        rules += ", weekends off"
+    rules += f", on timeout: {control.on_timeout or 'substitute'}"
+    if not match.HasField("clock"):
+        return f"Clock: {rules}"
+    who = "your move" if match.my_turn else f"{names.name(match.clock.seat)} to move"
+    return f"Clock: {who}, {_due(match, now_ms)} ({rules})"
+
+
+def _due(match: pb.MatchSummary, now_ms: int | None = None) -> str:
+    """``due Thu 14:00, 2d 3h left; bank 3d``: the timed turn's deadline as a player reads it."""
+    import time
+
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    due = match.clock.due_at_ms
+    when = time.strftime("%a %d %b %H:%M", time.localtime(due / 1000))
+    text = f"due {when}, {_duration(due - now)} left" if due > now else f"overdue since {when}"
+    if match.time_control.bank_days and match.clock.seat < len(match.seats):
+        text += f"; bank {_duration(match.seats[match.clock.seat].bank_ms)}"
+    return text
+
+
+def _duration(ms: int) -> str:
+    """``2d 3h``, ``5h 20m``, ``12m``."""
+    days, rest = divmod(max(0, ms), 86_400_000)
+    hours, rest = divmod(rest, 3_600_000)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {rest // 60_000}m"
+    return f"{rest // 60_000}m"
 
 
 def _header(view: pb.MatchView, color: bool) -> str:
@@ -517,6 +562,8 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
             parts.append(paint("YOUR TURN", "good", color))
         elif m.HasField("to_act"):
             parts.append(f"{names.name(m.to_act)} to move")
+        if m.HasField("clock"):
+            parts.append(_due(m))
     if m.scores and m.status != pb.MATCH_STATUS_WAITING:
         columns = _columns(m.seats, len(m.scores), ())
         parts.append(

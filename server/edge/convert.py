@@ -17,7 +17,9 @@ from server.domain import (
     Seat,
     SeatKind,
     ServerInfo,
+    TimeControl,
 )
+from server.service.clocks import ClockChoice
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -79,6 +81,23 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         display_name=seat.display_name,
         public_key=seat.public_key,
         side=config.initial_side(seat.seat),
+        bank_ms=seat.bank_ms,
+    )
+
+
+def clock_choice(message: pb.TimeControl) -> ClockChoice:
+    """A creator's time control as sent (the lobby checks its ranges)."""
+    return (message.days_per_move, message.bank_days, message.weekends_off, message.on_timeout)
+
+
+def time_control_to_pb(control: TimeControl | None) -> pb.TimeControl:
+    if control is None:
+        return pb.TimeControl()
+    return pb.TimeControl(
+        days_per_move=control.days_per_move,
+        bank_days=control.bank_days,
+        weekends_off=control.weekends_off,
+        on_timeout=control.on_timeout.value,
     )
 
 
@@ -100,7 +119,16 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         hand_number=summary.hand_number,
         winners=list(summary.winners),
         created_at_ms=match.created_ms,
+        time_control=time_control_to_pb(match.time_control),
     )
+    if match.clock is not None:
+        message.clock.CopyFrom(
+            pb.TurnClock(
+                seat=match.clock.seat,
+                started_at_ms=match.clock.started_ms,
+                due_at_ms=match.clock.due_ms,
+            )
+        )
     if summary.my_seat is not None:
         message.my_seat = summary.my_seat
     if summary.to_act is not None:

@@ -192,6 +192,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             request.target,
             request.seat if request.HasField("seat") else None,
             list(request.bot_seats),
+            convert.clock_choice(request.time_control),
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 

@@ -16,12 +16,13 @@ weekends (``MAX_DAYS_PER_MOVE + MAX_BANK_DAYS`` days of clock, under 70 calendar
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from server.domain import TimeControl, TimeoutPolicy
+from server.domain import Match, SeatKind, TimeControl, TimeoutPolicy, TurnClock
 from server.service.errors import InvalidRequestError
 
 MAX_DAYS_PER_MOVE = 14
@@ -30,6 +31,11 @@ MAX_TIME_ZONE = 64
 """Longest accepted time zone name (the IANA database's longest is about 30 characters)."""
 SATURDAY = 5
 """``date.weekday()`` of Saturday; Sunday is 6."""
+
+
+ClockChoice = tuple[int, int, bool, str]
+"""A creator's choice as sent: days per move (0: none), bank days, weekends off, on timeout."""
+NO_CLOCK: ClockChoice = (0, 0, False, "")
 
 
 def time_control(
@@ -108,6 +114,36 @@ def charge(bank_ms: int, used_ms: int, per_move_ms: int) -> int:
     """The bank left after a turn that ran ``used_ms`` of clock: the excess over the turn's
     allowance comes out of the bank, which never goes below zero."""
     return max(0, bank_ms - max(0, used_ms - per_move_ms))
+
+
+def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int, ...]]:
+    """A new turn begins at ``now`` for ``seat`` (None: nobody's): charge the turn that ran
+    to the bank of its seat, and start the clock of the new one. Returns the match with its
+    new clock and seats, and the seats whose bank changed (to be stored).
+
+    Only a human seat that no bot covers is timed: bots move at once.
+    """
+    control = match.time_control
+    if control is None:
+        return match, ()
+    seats = match.seats
+    banks: tuple[int, ...] = ()
+    running = match.clock
+    if running is not None:
+        ran = seats[running.seat]
+        used = counted_ms(running.started_ms, now, ran.time_zone, control.weekends_off)
+        bank = charge(ran.bank_ms, used, control.per_move_ms)
+        if bank != ran.bank_ms:
+            seats = tuple(
+                dataclasses.replace(s, bank_ms=bank) if s.seat == running.seat else s for s in seats
+            )
+            banks = (running.seat,)
+    clock = None
+    if seat is not None and seats[seat].kind is SeatKind.HUMAN and not seats[seat].covered:
+        mover = seats[seat]
+        allowance = control.per_move_ms + mover.bank_ms
+        clock = TurnClock(seat, now, due_ms(now, allowance, mover.time_zone, control.weekends_off))
+    return dataclasses.replace(match, seats=seats, clock=clock), banks
 
 
 def _days(start_ms: int, time_zone: str) -> Iterator[tuple[int, int, bool]]:

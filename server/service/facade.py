@@ -62,6 +62,7 @@ from server.domain import (
     ServerInfo,
 )
 from server.service.accounts import Accounts, Caller, Token, token_hash
+from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.lobby import Lobby
 from server.service.notify import Subscription
@@ -111,8 +112,9 @@ class CanastaService:
         target: int,
         seat: int | None,
         bot_seats: Sequence[int],
+        clock: ClockChoice = NO_CLOCK,
     ) -> tuple[MatchSummary, str]:
-        return self.lobby.create(caller.player, preset, options, target, seat, bot_seats)
+        return self.lobby.create(caller.player, preset, options, target, seat, bot_seats, clock)
 
     def join_match(
         self, caller: Caller, invite_code: str, seat: int | None

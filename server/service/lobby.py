@@ -20,8 +20,9 @@ import secrets
 import uuid
 from collections.abc import Mapping, Sequence
 
-from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind
-from server.service import matches
+from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind, TimeControl
+from server.service import clocks, matches
+from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
 from server.store.repository import Repository
@@ -54,8 +55,10 @@ class Lobby:
         target: int,
         seat: int | None,
         bot_seats: Sequence[int],
+        clock: ClockChoice = NO_CLOCK,
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
+        control = clocks.time_control(*clock)
         if len(options) > MAX_OPTIONS:
             raise InvalidRequestError(f"at most {MAX_OPTIONS} rule options")
         values = {name: _option_value(name, text) for name, text in options.items()}
@@ -73,7 +76,7 @@ class Lobby:
             repo = ctx.repo(session)
             self._check_open_matches(repo, player)
             now = ctx.clock()
-            match = _new_match(player, config, mine, bots, now)
+            match = _new_match(player, config, mine, bots, now, control)
             repo.add_match(match)
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
@@ -262,15 +265,21 @@ def _option_value(name: str, text: str) -> object:
 
 
 def _new_match(
-    player: Player, config: RuleConfig, mine: int, bots: frozenset[int], now: int
+    player: Player,
+    config: RuleConfig,
+    mine: int,
+    bots: frozenset[int],
+    now: int,
+    control: TimeControl | None,
 ) -> Match:
     """A waiting match created by ``player`` at seat ``mine``, with ``bots``' seats given to
-    bots and the others empty."""
+    bots and the others empty; with a time control, every seat's bank full."""
     match_id = uuid.uuid4().hex
+    bank = control.bank_ms if control is not None else 0
     seats = tuple(
-        Seat(s, SeatKind.HUMAN, player.id)
+        Seat(s, SeatKind.HUMAN, player.id, bank_ms=bank)
         if s == mine
-        else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY)
+        else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY, bank_ms=bank)
         for s in range(config.players)
     )
     return Match(
@@ -286,4 +295,5 @@ def _new_match(
         created_ms=now,
         updated_ms=now,
         seats=seats,
+        time_control=control,
     )

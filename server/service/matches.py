@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary, SeatKind
+from server.service import clocks
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository
@@ -177,6 +178,10 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     state = new_match(match.config, seed=match.id)
     commit_hand(repo, match.id, 1, now)
     revision = match.revision + 1
+    started = dataclasses.replace(
+        match, status=MatchStatus.PLAYING, revision=revision, updated_ms=now
+    )
+    started, _ = clocks.restart(started, to_act(started, state), now)  # the cut is timed too
     if not repo.save_match(
         match.id,
         expected_revision=match.revision,
@@ -184,9 +189,13 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
         revision=revision,
         now=now,
         state=state,
+        clock=started.clock,
     ):
         raise ConflictError("the match changed meanwhile; try again")
-    started = dataclasses.replace(
-        match, status=MatchStatus.PLAYING, revision=revision, updated_ms=now
-    )
     return started, state
+
+
+def turn_key(match: Match, state: GameState) -> tuple[int | None, int, bool]:
+    """What identifies a turn for the clock: who acts, in which hand, and whether it is the
+    cut between hands (the same seat may cut after going out)."""
+    return to_act(match, state), state.hand_number, state.phase is Phase.DEAL

@@ -29,7 +29,7 @@ from server.domain import (
     Receipt,
     SeatKind,
 )
-from server.service import matches
+from server.service import clocks, matches
 from server.service.context import ServiceContext
 from server.service.errors import (
     ConflictError,
@@ -94,6 +94,8 @@ class _Plan:
     entry: Entry
     receipt: Receipt
     seen_seat: int | None
+    banks: tuple[int, ...] = ()
+    """Seats whose reserve bank the move's turn change charged."""
 
     @property
     def state(self) -> GameState:
@@ -261,15 +263,7 @@ class Play:
             known = ctx.matches.get(match_id)
             if known is not None and known.revision == head.revision:
                 match = known
-            elif known is not None and known.status is not MatchStatus.WAITING:
-                match = dataclasses.replace(
-                    known,
-                    status=head.status,
-                    version=head.version,
-                    revision=head.revision,
-                    head_hash=head.head_hash,
-                )
-            else:
+            else:  # moved elsewhere (another process): its clock and banks moved too
                 match = matches.require_match(repo, match_id)
             ctx.matches.put(match_id, match)
             state = matches.load_state(ctx, repo, match)
@@ -340,6 +334,10 @@ class Play:
             head_hash=digest,
             updated_ms=now,
         )
+        banks: tuple[int, ...] = ()
+        after = matches.turn_key(new_match, effects.state)
+        if after != matches.turn_key(match, state):
+            new_match, banks = clocks.restart(new_match, after[0], now)
         entry = Entry(
             seq=seq,
             seat=move.seat,
@@ -353,7 +351,7 @@ class Play:
             created_ms=now,
         )
         seen = move.seat if seat.kind is SeatKind.HUMAN else None
-        return _Plan(effects, new_match, match.revision, entry, receipt, seen)
+        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks)
 
     def _rules(
         self, match: Match, state: GameState, move: Move, signature: bytes, now: int
@@ -391,7 +389,7 @@ class Play:
         ctx = self.ctx
         match, effects = plan.match, plan.effects
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
-        stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry)
+        stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry, plan.banks)
         try:
             with ctx.db.write() as session:
                 repo = ctx.repo(session)

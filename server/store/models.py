@@ -34,6 +34,8 @@ class PlayerRow(SQLModel, table=True):
     invitation_code: str = ""
     blocked: bool = False
     created_ms: int = _big()
+    time_zone: str = Field(default="UTC", max_length=64)
+    """IANA name; the weekends of this player's correspondence clocks are local to it."""
 
 
 class MatchRow(SQLModel, table=True):
@@ -62,6 +64,13 @@ class MatchRow(SQLModel, table=True):
     """``GameState.to_json()`` after entry ``snapshot_version`` (empty while waiting)."""
     snapshot_version: int = _big()
     """The seq the snapshot was taken at; later entries are replayed on load (a bounded few)."""
+    time_control_json: str = Field(default="", sa_type=Text)
+    """The match's clock (``server.domain.TimeControl`` as JSON); empty: no clock."""
+    clock_seat: int = -1
+    """The seat whose turn is being timed; -1: none."""
+    clock_started_ms: int = _big()
+    clock_due_ms: int = _big(index=True)
+    """When the timed turn is overdue (0: no clock running); indexed for the deadline sweep."""
 
 
 class SeatRow(SQLModel, table=True):
@@ -73,6 +82,10 @@ class SeatRow(SQLModel, table=True):
     """``empty``, ``human`` or ``bot``."""
     player_id: int | None = Field(default=None, foreign_key="player.id", index=True)
     seen_revision: int = _big()
+    bank_ms: int = _big()
+    """What is left of this seat's reserve bank of time."""
+    covered: str = ""
+    """Why a bot plays this human seat for now (``timeout``, ``asked``); empty: it does not."""
 
 
 class LogEntryRow(SQLModel, table=True):

@@ -9,12 +9,24 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import TextClause, delete, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
-from server.domain import Entry, Hand, Match, MatchHead, MatchStatus, Player, Seat, SeatKind
+from server.domain import (
+    Entry,
+    Hand,
+    Match,
+    MatchHead,
+    MatchStatus,
+    Player,
+    Seat,
+    SeatKind,
+    TimeControl,
+    TimeoutPolicy,
+    TurnClock,
+)
 from server.store.models import (
     ChallengeRow,
     HandRow,
@@ -39,15 +51,16 @@ _MOVE_GUARD = (
     " JOIN player p ON p.id = s.player_id"
     " WHERE s.match_id = :id AND s.seat = :seat AND p.blocked = :blocked)"
 )
-_SAVE_MOVE = text(
+_SAVE_HEAD = (
     "UPDATE match SET status = :status, version = :version, revision = :revision,"
-    " head_hash = :head_hash, updated_ms = :now" + _MOVE_GUARD
+    " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
+    " clock_started_ms = :clock_started, clock_due_ms = :clock_due"
 )
+_SAVE_MOVE = text(_SAVE_HEAD + _MOVE_GUARD)
 _SAVE_MOVE_SNAPSHOT = text(
-    "UPDATE match SET status = :status, version = :version, revision = :revision,"
-    " head_hash = :head_hash, updated_ms = :now, state_json = :state,"
-    " snapshot_version = :version" + _MOVE_GUARD
+    _SAVE_HEAD + ", state_json = :state, snapshot_version = :version" + _MOVE_GUARD
 )
+_SEAT_BANK = text("UPDATE seat SET bank_ms = :bank WHERE match_id = :id AND seat = :seat")
 _ADD_ENTRY = text(
     "INSERT INTO log_entry (match_id, seq, seat, hand_number, payload, signature, actor_key,"
     " entry_hash, receipt_signature, events_json, created_ms) VALUES (:match_id, :seq, :seat,"
@@ -217,6 +230,7 @@ class Repository:
                 created_by=match.created_by,
                 created_ms=match.created_ms,
                 updated_ms=match.updated_ms,
+                time_control_json=_time_control_json(match.time_control),
             )
         )
         self.session.flush()
@@ -228,6 +242,7 @@ class Repository:
                     kind=seat.kind.value,
                     player_id=seat.player_id,
                     seen_revision=seat.seen_revision,
+                    bank_ms=seat.bank_ms,
                 )
             )
         self.session.flush()
@@ -262,11 +277,14 @@ class Repository:
                 "state": move.state_json,
                 "seat": move.entry["seat"],
                 "blocked": True,
+                **_clock_params(match.clock),
             },
         )
         if not changed:
             return False
         self._run(_ADD_ENTRY, move.entry)
+        for seat in move.banks:
+            self._run(_SEAT_BANK, {"id": match.id, "seat": seat, "bank": match.seats[seat].bank_ms})
         return True
 
     def match(self, match_id: str, *, for_update: bool = False) -> Match | None:
@@ -365,13 +383,20 @@ class Repository:
         version: int | None = None,
         head_hash: bytes | None = None,
         state: GameState | None = None,
+        clock: TurnClock | Literal["keep"] | None = "keep",
     ) -> bool:
-        """Update a match only if nobody changed it since ``expected_revision``."""
+        """Update a match only if nobody changed it since ``expected_revision`` (its turn clock
+        too, unless ``clock`` is ``"keep"``)."""
         values: dict[str, object] = {
             "status": status.value,
             "revision": revision,
             "updated_ms": now,
         }
+        if clock != "keep":
+            params = _clock_params(clock)
+            values["clock_seat"] = params["clock_seat"]
+            values["clock_started_ms"] = params["clock_started"]
+            values["clock_due_ms"] = params["clock_due"]
         if version is not None:
             values["version"] = version
         if head_hash is not None:
@@ -407,6 +432,12 @@ class Repository:
             created_ms=row.created_ms,
             updated_ms=row.updated_ms,
             seats=seats,
+            time_control=_time_control(row.time_control_json),
+            clock=(
+                TurnClock(row.clock_seat, row.clock_started_ms, row.clock_due_ms)
+                if row.clock_seat >= 0
+                else None
+            ),
         )
 
     def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:
@@ -416,7 +447,15 @@ class Repository:
         if player is None:
             return Seat(row.seat, kind)
         return Seat(
-            row.seat, kind, player.id, player.display_name, player.public_key, row.seen_revision
+            row.seat,
+            kind,
+            player.id,
+            player.display_name,
+            player.public_key,
+            row.seen_revision,
+            time_zone=player.time_zone,
+            bank_ms=row.bank_ms,
+            covered=row.covered,
         )
 
     # -- the log --------------------------------------------------------------------------------
@@ -497,15 +536,54 @@ class StoredMove:
     state_json: str | None
     """The new snapshot, or None to leave the last one (later moves are replayed on load)."""
     entry: dict[str, object]
+    banks: tuple[int, ...] = ()
+    """Seats whose reserve bank the move changed (stored from ``match.seats``)."""
 
     @classmethod
     def of(
-        cls, match: Match, expected_revision: int, snapshot: GameState | None, entry: Entry
+        cls,
+        match: Match,
+        expected_revision: int,
+        snapshot: GameState | None,
+        entry: Entry,
+        banks: tuple[int, ...] = (),
     ) -> StoredMove:
         state_json = None
         if snapshot is not None:
             state_json = json.dumps(snapshot.to_json(), separators=(",", ":"))
-        return cls(match, expected_revision, state_json, _entry_params(match.id, entry))
+        return cls(match, expected_revision, state_json, _entry_params(match.id, entry), banks)
+
+
+def _clock_params(clock: TurnClock | None) -> dict[str, int]:
+    if clock is None:
+        return {"clock_seat": -1, "clock_started": 0, "clock_due": 0}
+    return {"clock_seat": clock.seat, "clock_started": clock.started_ms, "clock_due": clock.due_ms}
+
+
+def _time_control_json(control: TimeControl | None) -> str:
+    if control is None:
+        return ""
+    return json.dumps(
+        {
+            "days_per_move": control.days_per_move,
+            "bank_days": control.bank_days,
+            "weekends_off": control.weekends_off,
+            "on_timeout": control.on_timeout.value,
+        },
+        sort_keys=True,
+    )
+
+
+def _time_control(text: str) -> TimeControl | None:
+    if not text:
+        return None
+    data = json.loads(text)
+    return TimeControl(
+        int(data["days_per_move"]),
+        int(data["bank_days"]),
+        bool(data["weekends_off"]),
+        TimeoutPolicy(data["on_timeout"]),
+    )
 
 
 def _entry_params(match_id: str, entry: Entry) -> dict[str, object]:

@@ -450,6 +450,7 @@ class SeatInfo(_message.Message):
     DISPLAY_NAME_FIELD_NUMBER: _builtins.int
     PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     SIDE_FIELD_NUMBER: _builtins.int
+    BANK_MS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -457,6 +458,8 @@ class SeatInfo(_message.Message):
     """The key that signs this seat's moves (the bot key for bot seats; empty when empty)."""
     side: _builtins.int
     """The side (score column) of the seat when a hand starts."""
+    bank_ms: _builtins.int
+    """With a time control: what is left of this seat's reserve bank of time."""
     def __init__(
         self,
         *,
@@ -465,14 +468,79 @@ class SeatInfo(_message.Message):
         display_name: _builtins.str = ...,
         public_key: _builtins.bytes = ...,
         side: _builtins.int = ...,
+        bank_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["display_name", b"display_name", "kind", b"kind", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "display_name", b"display_name", "kind", b"kind", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SeatInfo: _TypeAlias = SeatInfo  # noqa: Y015
+
+@_typing.final
+class TimeControl(_message.Message):
+    """A match's correspondence clock, chosen at creation. days_per_move 0: no clock."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DAYS_PER_MOVE_FIELD_NUMBER: _builtins.int
+    BANK_DAYS_FIELD_NUMBER: _builtins.int
+    WEEKENDS_OFF_FIELD_NUMBER: _builtins.int
+    ON_TIMEOUT_FIELD_NUMBER: _builtins.int
+    days_per_move: _builtins.int
+    """Days for each turn (1 to 14), the cut between hands included."""
+    bank_days: _builtins.int
+    """A reserve (0 to 30 days) that a turn running over its days draws on."""
+    weekends_off: _builtins.bool
+    """The clock stands still on Saturday and Sunday in the time zone of the player to move."""
+    on_timeout: _builtins.str
+    """"substitute" (default: a bot plays the absent seat until its player is back) or "forfeit"
+    (the absent side loses the match).
+    """
+    def __init__(
+        self,
+        *,
+        days_per_move: _builtins.int = ...,
+        bank_days: _builtins.int = ...,
+        weekends_off: _builtins.bool = ...,
+        on_timeout: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_days", b"bank_days", "days_per_move", b"days_per_move", "on_timeout", b"on_timeout", "weekends_off", b"weekends_off"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TimeControl: _TypeAlias = TimeControl  # noqa: Y015
+
+@_typing.final
+class TurnClock(_message.Message):
+    """The turn being timed."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    STARTED_AT_MS_FIELD_NUMBER: _builtins.int
+    DUE_AT_MS_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    started_at_ms: _builtins.int
+    due_at_ms: _builtins.int
+    """When the turn is overdue: its days per move plus the seat's bank, weekends skipped."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        started_at_ms: _builtins.int = ...,
+        due_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["due_at_ms", b"due_at_ms", "seat", b"seat", "started_at_ms", b"started_at_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TurnClock: _TypeAlias = TurnClock  # noqa: Y015
 
 @_typing.final
 class MatchSummary(_message.Message):
@@ -495,6 +563,8 @@ class MatchSummary(_message.Message):
     HAND_NUMBER_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     CREATED_AT_MS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     preset: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -521,6 +591,14 @@ class MatchSummary(_message.Message):
     def scores(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def time_control(self) -> Global___TimeControl:
+        """No time control: days_per_move is 0."""
+
+    @_builtins.property
+    def clock(self) -> Global___TurnClock:
+        """Set while a human seat's turn is timed."""
+
     def __init__(
         self,
         *,
@@ -541,15 +619,21 @@ class MatchSummary(_message.Message):
         hand_number: _builtins.int = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
         created_at_ms: _builtins.int = ...,
+        time_control: Global___TimeControl | None = ...,
+        clock: Global___TurnClock | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_my_seat", b"_my_seat", "_to_act", b"_to_act", "my_seat", b"my_seat", "to_act", b"to_act"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "clock", b"clock", "my_seat", b"my_seat", "time_control", b"time_control", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_my_seat", b"_my_seat", "_to_act", b"_to_act", "changed", b"changed", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__clock: _TypeAlias = _typing.Literal["clock"]  # noqa: Y015
+    _WhichOneofArgType__clock: _TypeAlias = _typing.Literal["_clock", b"_clock"]  # noqa: Y015
     _WhichOneofReturnType__my_seat: _TypeAlias = _typing.Literal["my_seat"]  # noqa: Y015
     _WhichOneofArgType__my_seat: _TypeAlias = _typing.Literal["_my_seat", b"_my_seat"]  # noqa: Y015
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__clock) -> _WhichOneofReturnType__clock | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__my_seat) -> _WhichOneofReturnType__my_seat | None: ...
     @_typing.overload
@@ -586,6 +670,7 @@ class CreateMatchRequest(_message.Message):
     TARGET_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     BOT_SEATS_FIELD_NUMBER: _builtins.int
+    TIME_CONTROL_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     target: _builtins.int
     """0: the preset's target."""
@@ -599,6 +684,10 @@ class CreateMatchRequest(_message.Message):
     def bot_seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats to give to bots at once."""
 
+    @_builtins.property
+    def time_control(self) -> Global___TimeControl:
+        """Unset or days_per_move 0: no clock (a friendly match)."""
+
     def __init__(
         self,
         *,
@@ -607,10 +696,11 @@ class CreateMatchRequest(_message.Message):
         target: _builtins.int = ...,
         seat: _builtins.int | None = ...,
         bot_seats: _abc.Iterable[_builtins.int] | None = ...,
+        time_control: Global___TimeControl | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "target", b"target", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

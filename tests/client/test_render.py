@@ -611,3 +611,33 @@ def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
         assert f"-- Hand {hand.hand_number}: commitment {hand.commitment[:8].hex()}" in text
         assert f"secret {hand.secret[:8].hex()}" in text
     assert "hand over: " in text
+
+
+def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
+    """Issue 12: wherever a match is shown, its deadline and the time left are too."""
+    import time
+
+    now = time.time_ns() // 1_000_000
+    day = 86_400_000
+    summary = pb.MatchSummary(
+        match_id="a" * 32,
+        preset="classic",
+        status=pb.MATCH_STATUS_PLAYING,
+        players=4,
+        seats=[
+            pb.SeatInfo(seat=s, kind=pb.SEAT_KIND_HUMAN, display_name=n, bank_ms=day // 2)
+            for s, n in enumerate(["ann", "ben", "cat", "dan"])
+        ],
+        my_seat=0,
+        to_act=0,
+        my_turn=True,
+        time_control=pb.TimeControl(days_per_move=3, bank_days=2, weekends_off=True),
+        clock=pb.TurnClock(seat=0, started_at_ms=now, due_at_ms=now + 2 * day + 3 * 3_600_000 + 5),
+    )
+    line = render_matches([summary], color=False)
+    assert "YOUR TURN" in line
+    assert "2d 3h left; bank 12h 0m" in line
+    due = time.strftime("%a %d %b %H:%M", time.localtime((now + 2 * day + 3 * 3_600_000) / 1000))
+    assert f"due {due}" in line
+    summary.clock.due_at_ms = now - 1
+    assert "overdue since" in render_matches([summary], color=False)
