@@ -8,6 +8,36 @@ Typical use::
     seat = state.actor()
     state = rules.apply(state, seat, rules.parse_action("draw"))
     view = rules.player_view(state, seat)
+
+Where each rule is (RULES.md section: module); every module's docstring names its sections:
+
+* deck, cards, card values and card text (§1.2; D1): ``cards``
+* presets and house-rule options (Part 2's D-numbers, Part 3, §3.9): ``config``
+* the position, its phases and events (§1.4): ``state``; the actions: ``actions``, and
+  their text: ``notation``
+* a new match, the first dealer, the deal and the upcard (§1.3, §1.5; D2, D23): ``dealing``
+* the entry points (``apply``, ``check``...), whose turn and phase it is, the discard that
+  ends a turn and the start of the next (§1.4, §1.6 T0, T3): ``engine``
+* drawing from the stock, a red three as its last card, the end of the stock and the
+  compulsory take (§1.6 T1, §1.12; D13, D14): ``stock``
+* the discard pile, frozen or not, and taking it (§1.8, §1.6 T1; D5-D8, D15): ``pile``
+* the initial-meld minimum and opening by taking the pile (§1.10; D4, D10, D19, D21):
+  ``opening``
+* red threes laid out and scored, black-three melds (§1.7, §1.5 H4, §1.9, §1.13; D3, D16,
+  D17): ``threes``
+* what a valid meld is, canastas (§1.9; D9): ``melds``; melding and laying off from hand
+  (§1.6 T2): ``melding``
+* going out, concealed, asking partner, the dead-end guard (§1.11; D11, D22):
+  ``goingout``
+* scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
+* three-handed cutthroat sides (§3.2): ``cutthroat``
+* edits of a position that every move shares: ``edits``; refusals: ``errors``
+* what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:
+  ``bot``; scenario files (Part 4's test vectors): ``scenario``
+
+Imports go one way, from the rule modules up to ``engine``, then ``legal`` and its users
+(``view``, ``bot``); tests/shared/rules/test_layout.py checks that no cycle and no private
+name crosses between modules.
 """
 
 from .actions import (

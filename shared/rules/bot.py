@@ -47,8 +47,10 @@ from .actions import DISCARDS, DRAW, NO, PASS, YES, Action, AskPartner, LayOff, 
 from .cards import ACE, FOUR, IS_BLACK3, IS_RED3, IS_WILD, JOKER, RANK, THREE, VALUE, Card
 from .config import RuleConfig
 from .engine import is_legal
-from .legal import best_opening, legal_actions, pile_takes
+from .legal import legal_actions
 from .melds import CANASTA_SIZE
+from .opening import best_opening
+from .pile import pile_takes
 from .state import GameState, Phase
 
 # -- tuning knobs ----------------------------------------------------------------------------------

@@ -1,5 +1,8 @@
 """Starting a match and dealing a hand: deal, upcard, dealt red threes (RULES.md §1.3, §1.5).
 
+The upcard procedure and its freezing (§1.5 H3, D2) are here; laying out the dealt red
+threes (§1.5 H4, D3) is ``threes.lay_out_red_threes``.
+
 Dealing is a chance step outside the players' control, so it takes its randomness from the
 caller: a full card order (``deal_hand``), an explicit position (``deal_position``) or a seed
 (``shuffled_deck``). The server derives the order by commit-reveal (``shared.crypto``).
@@ -15,6 +18,7 @@ from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, SORT_KEY, Card, card_text,
 from .config import RuleConfig
 from .errors import ConfigError, WrongPhaseError
 from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
+from .threes import lay_out_red_threes
 
 
 def new_match(config: RuleConfig, *, seed: int | str | bytes | None = None) -> GameState:
@@ -224,39 +228,3 @@ def _turn_upcard(s: GameState) -> None:
             s.pile_frozen = True
         break
     s.events = (*s.events, Event(s.dealer, "upcard", tuple(turned), text="turned the upcard"))
-
-
-def lay_out_red_threes(s: GameState, seat: int) -> None:
-    """Lay out every red three in a hand and replace each from the stock (§1.5 H4, §1.7)."""
-    hand = s.hands[seat]
-    laid: list[Card] = []
-    drawn: list[Card] = []
-    while any(IS_RED3[c] for c in hand):
-        threes = [c for c in hand if IS_RED3[c]]
-        hand = tuple(c for c in hand if not IS_RED3[c])
-        laid.extend(threes)
-        for _ in threes:
-            if not s.stock:
-                break
-            card = s.stock[0]
-            s.stock = s.stock[1:]
-            drawn.append(card)
-            hand = (*hand, card)
-    drawn_kept = tuple(c for c in drawn if not IS_RED3[c])
-    _set(s, seat, hand, laid)
-    s.pending_red3 = tuple(False if i == seat else p for i, p in enumerate(s.pending_red3))
-    if laid:
-        s.events = (
-            *s.events,
-            Event(seat, "red3", tuple(laid), drawn_kept, text="laid out red threes"),
-        )
-
-
-def _set(s: GameState, seat: int, hand: tuple[Card, ...], laid: list[Card]) -> None:
-    hands = list(s.hands)
-    hands[seat] = tuple(sorted(hand, key=SORT_KEY.__getitem__))
-    s.hands = tuple(hands)
-    if laid:
-        red3 = list(s.red3)
-        red3[seat] = (*red3[seat], *laid)
-        s.red3 = tuple(red3)

@@ -1,13 +1,20 @@
-"""Can this hand still go out this turn? The feasibility search behind §1.11.3.
+"""Going out: when a player may, asking partner, and the search behind both (RULES.md §1.11).
 
-The engine uses it for three rules: asking partner is allowed only when going out is possible
-(so a "yes" never creates an impossible obligation), a player obliged to go out may not make a
-play that rules it out, and a black-three meld is legal only in a going-out turn.
+A player goes out by emptying the hand, melding every card or discarding the last one, and
+only once the side has the canastas ``canastas_to_go_out`` asks for and partner has not said
+no (§1.11.1). Going out concealed earns the larger bonus (§1.11.4). A player of a
+partnership may ask partner "may I go out?", once per turn, and the answer binds (§1.11.2,
+D22). The dead-end guard (§1.11.3, an engine policy) refuses any meld, lay-off or take after
+which the turn could not end legally, so a player is never stuck.
 
-The search is exact and small: one optional discard is set aside, every other card must be
-placed. Naturals of a rank join the side's meld of that rank or form a new meld (two or more
-naturals); black threes form one meld of three or more; wild cards are spread over the melds
-within the wild limit; and enough melds must reach seven cards for the canastas required.
+``can_go_out`` is the feasibility search behind three of these rules: asking partner is
+allowed only when going out is possible (so a "yes" never creates an impossible obligation),
+a player obliged to go out may not make a play that rules it out, and a black-three meld is
+legal only in a going-out turn. The search is exact and small: one optional discard is set
+aside, every other card must be placed. Naturals of a rank join the side's meld of that rank
+or form a new meld (two or more naturals); black threes form one meld of three or more; wild
+cards are spread over the melds within the wild limit; and enough melds must reach seven
+cards for the canastas required.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .actions import Answer
 from .cards import (
     ACE,
     FOUR,
@@ -29,8 +37,162 @@ from .cards import (
     Card,
 )
 from .config import RuleConfig
+from .cutthroat import form_cutthroat_sides
+from .errors import IllegalMoveError, WrongPhaseError
 from .melds import CANASTA_SIZE
-from .state import Melds
+from .opening import minimum_to_go_out
+from .scoring import end_hand
+from .state import EndReason, Event, GameState, Melds, Phase
+
+# -- going out (§1.11.1, §1.11.4) -----------------------------------------------------------------
+
+
+def check_discard_allowed(s: GameState, seat: int) -> None:
+    """The rules on discarding that do not depend on which card (§1.11): the last card only
+    when going out is allowed, and no discard that keeps cards when one must go out."""
+    side = s.side_of[seat]
+    if len(s.hands[seat]) == 1:
+        if s.permission == "no" or s.canastas(side) < s.config.canastas_to_go_out:
+            raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
+    elif s.must_go_out and can_go_out(s.config, s.hands[seat], s.melds[side]):
+        raise IllegalMoveError(
+            "you must go out this turn (your partner said yes, or you melded black threes)",
+            "1.11.2",
+        )
+
+
+def go_out(s: GameState, seat: int) -> None:
+    """The hand is empty: end the hand, concealed if this turn melded the whole hand (§1.11.4).
+
+    Concealed means no meld or lay-off in an earlier turn of this hand, none onto a meld the
+    side had before this turn, and (D11) a canasta among the melds started this turn.
+    """
+    concealed = (
+        not s.melded_seats[seat]
+        and not s.touched_old_meld
+        and (
+            not s.config.concealed_requires_own_canasta
+            or any(
+                len(m) >= CANASTA_SIZE and s.turn_new_ranks & (1 << r)
+                for r, m in enumerate(s.melds[s.side_of[seat]])
+            )
+        )
+    )
+    if s.config.cutthroat and s.lone_seat is None:
+        form_cutthroat_sides(s, seat)
+    s.events = (
+        *s.events,
+        Event(seat, "out", text="went out concealed" if concealed else "went out"),
+    )
+    end_hand(s, EndReason.WENT_OUT, seat, concealed)
+
+
+def _no_going_out_reason(s: GameState, side: int) -> str:
+    if s.permission == "no":
+        return "you cannot go out: your partner said no this turn"
+    need = s.config.canastas_to_go_out
+    return (
+        f"you cannot go out: your side needs {need} canasta{'s' if need > 1 else ''} "
+        f"and has {s.canastas(side)}"
+    )
+
+
+# -- the dead-end guard (§1.11.3) ------------------------------------------------------------------
+
+
+def after_put_down(s: GameState, seat: int) -> None:
+    """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
+    hand = s.hands[seat]
+    side = s.side_of[seat]
+    may_go_out = s.canastas(side) >= s.config.canastas_to_go_out and s.permission != "no"
+    if not hand:
+        if not may_go_out:
+            raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
+        go_out(s, seat)
+        return
+    if s.no_discard:
+        return  # the turn ends with a pass, not a discard (D13 option)
+    if (
+        len(hand) == 1
+        and not may_go_out
+        and (
+            s.permission == "no"
+            or not can_go_out(s.config, hand, s.melds[side], allow_discard=False)
+        )
+    ):
+        raise IllegalMoveError(
+            "that would leave you one card, and discarding it would take you out, which "
+            + _no_going_out_reason(s, side)[len("you cannot go out: ") :],
+            "1.11.3",
+        )
+    if s.must_go_out and not can_go_out(
+        s.config, hand, s.melds[side], allow_discard=not s.no_discard
+    ):
+        raise IllegalMoveError(
+            "you must go out this turn, and after that play you could not", "1.11.2"
+        )
+
+
+# -- asking partner (§1.11.2) ----------------------------------------------------------------------
+
+
+def ask(s: GameState, seat: int) -> None:
+    """§1.11.2: ask partner, who must answer before the turn goes on."""
+    check_ask_allowed(s, seat)
+    s.asked = True
+    s.asks = tuple(n + 1 if i == seat else n for i, n in enumerate(s.asks))
+    s.answer_phase = s.phase
+    s.phase = Phase.ANSWER
+    s.events = (*s.events, Event(seat, "ask", text="asked: may I go out?"))
+
+
+def check_ask_allowed(s: GameState, seat: int) -> None:
+    """§1.11.2: once per turn, after the draw and before the first meld (D22), and only when
+    either answer can be obeyed [engine policy]: going out must be possible (for a "yes")
+    and at least two cards must be in hand, so that one can be discarded and one kept (for
+    a "no")."""
+    config = s.config
+    if not config.has_partners:
+        raise IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
+    if s.phase is Phase.DRAW and config.ask_timing != "before_or_after_draw":
+        raise WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
+    if s.asked:
+        raise IllegalMoveError("you have already asked your partner this turn", "1.11.2")
+    if s.must_go_out:
+        raise IllegalMoveError(
+            "you must go out this turn anyway (you melded black threes), so there is nothing "
+            "to ask",
+            "1.11.2",
+        )
+    if s.turn_melded:
+        raise IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
+    limit = config.ask_limit_per_hand
+    if limit is not None and s.asks[seat] >= limit:
+        raise IllegalMoveError("you may not ask your partner again this hand", "D22")
+    if len(s.hands[seat]) < 2:
+        raise IllegalMoveError(
+            "with one card in hand you could not obey a 'no' (discarding it would take you "
+            "out), so you may not ask; go out or play on",
+            "1.11.3",
+        )
+    side = s.side_of[seat]
+    minimum = minimum_to_go_out(s, seat)
+    if not can_go_out(config, s.hands[seat], s.melds[side], minimum=minimum):
+        raise IllegalMoveError(
+            "you could not go out this turn, so there is nothing to ask", "1.11.2"
+        )
+
+
+def answer(s: GameState, action: Answer) -> None:
+    """§1.11.2: partner's answer binds: "no" forbids going out this turn, "yes" demands it."""
+    s.permission = "yes" if action.yes else "no"
+    s.must_go_out = s.must_go_out or action.yes
+    s.phase = s.answer_phase
+    answerer = s.config.partner_to_ask(s.turn)
+    s.events = (*s.events, Event(answerer, "answer", text=str(action)))
+
+
+# -- can this hand still go out this turn? (§1.11.3) -----------------------------------------------
 
 
 def can_go_out(

@@ -4,11 +4,15 @@ Canasta's melds are combinatorial, so these helpers do not enumerate every legal
 they list a bounded, useful set (each discard, each natural lay-off, a wild on each meld,
 new melds per rank, a strong opening, the ways to take the pile) and keep only those the
 engine accepts, so everything listed is legal by construction.
+
+The move generator sits above the rules: it asks ``engine.is_legal`` and the rule modules'
+own checks, and no rule module depends on it. (The candidate pile takes are ``pile``'s and
+the best opening is ``opening``'s: the end of the stock and the bot use them too.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from .actions import (
     ASK,
@@ -27,21 +31,12 @@ from .actions import (
     Pass,
     TakePile,
 )
-from .cards import (
-    FOUR,
-    IS_BLACK3,
-    IS_NATURAL,
-    IS_RED3,
-    IS_WILD,
-    NATURAL_RANKS,
-    RANK,
-    THREE,
-    VALUE,
-    Card,
-)
-from .config import RuleConfig
-from .engine import check_ask_allowed, check_discard_allowed, is_legal
+from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
+from .engine import is_legal
 from .errors import IllegalMoveError
+from .goingout import check_ask_allowed, check_discard_allowed
+from .opening import best_opening, opening_target
+from .pile import pile_takes
 from .state import GameState, Phase
 
 
@@ -68,7 +63,8 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
     return [k for k in _KIND_ORDER if k in kinds]
 
 
-# The first word of each action's text (tests/rules/test_properties.py checks the two agree).
+# The first word of each action's text (tests/shared/rules/test_properties.py checks the two
+# agree).
 _KINDS: dict[type[Action], str] = {
     Draw: "draw",
     TakePile: "pickup",
@@ -114,150 +110,12 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
 
 
 def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int) -> bool:
-    """Run one of the engine's check functions as a yes/no question."""
+    """Run one of the rule modules' check functions as a yes/no question."""
     try:
         rule(state, seat)
     except IllegalMoveError:
         return False
     return True
-
-
-def pile_takes(state: GameState, seat: int) -> list[TakePile]:
-    """Candidate ways to take the pile: the support cards, and an opening if one is needed.
-
-    An opened side is offered the smallest supports (more cards can be laid off after the
-    take). An unopened side must reach its minimum (§1.10 rule 4): for a pair and for all
-    its naturals of the top card's rank, wild cards join the support one at a time (jokers
-    first) until the support alone, or the support plus the best opening from the rest of
-    the hand, reaches the minimum.
-    """
-    if not state.pile:
-        return []
-    top = state.pile[-1]
-    config = state.config
-    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
-        return []
-    rank = RANK[top]
-    hand = state.hands[seat]
-    naturals = [c for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c]]
-    side = state.side_of[seat]
-    melds = state.melds[side]
-    opened = any(melds)
-    frozen = state.pile_frozen or not opened
-    if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
-        return []
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
-    if opened:  # the smallest supports: more cards can be laid off after the take
-        supports: list[tuple[Card, ...]] = [()] if melds[rank] else []
-        if len(naturals) >= 2:
-            supports.append(tuple(naturals[:2]))
-        if naturals and wilds:
-            supports.append((naturals[0], wilds[-1]))
-        return [TakePile(support) for support in supports]
-    minimum = _opening_target(state, seat)
-    takes: list[TakePile] = []
-    for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
-        for count in range(min(len(wilds), 3) + 1):
-            support = (*natural_part, *wilds[:count])
-            value = VALUE[top] + sum(VALUE[c] for c in support)
-            if value >= minimum:
-                takes.append(TakePile(support))
-                break
-            rest = list(hand)
-            for card in support:
-                rest.remove(card)
-            opening = best_opening(config, rest, exclude_rank=rank)
-            if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
-                takes.append(TakePile(support, opening))
-                break
-    return takes
-
-
-def take_ruled_out(state: GameState, seat: int) -> bool:
-    """True only when ``seat`` certainly cannot take the pile now (cheap necessary conditions).
-
-    The engine ends a hand at the end of the stock without asking the player only when this
-    holds, so a legal take the candidate list happens to miss can never be lost (§1.12).
-    """
-    if not state.pile:
-        return True
-    top = state.pile[-1]
-    config = state.config
-    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
-        return True
-    hand = state.hands[seat]
-    if config.one_card_pile_rule and len(hand) == 1 and len(state.pile) == 1:
-        return True
-    rank = RANK[top]
-    naturals = sum(1 for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
-    wilds = sum(1 for c in hand if IS_WILD[c])
-    melds = state.melds[state.side_of[seat]]
-    if not any(melds):  # frozen for the side: a natural pair, and enough points in reach
-        if naturals < 2:
-            return True
-        counts: dict[int, int] = {}
-        for card in hand:
-            if IS_NATURAL[card]:
-                counts[RANK[card]] = counts.get(RANK[card], 0) + 1
-        reach = VALUE[top] + sum(VALUE[c] for c in hand if IS_WILD[c])
-        reach += sum(VALUE[c] for c in hand if IS_NATURAL[c] and counts[RANK[c]] >= 2)
-        return reach < _opening_target(state, seat)
-    if state.pile_frozen:
-        return naturals < 2 and not (config.frozen_allows_layoff and melds[rank])
-    return naturals < 2 and not (naturals and wilds) and not melds[rank]
-
-
-def _opening_target(state: GameState, seat: int) -> int:
-    """The points an unopened side's first meld must still find in cards (§1.10; D4)."""
-    config = state.config
-    minimum = config.initial_minimum(state.scores[state.column_of(seat)])
-    if config.red3_counts_toward_minimum:
-        side = state.side_of[seat]
-        minimum -= config.red3_value * sum(len(state.red3[x]) for x in state.side_seats(side))
-    return minimum
-
-
-def best_opening(
-    config: RuleConfig, cards: Sequence[Card], exclude_rank: int = -1
-) -> tuple[tuple[Card, ...], ...]:
-    """A high-value set of new melds from ``cards``, for openings and bots.
-
-    Greedy: every natural rank held twice or more melds; pairs get a wild card each (the
-    most valuable pairs first, jokers first), the remaining wilds fill the largest melds up
-    to the wild limit. Ranks equal to ``exclude_rank`` are left out (they go with the pile).
-    """
-    groups: list[list[Card] | None] = [None] * 14
-    wilds: list[Card] = []
-    for card in cards:
-        if IS_WILD[card]:
-            wilds.append(card)
-            continue
-        rank = RANK[card]
-        if rank < FOUR or rank == exclude_rank:
-            continue
-        group = groups[rank]
-        if group is None:
-            groups[rank] = [card]
-        else:
-            group.append(card)
-    melds = [g for g in groups if g is not None and len(g) >= 2]
-    if not melds:
-        return ()
-    wilds.sort(key=VALUE.__getitem__, reverse=True)
-    pairs = [g for g in melds if len(g) == 2]
-    if pairs:
-        pairs.sort(key=lambda g: VALUE[g[0]], reverse=True)
-        for pair in pairs:
-            if wilds:
-                pair.append(wilds.pop(0))
-            else:
-                melds.remove(pair)
-    if wilds:
-        for group in sorted(melds, key=len, reverse=True):
-            limit = config.max_wilds(len(group) - sum(map(IS_WILD.__getitem__, group)))
-            while wilds and sum(map(IS_WILD.__getitem__, group)) < limit:
-                group.append(wilds.pop(0))
-    return tuple(tuple(g) for g in melds)
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
@@ -283,7 +141,7 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
             return [], []
         value = sum(VALUE[c] for group in opening for c in group)
         left = len(hand) - sum(len(g) for g in opening)
-        if value >= _opening_target(state, seat):
+        if value >= opening_target(state, seat):
             sure = simple and left >= 2 and state.config.open_via_pile != "required"
             return ([Meld(opening)], []) if sure else ([], [Meld(opening)])
         concealed = state.config.concealed_min_exempt and state.drew_from_stock and left <= 1

@@ -1,7 +1,8 @@
 """Meld validity and canasta classification (RULES.md §1.9).
 
 These functions look only at cards and the config: whose meld it is and whether the move is
-allowed now is the engine's business. Errors name the rule that the cards break.
+allowed now belongs to the moves that put cards down (``melding`` for MELD and LAY_OFF,
+``pile`` for taking the pile). Errors name the rule that the cards break.
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ def meld_rank(cards: Sequence[Card]) -> int:
     if rank == THREE and any(IS_WILD[c] for c in cards):
         raise IllegalMoveError("black threes may not be melded with wild cards", "1.9")
     return rank
+
+
+def group_melds(groups: Sequence[Sequence[Card]]) -> dict[int, tuple[Card, ...]]:
+    """Sort meld groups by rank, joining groups of one rank (one meld per rank, §1.9)."""
+    by_rank: dict[int, tuple[Card, ...]] = {}
+    for group in groups:
+        if not group:
+            raise IllegalMoveError("a meld needs cards", "1.9")
+        rank = meld_rank(group)
+        by_rank[rank] = (*by_rank.get(rank, ()), *group)
+    return by_rank
 
 
 def check_meld(

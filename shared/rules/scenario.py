@@ -71,8 +71,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 ``name``, ``rule``, ``description``, ``notes``
     Free text: what the file shows and which RULES.md section it follows.
 ``expect``
-    What the file should produce; ignored by the command, checked by ``check_expectations``
-    (the test suite). Keys, all optional:
+    What the file should produce; ignored by the command, checked by the test suite
+    (``check_expectations`` in tests/shared/rules/expectations.py). Keys, all optional:
 
     ``results``
         One entry per action: ``"ok"`` or the error kind (``"illegal"``, ``"phase"``,
@@ -135,9 +135,10 @@ hand's result once it ended (``reason``, ``went_out``, ``concealed`` and per col
 hand), ``hand_total``, ``cumulative``); the match (``phase``, ``winners``, ``scores``,
 ``target``); and the final position (as the ``state`` keys above, without the stock order).
 
-From Python: ``run_scenario(data)`` returns the report for parsed JSON; ``load_scenario``,
-``play`` and ``check_expectations`` are the steps the tests use (``play`` also keeps the
-position after every action). A file that is not a valid scenario raises ``ScenarioError``.
+From Python: ``run_scenario(data)`` returns the report for parsed JSON; ``load_scenario`` and
+``play`` are the steps the tests use (``play`` also keeps the position after every action),
+before they compare the result with ``expect``. A file that is not a valid scenario raises
+``ScenarioError``.
 """
 
 from __future__ import annotations
@@ -147,12 +148,11 @@ import dataclasses
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import IS_RED3, SORT_KEY, THREE, Card, card_text, parse_card
+from .cards import IS_RED3, THREE, Card, card_text, parse_card
 from .config import RuleConfig, make_config
 from .dealing import deal_position, new_match
 from .engine import apply_turn
@@ -170,15 +170,6 @@ _TOP_KEYS = frozenset(
 _DEAL_KEYS = frozenset(
     {"hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill"}
 )
-_EXPECT_KEYS = frozenset({"results", "message_contains", "end", "match", "state", "states"})
-_STATE_KEYS = frozenset(
-    {
-        "phase", "turn", "actor", "stock_size", "stock_top", "stock_bottom", "pile",
-        "pile_frozen", "hands", "hand_contains", "hand_sizes", "melds", "red3", "canastas",
-        "opened", "permission", "must_go_out", "scores", "target", "winners", "hand_number",
-        "dealer", "side_of",
-    }
-)  # fmt: skip
 
 
 class ScenarioError(ValueError):
@@ -234,8 +225,8 @@ def select_variant(data: Mapping[str, Any], variant: str | None) -> dict[str, An
     for key, value in override.items():
         if key == "options":
             merged["options"] = {
-                **_mapping(base.get("options", {}), "options"),
-                **_mapping(value, "a variant's options"),
+                **read_mapping(base.get("options", {}), "options"),
+                **read_mapping(value, "a variant's options"),
             }
         elif key != "name":
             merged[key] = value
@@ -253,7 +244,7 @@ def load_scenario(data: Mapping[str, Any], variant: str | None = None) -> Scenar
     if not isinstance(preset, str):
         raise ScenarioError('preset must be a name such as "classic"')
     try:
-        config = make_config(preset, _mapping(data.get("options", {}), "options"))
+        config = make_config(preset, read_mapping(data.get("options", {}), "options"))
     except CanastaError as exc:
         raise ScenarioError(exc.message) from None
     try:
@@ -261,23 +252,37 @@ def load_scenario(data: Mapping[str, Any], variant: str | None = None) -> Scenar
     except CanastaError as exc:  # a bad card text, too many copies, a bad meld
         raise ScenarioError(exc.message) from None
     actions = _actions(data.get("actions", []), config.players)
-    expect = _mapping(data.get("expect", {}), "expect")
+    expect = read_mapping(data.get("expect", {}), "expect")
     return Scenario(str(data.get("name", "scenario")), config, start, actions, expect)
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
+# The file's values: each reader raises ``ScenarioError`` naming the key (``what``) whose value
+# is not of the documented shape. They are public because the test suite's ``expect`` checker
+# (tests/shared/rules/expectations.py) reads its block with them, in the same format.
+
+
+def read_mapping(value: Any, what: str) -> Mapping[str, Any]:
+    """A JSON object."""
     if not isinstance(value, Mapping):
         raise ScenarioError(f"{what} must be a JSON object")
     return value
 
 
-def _int(value: Any, what: str) -> int:
+def read_list(value: Any, what: str) -> list[Any]:
+    """A JSON list."""
+    if not isinstance(value, list):
+        raise ScenarioError(f"{what} must be a list")
+    return value
+
+
+def read_int(value: Any, what: str) -> int:
+    """A whole number (not ``true`` or ``false``)."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise ScenarioError(f"{what} must be a whole number, not {value!r}")
     return value
 
 
-def _cards(value: Any, what: str) -> tuple[Card, ...]:
+def read_cards(value: Any, what: str) -> tuple[Card, ...]:
     """Cards from a list of texts or one space-separated string."""
     if isinstance(value, str):
         words = value.replace(",", " ").split()
@@ -298,7 +303,7 @@ def _per(value: Any, count: int, what: str, unit: str = "seat") -> list[Any]:
 
 
 def _seat(value: Any, players: int, what: str) -> int:
-    seat = _int(value, what)
+    seat = read_int(value, what)
     if not 0 <= seat < players:
         raise ScenarioError(f"{what} must be a seat from 0 to {players - 1}, not {seat}")
     return seat
@@ -306,19 +311,19 @@ def _seat(value: Any, players: int, what: str) -> int:
 
 def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
     n = config.players
-    deal = _mapping(data.get("deal"), "deal") if "deal" in data else None
+    deal = read_mapping(data.get("deal"), "deal") if "deal" in data else None
     if deal is None:
         raise ScenarioError("the scenario needs a deal with each seat's hand")
     unknown = sorted(set(deal) - _DEAL_KEYS)
     if unknown:
         raise ScenarioError(f"unknown key(s) {', '.join(map(repr, unknown))} in deal")
     hands = [
-        _cards(h, f"deal.hands[{i}]")
+        read_cards(h, f"deal.hands[{i}]")
         for i, h in enumerate(_per(deal.get("hands"), n, "deal.hands"))
     ]
-    upcard = _cards(deal.get("upcard", []), "deal.upcard")
-    stock = _cards(deal.get("stock", []), "deal.stock")
-    pile = _cards(deal["pile"], "deal.pile") if "pile" in deal else None
+    upcard = read_cards(deal.get("upcard", []), "deal.upcard")
+    stock = read_cards(deal.get("stock", []), "deal.stock")
+    pile = read_cards(deal["pile"], "deal.pile") if "pile" in deal else None
     mid_hand = pile is not None
     if mid_hand:
         if not pile:
@@ -338,7 +343,7 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
     melds = None
     if "melds" in deal:
         melds = [
-            [_meld(config, m, f"deal.melds[{side}]") for m in _list(groups, "deal.melds")]
+            [_meld(config, m, f"deal.melds[{side}]") for m in read_list(groups, "deal.melds")]
             for side, groups in enumerate(_per(deal["melds"], config.sides, "deal.melds", "side"))
         ]
         for side, groups in enumerate(melds):
@@ -348,7 +353,8 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
     red3 = None
     if "red3" in deal:
         red3 = [
-            _cards(r, f"deal.red3[{i}]") for i, r in enumerate(_per(deal["red3"], n, "deal.red3"))
+            read_cards(r, f"deal.red3[{i}]")
+            for i, r in enumerate(_per(deal["red3"], n, "deal.red3"))
         ]
         if any(not IS_RED3[c] for r in red3 for c in r):
             raise ScenarioError("deal.red3 may hold only red threes (3d, 3h)")
@@ -357,9 +363,9 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
     if fill not in ("stock", "box"):
         raise ScenarioError('deal.fill must be "stock" or "box"')
     scores = data.get("scores", [0] * config.sides)
-    scores = [_int(s, "scores") for s in _per(scores, config.sides, "scores", "score column")]
+    scores = [read_int(s, "scores") for s in _per(scores, config.sides, "scores", "score column")]
     dealer = _seat(data.get("dealer", 0), n, "dealer")
-    hand_number = _int(data.get("hand_number", 1), "hand_number")
+    hand_number = read_int(data.get("hand_number", 1), "hand_number")
     if hand_number < 1:
         raise ScenarioError("hand_number starts at 1")
     before = dataclasses.replace(
@@ -378,19 +384,13 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
     if upcard:
         _check_upcard(config, state, upcard)
     if "melded" in deal:
-        seats = {_seat(x, n, "deal.melded") for x in _list(deal["melded"], "deal.melded")}
+        seats = {_seat(x, n, "deal.melded") for x in read_list(deal["melded"], "deal.melded")}
         state = dataclasses.replace(state, melded_seats=tuple(s in seats for s in range(n)))
     return state
 
 
-def _list(value: Any, what: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ScenarioError(f"{what} must be a list")
-    return value
-
-
 def _meld(config: RuleConfig, value: Any, what: str) -> tuple[Card, ...]:
-    cards = _cards(value, what)
+    cards = read_cards(value, what)
     try:
         rank = meld_rank(cards)
         if rank == THREE:
@@ -420,7 +420,7 @@ def _check_upcard(config: RuleConfig, state: GameState, upcard: Sequence[Card]) 
 
 def _actions(value: Any, players: int) -> tuple[tuple[int, str], ...]:
     out = []
-    for number, entry in enumerate(_list(value, "actions"), 1):
+    for number, entry in enumerate(read_list(value, "actions"), 1):
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], str)):
             raise ScenarioError(f'action {number} must be [seat, "action text"], not {entry!r}')
         out.append((_seat(entry[0], players, f"the seat of action {number}"), entry[1]))
@@ -497,142 +497,6 @@ def describe(state: GameState) -> dict[str, Any]:
 
 def _texts(cards: Sequence[Card]) -> list[str]:
     return [card_text(c) for c in cards]
-
-
-# -- checking expectations ----------------------------------------------------------------------
-
-
-def check_expectations(scenario: Scenario, replay: Replay) -> list[str]:
-    """Every way the replay differs from ``scenario.expect`` (empty: all as expected)."""
-    expect = scenario.expect
-    problems = [f"unknown expect key {k!r}" for k in sorted(set(expect) - _EXPECT_KEYS)]
-    report = replay.report
-    actions = report["actions"]
-    if "results" in expect:
-        wanted = _list(expect["results"], "expect.results")
-        if len(wanted) != len(actions):
-            problems.append(f"expect.results has {len(wanted)} entries for {len(actions)} actions")
-        for number, (want, got) in enumerate(zip(wanted, actions, strict=False), 1):
-            problems.extend(_check_result(number, want, got))
-    if "message_contains" in expect:
-        for number, (want, got) in enumerate(
-            zip(
-                _list(expect["message_contains"], "expect.message_contains"), actions, strict=False
-            ),
-            1,
-        ):
-            if want is not None and want.lower() not in got.get("message", "").lower():
-                problems.append(
-                    f"action {number} ({got['action']}): message {got.get('message')!r} "
-                    f"does not contain {want!r}"
-                )
-    if "end" in expect:
-        problems.extend(_check_end(expect["end"], report["hand"]))
-    if "match" in expect:
-        for key, want in _mapping(expect["match"], "expect.match").items():
-            if report["match"].get(key) != want:
-                problems.append(f"match {key}: expected {want!r}, got {report['match'].get(key)!r}")
-    checks = [dict(c) for c in _list(expect.get("states", []), "expect.states")]
-    if "state" in expect:
-        checks.append({**_mapping(expect["state"], "expect.state"), "after": len(actions)})
-    for check in checks:
-        after = _int(check.pop("after", None), "expect.states[].after")
-        if not 0 <= after < len(replay.states):
-            problems.append(f"expect.states: no position after action {after}")
-            continue
-        summary = describe(replay.states[after])
-        for key, want in check.items():
-            problems.extend(f"after action {after}: {p}" for p in _check_state(key, want, summary))
-    return problems
-
-
-def _check_result(number: int, want: Any, got: Mapping[str, Any]) -> list[str]:
-    kind, _, rule = str(want).partition(" ")
-    where = f"action {number} [{got['seat']}, {got['action']!r}]"
-    if kind == "ok":
-        if got["result"] != "ok":
-            return [f"{where}: expected ok, got {got['kind']}: {got['message']}"]
-        return []
-    if got["result"] == "ok":
-        return [f"{where}: expected {want}, but it was accepted"]
-    if got["kind"] != kind or (rule and got["rule"] != rule):
-        return [f"{where}: expected {want}, got {got['kind']} {got['rule']}: {got['message']}"]
-    return []
-
-
-def _check_end(want: Any, hand: Mapping[str, Any] | None) -> list[str]:
-    if want is None:
-        return (
-            [] if hand is None else [f"the hand was expected to go on but ended: {hand['reason']}"]
-        )
-    if hand is None:
-        return ["the hand was expected to end but is still going on"]
-    problems = []
-    for key, value in _mapping(want, "expect.end").items():
-        if key == "columns":
-            columns = _list(value, "expect.end.columns")
-            if len(columns) != len(hand["columns"]):
-                problems.append(f"expect.end.columns has {len(columns)} entries")
-            for col_want, col_got in zip(columns, hand["columns"], strict=False):
-                for k, v in _mapping(col_want, "expect.end.columns[]").items():
-                    got = col_got.get(k)
-                    if got != v:
-                        column = col_got["column"]
-                        problems.append(f"column {column} {k}: expected {v!r}, got {got!r}")
-        elif hand.get(key) != value:
-            problems.append(f"hand {key}: expected {value!r}, got {hand.get(key)!r}")
-    return problems
-
-
-def _norm(cards: Any, key: str) -> list[str]:
-    return _texts(_cards(cards, f"expect {key}"))
-
-
-def _bag(cards: Any, key: str) -> list[str]:
-    return sorted(_norm(cards, key), key=lambda t: SORT_KEY[parse_card(t)])
-
-
-def _check_state(key: str, want: Any, summary: Mapping[str, Any]) -> list[str]:
-    if key not in _STATE_KEYS:
-        return [f"unknown state key {key!r}"]
-    if key == "stock_top":
-        expected = _norm(want, key)
-        got: Any = summary["stock"][: len(expected)]
-    elif key == "stock_bottom":
-        expected = _norm(want, key)
-        got = summary["stock"][len(summary["stock"]) - len(expected) :]
-    elif key == "pile":
-        expected, got = _norm(want, key), summary["pile"]
-    elif key in ("hands", "red3"):
-        return _per_item(key, want, summary[key], lambda w, g: _bag(w, key) == _bag(g, key))
-    elif key == "hand_contains":
-        return _per_item(key, want, summary["hands"], lambda w, g: _contains(g, _norm(w, key)))
-    elif key == "melds":
-        return _per_item(key, want, summary["melds"], lambda w, g: _meld_set(w) == _meld_set(g))
-    elif isinstance(want, list):
-        return _per_item(key, want, summary[key], lambda w, g: bool(w == g))
-    else:
-        expected, got = want, summary[key]
-    return [] if expected == got else [f"{key}: expected {expected!r}, got {got!r}"]
-
-
-def _per_item(key: str, want: Any, got: list[Any], same: Any) -> list[str]:
-    items = _list(want, f"expect {key}")
-    if len(items) != len(got):
-        return [f"{key}: expected {len(items)} entries, the position has {len(got)}"]
-    return [
-        f"{key}[{i}]: expected {w!r}, got {g!r}"
-        for i, (w, g) in enumerate(zip(items, got, strict=True))
-        if w is not None and not same(w, g)
-    ]
-
-
-def _contains(hand: list[str], cards: list[str]) -> bool:
-    return not Counter(cards) - Counter(hand)
-
-
-def _meld_set(melds: Any) -> list[list[str]]:
-    return sorted(_bag(m, "melds") for m in _list(melds, "expect melds"))
 
 
 # -- command line -------------------------------------------------------------------------------

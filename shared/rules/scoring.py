@@ -1,14 +1,18 @@
-"""Scoring a finished hand and deciding the match (RULES.md §1.13, §1.14, §3.2, §3.3).
+"""Ending a hand: scoring it and deciding the match (RULES.md §1.13, §1.14, §3.2, §3.3).
 
-Pure functions of a finished position: they read the melds, red threes and hands left on
-the table and return a ``HandResult`` per score column.
+``score_hand`` and ``match_winners`` are pure functions of a finished position: they read
+the melds, red threes and hands left on the table and return a ``HandResult`` per score
+column. ``end_hand`` applies them, whatever ended the hand (going out, the stock, a red three
+as its last card): it adds the hand to the cumulative scores, then ends the match or waits
+for the next deal. Red threes' own scoring rules are in ``threes``.
 """
 
 from __future__ import annotations
 
 from .cards import VALUE
 from .melds import is_canasta, is_natural
-from .state import EndReason, GameState, HandResult, SideScore
+from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
+from .threes import lay_out_threes_left_in_hands, red_three_score
 
 
 def score_hand(
@@ -30,12 +34,7 @@ def score_hand(
         naturals = sum(1 for m in melds if is_canasta(m) and is_natural(m))
         mixed = sum(1 for m in melds if is_canasta(m) and not is_natural(m))
         canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
-        if config.red3_scoring == "individual":
-            threes = sum(len(state.red3[s]) for s in seats)
-        else:
-            threes = sum(len(state.red3[s]) for s in state.side_seats(side))
-        negative = not any(melds) if config.red3_negative_if == "no_meld" else naturals + mixed == 0
-        red3_points = config.red3_total(threes) * (-1 if negative else 1) if threes else 0
+        threes, red3_points = red_three_score(state, seats, side, naturals + mixed)
         bonus = 0
         if went_out is not None and state.side_of[went_out] == side:
             bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
@@ -78,3 +77,31 @@ def match_winners(scores: tuple[int, ...], target: int) -> tuple[int, ...]:
         return ()
     best = max(scores)
     return tuple(i for i, s in enumerate(scores) if s == best)
+
+
+def end_hand(
+    s: GameState, reason: EndReason, went_out: int | None = None, concealed: bool = False
+) -> None:
+    """Score the hand (§1.13), then end the match or wait for the next deal (§1.14).
+
+    An exact tie at or above the target follows ``tie_policy`` (D20): another hand (the
+    default), a drawn match, or another hand with the target raised by 500.
+    """
+    lay_out_threes_left_in_hands(s)
+    result = score_hand(s, reason, went_out, concealed)
+    s.last_hand = result
+    s.scores = tuple(col.cumulative for col in result.columns)
+    s.events = (
+        *s.events,
+        Event(went_out if went_out is not None else s.turn, "end", text=reason.value),
+    )
+    winners = match_winners(s.scores, s.target)
+    policy = s.config.tie_policy
+    if len(winners) == 1 or (winners and policy == "draw"):
+        s.winners = winners
+        s.phase = Phase.MATCH_OVER
+        return
+    if winners and policy == "raise_target_500":
+        s.target += 500
+    s.phase = Phase.DEAL
+    s.dealer = (s.dealer + 1) % s.config.players

@@ -1,8 +1,9 @@
 """The dynamic game: one mutable-by-the-engine-only record per match position.
 
-``GameState`` is treated as an immutable value by everyone outside ``engine``: the engine
-clones it (``_clone`` copies only the references, every container inside is a tuple) and
-changes the clone, so a refused move can never leave a half-changed state behind. States
+``GameState`` is treated as an immutable value by everyone outside the engine: ``engine`` and
+``dealing`` clone it (``_clone`` copies only the references, every container inside is a
+tuple) and the rule modules they call change only that clone, so a refused move can never
+leave a half-changed state behind. States
 serialise to JSON and back exactly (``to_json`` / ``from_json``).
 """
 
@@ -138,7 +139,8 @@ EMPTY_MELDS: Melds = ((),) * 13
 class GameState:
     """A whole match at one moment: hand in progress, cumulative scores, whose turn.
 
-    Treat instances as immutable values; only ``engine`` builds new ones.
+    Treat instances as immutable values; only the engine (``engine``, ``dealing`` and the rule
+    modules they call, on a clone) builds new ones.
     """
 
     config: RuleConfig

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cards import IS_BLACK3, Card, card_text, rank_text, sort_cards
-from .engine import _frozen_reason
 from .legal import legal_action_kinds
 from .melds import is_canasta, is_natural
+from .pile import frozen_reason
 from .state import Event, GameState, HandResult, Phase
 
 
@@ -165,8 +165,8 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         my_side=my_side,
         pile_top=top,
         pile_size=len(state.pile),
-        pile_frozen=bool(_frozen_reason(state, my_side)) if in_hand else False,
-        frozen_reason=_frozen_reason(state, my_side) if in_hand and state.pile else "",
+        pile_frozen=bool(frozen_reason(state, my_side)) if in_hand else False,
+        frozen_reason=frozen_reason(state, my_side) if in_hand and state.pile else "",
         pile_blocked=top is not None and IS_BLACK3[top],
         stock_size=len(state.stock),
         scores=state.scores,

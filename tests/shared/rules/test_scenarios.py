@@ -1,9 +1,10 @@
 """RULES.md Part 4 worked scenarios, played from the JSON files in tests/scenarios.
 
 Each file (and each of its variants) is dealt and played by ``shared.rules.scenario``; its
-``expect`` block says what RULES.md requires. A scenario on which the engine is known to
-disagree with RULES.md is listed in ``ENGINE_BUGS`` and marked as a strict xfail, so that it
-starts failing (and must be removed from the list) once the engine is fixed.
+``expect`` block says what RULES.md requires, and ``expectations.check_expectations`` (beside
+this file) compares the two. A scenario on which the engine is known to disagree with RULES.md
+is listed in ``ENGINE_BUGS`` and marked as a strict xfail, so that it starts failing (and must
+be removed from the list) once the engine is fixed.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ import pytest
 from shared.rules import CanastaError, check, parse_turn
 from shared.rules.scenario import (
     ScenarioError,
-    check_expectations,
     load_scenario,
     play,
     run_scenario,
     variant_names,
 )
+from tests.shared.rules.expectations import check_expectations
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = REPO_ROOT / "tests" / "scenarios"

@@ -1,0 +1,286 @@
+"""The discard pile: when it is frozen, and taking it (RULES.md §1.8; §1.6 T1; D5-D8, D15).
+
+The pile is frozen for everyone once it holds a wild card, a red three turned as the upcard
+or (option D5) a black three, and frozen for a side that has not opened (§1.8.1); a frozen
+pile is taken only with a natural pair of the top card's rank (D7 option: a lay-off onto the
+side's meld). An unfrozen pile may be taken with a pair, a natural and a wild card, or by
+laying the top card off (D8). Every check of §1.8.2 is in ``plan_take``, in its order, and
+``take_pile`` executes the take (§1.6 T1: the top card is melded, red threes in the pile are
+laid out, the rest joins the hand).
+
+Move listing lives here too, because the end of the stock (``stock``) needs it as a rule:
+``pile_takes`` lists the candidate takes and ``take_ruled_out`` says when none can exist.
+"""
+
+from __future__ import annotations
+
+from .actions import TakePile
+from .cards import (
+    IS_BLACK3,
+    IS_NATURAL,
+    IS_RED3,
+    IS_WILD,
+    RANK,
+    THREE,
+    VALUE,
+    Card,
+    card_text,
+    rank_name,
+)
+from .config import RuleConfig
+from .cutthroat import form_cutthroat_sides
+from .edits import Plan, give, put_down, remove_cards, set_hand
+from .errors import IllegalMoveError
+from .goingout import after_put_down
+from .melds import check_meld, group_melds, wild_count
+from .opening import (
+    best_opening,
+    check_opening_by_take_allowed,
+    opening_target,
+    require_minimum,
+)
+from .state import Event, GameState, Phase
+from .threes import add_red_threes, check_black_threes
+
+
+def frozen_reason(s: GameState, side: int) -> str:
+    """Why the pile is frozen for ``side`` (§1.8.1), or ``""`` when it is not."""
+    if s.pile_frozen:
+        if any(IS_WILD[c] for c in s.pile):
+            return "it holds a wild card"
+        if any(IS_RED3[c] for c in s.pile):
+            return "a red three was turned up to start it"
+        return "it holds a black three"
+    if not s.opened(side):
+        return "your side has not made its first meld yet"
+    return ""
+
+
+def discard_freezes(config: RuleConfig, card: Card) -> bool:
+    """A wild discard freezes the pile, and so does a black three under ``black3_freezes``
+    (§1.8.1; D5). (The upcard's own freezing rules are ``dealing``'s, §1.5 H3.)"""
+    return IS_WILD[card] or (IS_BLACK3[card] and config.black3_freezes)
+
+
+def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
+    """§1.8.2: every check on taking the pile, in order, without changing anything."""
+    config = s.config
+    side = s.side_of[seat]
+    if not s.pile:
+        raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+    top = s.pile[-1]
+    rank = RANK[top]
+    if IS_WILD[top]:
+        raise IllegalMoveError(
+            f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
+        )
+    black_top = IS_BLACK3[top]
+    if black_top and not config.black3_top_takeable_to_go_out:
+        raise IllegalMoveError(
+            "a black three is on top of the pile, so it cannot be taken this turn", "1.8.2"
+        )
+    hand = s.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
+        raise IllegalMoveError(
+            "with one card in your hand you may not take a pile of one card", "1.8.2"
+        )
+    opened = s.opened(side)
+    if not opened:
+        check_opening_by_take_allowed(config)
+    support = action.cards
+    hand = remove_cards(hand, support, "to take the pile with")
+    naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
+    wilds = sum(1 for c in support if IS_WILD[c])
+    if naturals + wilds != len(support):
+        raise IllegalMoveError(
+            f"the cards you take the pile with must be {rank_name(rank)} or wild cards "
+            f"(the top card is {card_text(top)})",
+            "1.8.2",
+        )
+    melds = list(s.melds[side])
+    existing = melds[rank]
+    frozen_why = frozen_reason(s, side)
+    if frozen_why:
+        allowed = naturals >= 2 or (
+            config.frozen_allows_layoff and opened and bool(existing) and s.pile_frozen
+        )
+        if not allowed:
+            raise IllegalMoveError(
+                f"the pile is frozen ({frozen_why}): to take it you need two natural "
+                f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
+                "1.8.2",
+            )
+    else:
+        if naturals >= 2:
+            method = "pair"
+        elif naturals == 1 and wilds >= 1:
+            method = "natural_plus_wild"
+        elif existing:
+            method = "layoff"
+        else:
+            raise IllegalMoveError(
+                f"to take the pile you need two natural {rank_name(rank)}, one natural "
+                f"{rank_name(rank)[:-1]} and a wild card, or a meld of {rank_name(rank)} "
+                "to add the top card to",
+                "1.8.2",
+            )
+        if method not in config.unfrozen_take_methods:
+            raise IllegalMoveError(
+                f"these rules do not allow taking the pile that way ({method.replace('_', ' ')})",
+                "D8",
+            )
+    if rank == THREE and wilds:
+        raise IllegalMoveError("black threes may not be melded with wild cards", "1.9")
+    if black_top and naturals < 2:
+        raise IllegalMoveError(
+            "a black three on top may only be taken with two more black threes, to go out",
+            "D6",
+        )
+    merged = (*existing, top, *support)
+    check_meld(config, rank, merged, new=not existing, old_wilds=wild_count(existing))
+    melds[rank] = merged
+    touched = [(rank, bool(existing))]
+    extra = group_melds(action.melds)
+    if extra:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+    if not opened:
+        value = VALUE[top] + sum(VALUE[c] for c in support)
+        value += sum(VALUE[c] for g in extra.values() for c in g)
+        require_minimum(s, seat, value, with_pile=True)
+    for r, cards in extra.items():
+        if r == THREE:
+            check_black_threes(s, cards, len(melds[THREE]))
+        check_meld(config, r, (*melds[r], *cards), new=not melds[r], old_wilds=wild_count(melds[r]))
+        touched.append((r, bool(melds[r]) and r != rank))
+        melds[r] = (*melds[r], *cards)
+    taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
+    return Plan(
+        side, hand, tuple(melds), tuple(touched), len(hand) + taken, black_top or THREE in extra
+    )
+
+
+def take_pile(s: GameState, seat: int, action: TakePile) -> None:
+    """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest."""
+    plan = plan_take(s, seat, action)
+    put_down(s, plan)
+    rest = s.pile[:-1]
+    threes = [c for c in rest if IS_RED3[c]]
+    set_hand(s, seat, plan.hand)
+    give(s, seat, [c for c in rest if not IS_RED3[c]])
+    if threes:
+        add_red_threes(s, seat, threes)
+    s.events = (
+        *s.events,
+        Event(
+            seat, "take", (s.pile[-1], *action.cards, *rest), text=f"{len(action.cards)} from hand"
+        ),
+    )
+    s.pile = ()
+    s.pile_frozen = False
+    s.phase = Phase.PLAY
+    if plan.obliges_out:
+        s.must_go_out = True
+    if s.config.cutthroat and s.lone_seat is None:
+        form_cutthroat_sides(s, seat)
+    after_put_down(s, seat)
+
+
+def take_is_legal(s: GameState, seat: int, take: TakePile) -> bool:
+    """Whether ``seat``, to move at the start of its turn, may take the pile with ``take``.
+
+    ``engine.is_legal`` gives the same answer there: it is this validation, decided by the
+    plan alone when the dead-end guard cannot object, else by a trial take on a clone.
+    """
+    try:
+        plan = plan_take(s, seat, take)
+        if plan.hand_left >= 2 and not plan.obliges_out and not s.must_go_out and not s.no_discard:
+            return True
+        take_pile(s._clone(), seat, take)
+    except IllegalMoveError:
+        return False
+    return True
+
+
+def pile_takes(state: GameState, seat: int) -> list[TakePile]:
+    """Candidate ways to take the pile: the support cards, and an opening if one is needed.
+
+    An opened side is offered the smallest supports (more cards can be laid off after the
+    take). An unopened side must reach its minimum (§1.10 rule 4): for a pair and for all
+    its naturals of the top card's rank, wild cards join the support one at a time (jokers
+    first) until the support alone, or the support plus the best opening from the rest of
+    the hand, reaches the minimum.
+    """
+    if not state.pile:
+        return []
+    top = state.pile[-1]
+    config = state.config
+    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
+        return []
+    rank = RANK[top]
+    hand = state.hands[seat]
+    naturals = [c for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c]]
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    opened = any(melds)
+    frozen = state.pile_frozen or not opened
+    if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
+        return []
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
+    if opened:  # the smallest supports: more cards can be laid off after the take
+        supports: list[tuple[Card, ...]] = [()] if melds[rank] else []
+        if len(naturals) >= 2:
+            supports.append(tuple(naturals[:2]))
+        if naturals and wilds:
+            supports.append((naturals[0], wilds[-1]))
+        return [TakePile(support) for support in supports]
+    minimum = opening_target(state, seat)
+    takes: list[TakePile] = []
+    for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
+        for count in range(min(len(wilds), 3) + 1):
+            support = (*natural_part, *wilds[:count])
+            value = VALUE[top] + sum(VALUE[c] for c in support)
+            if value >= minimum:
+                takes.append(TakePile(support))
+                break
+            rest = list(hand)
+            for card in support:
+                rest.remove(card)
+            opening = best_opening(config, rest, exclude_rank=rank)
+            if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
+                takes.append(TakePile(support, opening))
+                break
+    return takes
+
+
+def take_ruled_out(state: GameState, seat: int) -> bool:
+    """True only when ``seat`` certainly cannot take the pile now (cheap necessary conditions).
+
+    The engine ends a hand at the end of the stock without asking the player only when this
+    holds, so a legal take the candidate list happens to miss can never be lost (§1.12).
+    """
+    if not state.pile:
+        return True
+    top = state.pile[-1]
+    config = state.config
+    if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
+        return True
+    hand = state.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(state.pile) == 1:
+        return True
+    rank = RANK[top]
+    naturals = sum(1 for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
+    wilds = sum(1 for c in hand if IS_WILD[c])
+    melds = state.melds[state.side_of[seat]]
+    if not any(melds):  # frozen for the side: a natural pair, and enough points in reach
+        if naturals < 2:
+            return True
+        counts: dict[int, int] = {}
+        for card in hand:
+            if IS_NATURAL[card]:
+                counts[RANK[card]] = counts.get(RANK[card], 0) + 1
+        reach = VALUE[top] + sum(VALUE[c] for c in hand if IS_WILD[c])
+        reach += sum(VALUE[c] for c in hand if IS_NATURAL[c] and counts[RANK[c]] >= 2)
+        return reach < opening_target(state, seat)
+    if state.pile_frozen:
+        return naturals < 2 and not (config.frozen_allows_layoff and melds[rank])
+    return naturals < 2 and not (naturals and wilds) and not melds[rank]
