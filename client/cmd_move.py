@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from client import common
-from client.errors import CliError
+from client.errors import EXIT_USAGE, CliError
 
 app = typer.Typer()
 PANEL = "Playing"
@@ -46,7 +46,14 @@ def _check_notation(actions: list[str]) -> None:
         raise CliError(f"cannot read the move: {exc.message}") from None
 
 
-def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = False) -> None:
+def submit(
+    match: str | None,
+    actions: list[str],
+    json: bool,
+    *,
+    deal: bool = False,
+    fresh: bool = False,
+) -> None:
     """Check, sign and send one move; print the new table (or JSON) and the receipt's seq."""
     import json as json_module
 
@@ -60,9 +67,9 @@ def submit(match: str | None, actions: list[str], json: bool, *, deal: bool = Fa
     with common.connect(player) as conn:
         match_id = common.resolve_match(conn, match)
         seen = player.matches.get(match_id)
-        if deal:
-            # A cut needs the commitment published now and reveals nothing a player could
-            # act on: look first.
+        if deal or fresh:
+            # A cut needs the commitment published now, and a resignation holds whatever the
+            # table: both follow the match as it is now.
             common.fetch_view(conn, match_id)
             seen = player.matches[match_id]
         elif seen is None:
@@ -254,3 +261,52 @@ def play(
 ) -> None:
     """Submit several actions at once (the rest of a turn), as one signed move."""
     submit(match, split_turn(turn), json)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta resign\n\n  canasta resign --match 3f2a --yes",
+)
+def resign(
+    match: MatchOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Concede the match for your side, at any moment: the other side(s) win at once."""
+    import sys
+
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CliError("resigning ends the match: add --yes to confirm", code=EXIT_USAGE)
+        if not typer.confirm("Resign? The match ends now and your side loses", default=False):
+            raise CliError("not resigned")
+    submit(match, ["resign"], json, fresh=True)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta cover on\n\n  canasta cover off --match 3f2a",
+)
+def cover(
+    state: Annotated[str, typer.Argument(help="on: a bot plays your seat; off: you are back.")],
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Let a bot play your seat while you are away, or take it back."""
+    from shared.pb import canasta_pb2 as pb
+
+    if state not in ("on", "off"):
+        raise CliError(f"cover on or cover off, not {state!r}", code=EXIT_USAGE)
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        response = conn.call(
+            "SetCover", pb.SetCoverRequest(match_id=match_id, covered=state == "on")
+        )
+    if json:
+        common.print_json(response)
+        return
+    typer.echo(
+        "a bot plays your seat until you run `canasta cover off`"
+        if state == "on"
+        else "you play your seat again"
+    )

@@ -174,6 +174,8 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
         return f"{who} answered {event.text.removeprefix('answer ') or '?'}"
     if kind == "end":
         return f"hand over: {_REASONS.get(event.text, event.text)}"
+    if kind == "resign":
+        return f"{who} resigned the match"
     extra = " ".join(x for x in (shown, private, event.text) if x)
     return f"{who} {kind} {extra}".rstrip()
 
@@ -225,7 +227,24 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
     clock = clock_text(view.match, names)
     if clock:
         lines.append(clock)
+    lines += [_cover_text(seat, names) for seat in view.match.seats if seat.covered]
     return "\n".join(lines)
+
+
+_COVERS = {
+    "timeout": "their turn ran out",
+    "asked": "at their request",
+    "forfeit": "their turn ran out; the bot resigns for them",
+}
+
+
+def _cover_text(seat: pb.SeatInfo, names: _Names) -> str:
+    """``A bot plays for you (your turn ran out): canasta cover off to play again``."""
+    reason = _COVERS.get(seat.covered, seat.covered)
+    if seat.seat == names.me:
+        reason = reason.replace("their", "your")
+        return f"A bot plays for you ({reason}): `canasta cover off` to play again"
+    return f"A bot plays for {names.full(seat.seat)} ({reason})"
 
 
 def clock_text(match: pb.MatchSummary, names: _Names, now_ms: int | None = None) -> str:
@@ -621,6 +640,8 @@ def _hand_title(number: int, record: pb.HandRecord | None) -> str:
 def _entry_lines(entry: pb.HistoryEntry, names: _Names, color: bool) -> list[str]:
     """``#12  bob (seat 1): discard 9c -> bob discarded 9c`` wrapped under the move."""
     who = names.full(entry.seat) if entry.seat >= 0 else "server"
+    if entry.played_by_bot and not names.is_bot(entry.seat):
+        who += " [played by a bot]"
     actions = "; ".join(
         "cut and deal" if a == _DEAL else _action_text(a, color) for a in entry.actions
     )

@@ -1,5 +1,6 @@
 """Assembling a server from its three rooms: the store (the database, migrated), the
-service (keys, accounts, lobby, play, bots, the change feed) and the edge (gRPC).
+service (keys, accounts, lobby, play, bots, absence and deadlines, the change feed) and the
+edge (gRPC).
 
 ``open_app(config)`` does everything and returns an ``App`` that starts and stops as a unit.
 """
@@ -46,10 +47,12 @@ class App:
         self.server.start()
         self.bots.start()
         self.feed.start()
+        self.service.absence.start()
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
         self.server.stop(grace)
+        self.service.absence.stop()
         self.feed.stop()
         self.bots.stop()
         self.db.dispose()

@@ -80,6 +80,9 @@ class ServerConfig:
     """Matches not yet finished that one player may sit in (create or join)."""
     limit_watch_streams: int = 16
     """Watch streams one player may hold open at once on one server process."""
+    deadline_sweep_seconds: float = 60.0
+    """How often this process looks for overdue turns of timed matches
+    (``server.service.absence``); a turn is handled at most this long after its deadline."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -97,6 +100,8 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if not 0.01 <= self.deadline_sweep_seconds <= 3600:
+            raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
@@ -119,6 +124,7 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
          "limit_watch_streams"}  # fmt: skip
+_FLOATS = {"deadline_sweep_seconds"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
@@ -131,6 +137,14 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return int(value)
         except (TypeError, ValueError):
             raise ConfigFileError(f"{name} ({source}) must be a whole number") from None
+    if name in _FLOATS:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ConfigFileError(f"{name} ({source}) must be a number") from None
+        if number != number:  # NaN
+            raise ConfigFileError(f"{name} ({source}) must be a number")
+        return number
     if not isinstance(value, str):
         raise ConfigFileError(f"{name} ({source}) must be text")
     return value

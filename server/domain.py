@@ -24,6 +24,17 @@ class SeatKind(StrEnum):
     BOT = "bot"
 
 
+class Cover(StrEnum):
+    """Why a bot plays a human seat for now (``Seat.covered``)."""
+
+    TIMEOUT = "timeout"
+    """Its player let a turn run out (timeout policy ``substitute``)."""
+    ASKED = "asked"
+    """Its player asked for it."""
+    FORFEIT = "forfeit"
+    """Its player let a turn run out under policy ``forfeit``: the bot resigns for the seat."""
+
+
 class TimeoutPolicy(StrEnum):
     """What happens when a seat's turn is overdue (``server.service.deadlines``)."""
 
@@ -88,7 +99,7 @@ class Seat:
     bank_ms: int = 0
     """What is left of this seat's reserve bank (with a time control)."""
     covered: str = ""
-    """Why a bot plays this human seat for now: ``"timeout"``, ``"asked"``; empty if not."""
+    """Why a bot plays this human seat for now (a ``Cover`` value); empty if it does not."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +213,8 @@ class History:
     hands: tuple[Hand, ...]
     """Secrets blanked for hands not yet ended."""
     more: bool
+    bot_public_key: bytes = b""
+    """The server's bot key: entries it signed were played by a bot."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         public_key=seat.public_key,
         side=config.initial_side(seat.seat),
         bank_ms=seat.bank_ms,
+        covered=seat.covered,
     )
 
 
@@ -160,8 +161,9 @@ def receipt_to_pb(receipt: Receipt) -> pb.Receipt:
     )
 
 
-def entry_to_pb(entry: Entry) -> pb.HistoryEntry:
+def entry_to_pb(entry: Entry, bot_public_key: bytes = b"") -> pb.HistoryEntry:
     return pb.HistoryEntry(
+        played_by_bot=bool(bot_public_key) and entry.actor_key == bot_public_key,
         seq=entry.seq,
         seat=entry.seat,
         hand_number=entry.hand_number,
@@ -189,7 +191,7 @@ def history_to_pb(history: History) -> pb.GetHistoryResponse:
     match = history.match
     return pb.GetHistoryResponse(
         match_id=match.id,
-        entries=[entry_to_pb(e) for e in history.entries],
+        entries=[entry_to_pb(e, history.bot_public_key) for e in history.entries],
         hands=[hand_to_pb(h) for h in history.hands],
         version=match.version,
         more=history.more,

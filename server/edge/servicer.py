@@ -196,6 +196,13 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
+    async def SetCover(self, request: pb.SetCoverRequest, context: Any) -> Any:
+        return await self._run(context, self._set_cover, request)
+
+    def _set_cover(self, request: pb.SetCoverRequest, sender: Sender) -> pb.SetCoverResponse:
+        summary = self.service.set_cover(self._writer(sender), request.match_id, request.covered)
+        return pb.SetCoverResponse(match=convert.summary_to_pb(summary))
+
     async def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
         return await self._run(context, self._join_match, request)
 

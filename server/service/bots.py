@@ -1,5 +1,7 @@
-"""Bot seats: the server plays them as soon as it is their turn, through the same path as
-everyone (a signed envelope, checked, applied, logged, receipted), signed by the bot key.
+"""Bot seats, and human seats a bot covers for an absent player (``server.service.absence``):
+the server plays them as soon as it is their turn, through the same path as everyone (a
+signed envelope, checked, applied, logged, receipted), signed by the bot key. A seat covered
+under the timeout policy ``forfeit`` resigns the match instead of playing.
 
 Decisions come from ``shared.rules.bot.choose_action`` when that module is available, else
 the first of the engine's ``legal_actions``. A worker thread plays queued matches; it hears of
@@ -14,14 +16,15 @@ import queue
 import threading
 from collections.abc import Callable
 
-from server.domain import Change, MatchStatus
+from server.domain import Change, Cover, MatchStatus
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import StaleMoveError
 from server.service.play import Play
 from shared.crypto.keys import sign
-from shared.rules import Action, GameState, legal_actions
-from shared.wire import Move, move_to_bytes
+from shared.rules import Action, GameState, Phase, legal_actions
+from shared.rules.actions import RESIGN
+from shared.wire import DEAL_ACTION, Move, move_to_bytes
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +109,24 @@ class BotRunner:
         ctx = self.ctx
         made = 0
         while made < limit:
+            commitment = b""
             with ctx.db.read() as session:
                 repo = ctx.repo(session)
                 match = matches.require_match(repo, match_id)
                 state = matches.load_state(ctx, repo, match)
-            seat = matches.to_act(match, state)
-            if seat is None or not matches.bot_to_act(match, state):
-                return made
-            action = self.choose(state, seat)
+                seat = matches.to_act(match, state)
+                if seat is None or not matches.bot_to_act(match, state):
+                    return made
+                cutting = state.phase is Phase.DEAL  # a covered human seat cuts the deal
+                if cutting:
+                    hand = repo.hand(match.id, state.hand_number + 1)
+                    commitment = hand.commitment if hand is not None else b""
+            if match.seats[seat].covered == Cover.FORFEIT:
+                text, commitment = str(RESIGN), b""  # the timeout policy: the side loses
+            elif cutting:
+                text = DEAL_ACTION
+            else:
+                text = str(self.choose(state, seat))
             payload = move_to_bytes(
                 Move(
                     match_id=match.id,
@@ -121,7 +134,8 @@ class BotRunner:
                     seq=match.version + 1,
                     prev_hash=match.head_hash,
                     client_time_ms=ctx.clock(),
-                    actions=(str(action),),
+                    actions=(text,),
+                    deal_commitment=commitment,
                 )
             )
             try:

@@ -61,6 +61,7 @@ from server.domain import (
     Receipt,
     ServerInfo,
 )
+from server.service.absence import Absence
 from server.service.accounts import Accounts, Caller, Token, token_hash
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
@@ -76,6 +77,7 @@ class CanastaService:
         self.accounts = Accounts(ctx)
         self.lobby = Lobby(ctx)
         self.play = Play(ctx)
+        self.absence = Absence(ctx)
 
     # -- identity -----------------------------------------------------------------------------
 
@@ -126,6 +128,9 @@ class CanastaService:
 
     def start_match(self, caller: Caller, match_id: str) -> MatchSummary:
         return self.lobby.start(caller.player, match_id)
+
+    def set_cover(self, caller: Caller, match_id: str, covered: bool) -> MatchSummary:
+        return self.absence.set_cover(caller.player, match_id, covered)
 
     def list_my_matches(
         self, caller: Caller, page_size: int = 0, page_token: str = "", active_only: bool = False

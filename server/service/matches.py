@@ -112,8 +112,23 @@ def to_act(match: Match, state: GameState) -> int | None:
 
 
 def bot_to_act(match: Match, state: GameState) -> bool:
+    """A bot is to move: a bot seat's turn, or a human seat's that a bot covers for now."""
     seat = to_act(match, state)
-    return seat is not None and match.seats[seat].kind is SeatKind.BOT
+    if seat is None:
+        return False
+    taken = match.seats[seat]
+    return taken.kind is SeatKind.BOT or bool(taken.covered)
+
+
+def with_cover(match: Match, seat: int, cover: str, bank_ms: int | None = None) -> Match:
+    """The match with ``seat``'s cover set (``""``: the player plays it again), and its
+    bank if given."""
+    changed = match.seats[seat]
+    changed = dataclasses.replace(
+        changed, covered=cover, bank_ms=changed.bank_ms if bank_ms is None else bank_ms
+    )
+    seats = tuple(changed if s.seat == seat else s for s in match.seats)
+    return dataclasses.replace(match, seats=seats)
 
 
 def summary(match: Match, state: GameState, player_id: int | None) -> MatchSummary:

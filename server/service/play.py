@@ -96,6 +96,8 @@ class _Plan:
     seen_seat: int | None
     banks: tuple[int, ...] = ()
     """Seats whose reserve bank the move's turn change charged."""
+    uncover: bool = False
+    """The seat's own player moved while a bot covered it: the cover ends."""
 
     @property
     def state(self) -> GameState:
@@ -148,7 +150,7 @@ class Play:
         )
         shown = tuple(h if h.revealed else dataclasses.replace(h, secret=b"") for h in hands)
         self._mark_seen(match, seat)
-        return History(match, seat, entries, shown, len(found) > page)
+        return History(match, seat, entries, shown, len(found) > page, ctx.keys.bot_public)
 
     def watch(
         self, player: Player, match_ids: list[str], token_hash: bytes = b""
@@ -285,10 +287,14 @@ class Play:
         seat = match.seats[move.seat]
         if seat.kind is SeatKind.EMPTY:
             raise ConflictError(f"seat {move.seat} is empty")
-        if not verify(seat.public_key, payload, signature):
-            raise UnauthenticatedError(
-                f"the move's signature does not verify with the key of seat {move.seat}"
-            )
+        signer = seat.public_key
+        if not verify(signer, payload, signature):
+            signer = ctx.keys.bot_public  # a bot covering an absent player signs for the seat
+            if not (seat.covered and verify(signer, payload, signature)):
+                raise UnauthenticatedError(
+                    f"the move's signature does not verify with the key of seat {move.seat}"
+                )
+        back = bool(seat.covered) and signer == seat.public_key  # the player moves again
         if blocked:
             raise PermissionDeniedError("this key is blocked on this server")
         version = match.version
@@ -334,9 +340,11 @@ class Play:
             head_hash=digest,
             updated_ms=now,
         )
+        if back:
+            new_match = matches.with_cover(new_match, move.seat, "")
         banks: tuple[int, ...] = ()
         after = matches.turn_key(new_match, effects.state)
-        if after != matches.turn_key(match, state):
+        if back or after != matches.turn_key(match, state):
             new_match, banks = clocks.restart(new_match, after[0], now)
         entry = Entry(
             seq=seq,
@@ -344,14 +352,14 @@ class Play:
             hand_number=effects.hand_number,
             payload=payload,
             signature=signature,
-            actor_key=seat.public_key,
+            actor_key=signer,
             entry_hash=digest,
             receipt_signature=receipt.server_signature,
             events=effects.events,
             created_ms=now,
         )
-        seen = move.seat if seat.kind is SeatKind.HUMAN else None
-        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks)
+        seen = move.seat if signer == seat.public_key and seat.kind is SeatKind.HUMAN else None
+        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back)
 
     def _rules(
         self, match: Match, state: GameState, move: Move, signature: bytes, now: int
@@ -380,7 +388,10 @@ class Play:
         next_hand = None
         if new_state.phase is Phase.DEAL:
             next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
-        return _Effects(new_state, events, state.hand_number, None, state.hand_number, next_hand)
+        # The hand in play ends and its secret is revealed; a resignation between hands ends
+        # none (the last one was revealed when it ended; before the first deal there is none).
+        ended = state.hand_number if state.phase is not Phase.DEAL else None
+        return _Effects(new_state, events, state.hand_number, None, ended, next_hand)
 
     def _write(self, plan: _Plan) -> None:
         """Store the move in one durable transaction; ``_MatchMovedError`` if the match is no
@@ -397,6 +408,8 @@ class Play:
                     raise _MatchMovedError
                 if plan.seen_seat is not None:
                     repo.set_seen(match.id, plan.seen_seat, match.revision)
+                if plan.uncover:
+                    repo.set_covered(match.id, plan.entry.seat, "")
                 if effects.dealt_hand is not None:
                     repo.set_hand_dealt(match.id, effects.dealt_hand, match.version)
                 if effects.revealed_hand is not None:

@@ -368,6 +368,30 @@ class Repository:
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
+    def set_covered(self, match_id: str, seat: int, cover: str, bank_ms: int | None = None) -> None:
+        """Note why a bot plays ``seat`` for now (``""``: it does not); and its bank, if given."""
+        values: dict[str, object] = {"covered": cover}
+        if bank_ms is not None:
+            values["bank_ms"] = bank_ms
+        self.session.execute(
+            update(SeatRow)
+            .where(col(SeatRow.match_id) == match_id, col(SeatRow.seat) == seat)
+            .values(**values)
+        )
+
+    def clocks_due(self, now: int, limit: int) -> list[str]:
+        """Ids of up to ``limit`` matches in play whose timed turn is overdue at ``now``,
+        the longest overdue first (``clock_due_ms`` is indexed)."""
+        return list(
+            self.session.exec(
+                select(MatchRow.id)
+                .where(col(MatchRow.clock_due_ms) > 0, col(MatchRow.clock_due_ms) <= now)
+                .where(MatchRow.status == MatchStatus.PLAYING.value)
+                .order_by(col(MatchRow.clock_due_ms))
+                .limit(limit)
+            )
+        )
+
     def set_seen(self, match_id: str, seat: int, revision: int) -> None:
         """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
         self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})

@@ -451,6 +451,7 @@ class SeatInfo(_message.Message):
     PUBLIC_KEY_FIELD_NUMBER: _builtins.int
     SIDE_FIELD_NUMBER: _builtins.int
     BANK_MS_FIELD_NUMBER: _builtins.int
+    COVERED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -460,6 +461,10 @@ class SeatInfo(_message.Message):
     """The side (score column) of the seat when a hand starts."""
     bank_ms: _builtins.int
     """With a time control: what is left of this seat's reserve bank of time."""
+    covered: _builtins.str
+    """Why a bot plays this human seat for now: "timeout" (its player let a turn run out),
+    "asked" (its player asked for cover), "forfeit" (the bot resigns for the seat); empty: no.
+    """
     def __init__(
         self,
         *,
@@ -469,10 +474,11 @@ class SeatInfo(_message.Message):
         public_key: _builtins.bytes = ...,
         side: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
+        covered: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "display_name", b"display_name", "kind", b"kind", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -823,6 +829,48 @@ class FillSeatWithBotResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___FillSeatWithBotResponse: _TypeAlias = FillSeatWithBotResponse  # noqa: Y015
+
+@_typing.final
+class SetCoverRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    COVERED_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    covered: _builtins.bool
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        covered: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["covered", b"covered", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetCoverRequest: _TypeAlias = SetCoverRequest  # noqa: Y015
+
+@_typing.final
+class SetCoverResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> Global___MatchSummary: ...
+    def __init__(
+        self,
+        *,
+        match: Global___MatchSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetCoverResponse: _TypeAlias = SetCoverResponse  # noqa: Y015
 
 @_typing.final
 class StartMatchRequest(_message.Message):
@@ -1465,6 +1513,7 @@ class HistoryEntry(_message.Message):
     CREATED_AT_MS_FIELD_NUMBER: _builtins.int
     ACTIONS_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
+    PLAYED_BY_BOT_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     seat: _builtins.int
     hand_number: _builtins.int
@@ -1474,6 +1523,8 @@ class HistoryEntry(_message.Message):
     entry_hash: _builtins.bytes
     receipt_signature: _builtins.bytes
     created_at_ms: _builtins.int
+    played_by_bot: _builtins.bool
+    """Signed by the server's bot key: a bot seat's move, or a bot playing for an absent player."""
     @_builtins.property
     def actions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The payload's actions, decoded for convenience."""
@@ -1496,10 +1547,11 @@ class HistoryEntry(_message.Message):
         created_at_ms: _builtins.int = ...,
         actions: _abc.Iterable[_builtins.str] | None = ...,
         events: _abc.Iterable[Global___Event] | None = ...,
+        played_by_bot: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "signature", b"signature", "signer_public_key", b"signer_public_key"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "played_by_bot", b"played_by_bot", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "signature", b"signature", "signer_public_key", b"signer_public_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

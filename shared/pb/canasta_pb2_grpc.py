@@ -74,6 +74,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.StartMatchRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.StartMatchResponse.FromString,
                 _registered_method=True)
+        self.SetCover = channel.unary_unary(
+                '/canasta.v1.Canasta/SetCover',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
+                _registered_method=True)
         self.ListMyMatches = channel.unary_unary(
                 '/canasta.v1.Canasta/ListMyMatches',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesRequest.SerializeToString,
@@ -159,6 +164,13 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetCover(self, request, context):
+        """A bot plays the caller's seat from now on (on), or no longer (off: "I am back").
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListMyMatches(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -234,6 +246,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.StartMatch,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.StartMatchRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.StartMatchResponse.SerializeToString,
+            ),
+            'SetCover': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetCover,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.SerializeToString,
             ),
             'ListMyMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMyMatches,
@@ -477,6 +494,33 @@ class Canasta:
             '/canasta.v1.Canasta/StartMatch',
             shared_dot_pb_dot_canasta__pb2.StartMatchRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.StartMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetCover(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/SetCover',
+            shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
             options,
             channel_credentials,
             insecure,

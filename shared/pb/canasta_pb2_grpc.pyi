@@ -62,6 +62,8 @@ class CanastaStub:
     FillSeatWithBot: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.FillSeatWithBotRequest, _canasta_pb2.FillSeatWithBotResponse]
     StartMatch: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.StartMatchRequest, _canasta_pb2.StartMatchResponse]
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+    SetCover: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]
+    """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
     ListMyMatches: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]
     GetView: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]
     """Play."""
@@ -91,6 +93,8 @@ class CanastaAsyncStub(CanastaStub):
     FillSeatWithBot: _aio.UnaryUnaryMultiCallable[_canasta_pb2.FillSeatWithBotRequest, _canasta_pb2.FillSeatWithBotResponse]  # type: ignore[assignment]
     StartMatch: _aio.UnaryUnaryMultiCallable[_canasta_pb2.StartMatchRequest, _canasta_pb2.StartMatchResponse]  # type: ignore[assignment]
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+    SetCover: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]  # type: ignore[assignment]
+    """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
     ListMyMatches: _aio.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]  # type: ignore[assignment]
     GetView: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]  # type: ignore[assignment]
     """Play."""
@@ -165,6 +169,14 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.StartMatchResponse, _abc.Awaitable[_canasta_pb2.StartMatchResponse]]:
         """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+
+    @_abc_1.abstractmethod
+    def SetCover(
+        self,
+        request: _canasta_pb2.SetCoverRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.SetCoverResponse, _abc.Awaitable[_canasta_pb2.SetCoverResponse]]:
+        """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
 
     @_abc_1.abstractmethod
     def ListMyMatches(

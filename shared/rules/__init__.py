@@ -31,6 +31,7 @@ Where each rule is (RULES.md section: module); every module's docstring names it
   ``goingout``
 * scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
 * three-handed cutthroat sides (§3.2): ``cutthroat``
+* resigning the match (RULES.md is silent; a correspondence server needs it): ``concede``
 * edits of a position that every move shares: ``edits``; refusals: ``errors``
 * what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:
   ``bot``; scenario files (Part 4's test vectors): ``scenario``
@@ -49,6 +50,7 @@ from .actions import (
     LayOff,
     Meld,
     Pass,
+    Resign,
     TakePile,
 )
 from .cards import Card, card_text, cards_text, deck, parse_card, parse_cards, sort_cards
@@ -103,6 +105,7 @@ __all__ = [
     "Pass",
     "Phase",
     "PlayerView",
+    "Resign",
     "RuleConfig",
     "SideScore",
     "TakePile",

@@ -103,7 +103,16 @@ class Pass:
         return "pass"
 
 
-Action = Draw | TakePile | Meld | LayOff | Discard | AskPartner | Answer | Pass
+@dataclass(frozen=True, slots=True)
+class Resign:
+    """Concede the match for the seat's side, at any moment before it ends, in turn or not
+    (``shared.rules.concede``). Never listed among a seat's moves: nobody resigns by chance."""
+
+    def __str__(self) -> str:
+        return "resign"
+
+
+Action = Draw | TakePile | Meld | LayOff | Discard | AskPartner | Answer | Pass | Resign
 """Any action a seat can submit."""
 
 DRAW = Draw()
@@ -111,5 +120,6 @@ ASK = AskPartner()
 PASS = Pass()
 YES = Answer(True)
 NO = Answer(False)
+RESIGN = Resign()
 DISCARDS = tuple(Discard(c) for c in range(53))
 """Shared instances: actions are immutable values, so the engine can reuse them."""

@@ -24,9 +24,11 @@ from .actions import (
     LayOff,
     Meld,
     Pass,
+    Resign,
     TakePile,
 )
 from .cards import Card
+from .concede import concede
 from .dealing import reset_turn
 from .edits import remove_cards, set_hand
 from .errors import IllegalMoveError, NotYourTurnError, WrongPhaseError
@@ -91,6 +93,9 @@ def apply_turn(state: GameState, seat: int, actions: Sequence[Action]) -> GameSt
 def _dispatch(s: GameState, seat: int, action: Action) -> None:
     """Refuse an action of the wrong seat or phase (§1.4, §1.6), else hand it to its rule."""
     phase = s.phase
+    if isinstance(action, Resign):  # any seat, any time before the end
+        concede(s, seat)
+        return
     if phase is Phase.MATCH_OVER:
         raise WrongPhaseError("the match is over")
     if phase is Phase.DEAL:

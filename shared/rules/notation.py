@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .actions import ASK, DISCARDS, DRAW, NO, PASS, YES, Action, LayOff, Meld, TakePile
+from .actions import ASK, DISCARDS, DRAW, NO, PASS, RESIGN, YES, Action, LayOff, Meld, TakePile
 from .cards import IS_WILD, RANK, Card, parse_card, parse_cards, parse_rank
 from .errors import NotationError
 
@@ -37,8 +37,9 @@ _VERBS = {
     "lay": "lay", "layoff": "lay", "lay-off": "lay", "add": "lay", "l": "lay",
     "discard": "discard", "x": "discard", "throw": "discard",
     "ask": "ask", "answer": "answer", "yes": "yes", "no": "no", "pass": "pass",
+    "resign": "resign",
 }  # fmt: skip
-_HELP = "use draw, pickup, meld, lay, discard, ask, answer yes|no or pass"
+_HELP = "use draw, pickup, meld, lay, discard, ask, answer yes|no, pass or resign"
 MAX_ACTION_TEXT = 2000
 """Longer text is refused before parsing: no real action needs more."""
 
@@ -54,10 +55,12 @@ def parse_action(text: str) -> Action:
     rest = words[1].strip() if len(words) > 1 else ""
     if verb is None:
         raise NotationError(f"unknown action {words[0]!r}: {_HELP}")
-    if verb in ("draw", "ask", "pass", "yes", "no"):
+    if verb in ("draw", "ask", "pass", "yes", "no", "resign"):
         if rest:
             raise NotationError(f"{verb} takes nothing after it (found {rest!r})")
-        simple: dict[str, Action] = {"draw": DRAW, "ask": ASK, "pass": PASS, "yes": YES, "no": NO}
+        simple: dict[str, Action] = {
+            "draw": DRAW, "ask": ASK, "pass": PASS, "yes": YES, "no": NO, "resign": RESIGN,
+        }  # fmt: skip
         return simple[verb]
     if verb == "answer":
         answer = rest.lower()

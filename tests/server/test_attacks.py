@@ -147,6 +147,8 @@ def _every_call(
         ("JoinMatch", stub.JoinMatch, pb.JoinMatchRequest(invite_code=invite_code)),
         ("FillSeatWithBot", stub.FillSeatWithBot, pb.FillSeatWithBotRequest(match_id=match_id)),
         ("StartMatch", stub.StartMatch, pb.StartMatchRequest(match_id=match_id)),
+        # Covering "off" changes nothing for a seat that no bot covers, and answers a summary.
+        ("SetCover", stub.SetCover, pb.SetCoverRequest(match_id=match_id, covered=False)),
     ]
     found: list[tuple[str, Any, grpc.RpcError | None]] = []
     for name, method, request in requests:

@@ -127,3 +127,143 @@ def test_time_controls_out_of_range_are_refused_and_store_nothing(
     assert len(refused.value.details()) < 200
     listed = ann.stub.ListMyMatches(pb.ListMyMatchesRequest(), metadata=ann.metadata)
     assert list(listed.matches) == []
+
+
+# -- absence: timeouts, covers, forfeits ------------------------------------------------------
+
+
+def _two_humans(
+    app: App, players: Callable[..., PlayerClient], control: pb.TimeControl
+) -> tuple[str, dict[int, PlayerClient]]:
+    """Ann at seat 0 and Ben at seat 1, bots at 2 and 3: a match with a clock."""
+    ann, ben = players("ann"), players("ben")
+    request = pb.CreateMatchRequest(
+        preset="classic", seat=0, bot_seats=[2, 3], time_control=control
+    )
+    created = ann.stub.CreateMatch(request, metadata=ann.metadata)
+    ben.join_match(created.invite_code, seat=1)
+    app.bots.drain()
+    return created.match.match_id, {0: ann, 1: ben}
+
+
+def _set_cover(client: PlayerClient, match_id: str, covered: bool) -> pb.MatchSummary:
+    request = pb.SetCoverRequest(match_id=match_id, covered=covered)
+    response: pb.SetCoverResponse = client.stub.SetCover(request, metadata=client.metadata)
+    return response.match
+
+
+def _history(client: PlayerClient, match_id: str) -> list[pb.HistoryEntry]:
+    entries: list[pb.HistoryEntry] = []
+    while True:
+        page = client.stub.GetHistory(
+            pb.GetHistoryRequest(match_id=match_id, after_seq=len(entries)),
+            metadata=client.metadata,
+        )
+        entries += page.entries
+        if not page.more:
+            return entries
+
+
+def test_an_overdue_seat_is_played_by_a_bot_until_its_player_is_back(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, clock = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=1))
+    summary = clients[0].view(match_id).match
+    absent = summary.clock.seat
+    present = 1 - absent
+    assert app.service.absence.sweep() == 0  # nothing is due yet
+    clock.now = summary.clock.due_at_ms - 1
+    assert app.service.absence.sweep() == 0
+    clock.now = summary.clock.due_at_ms
+    assert app.service.absence.sweep() == 1
+    app.bots.drain()
+    view = clients[present].view(match_id)
+    assert view.match.seats[absent].covered == "timeout"
+    assert view.match.to_act == present  # the bot played the absent seat's turns at once
+    assert view.match.clock.seat == present
+    by_bot = [e for e in _history(clients[present], match_id) if e.seat == absent]
+    assert by_bot
+    assert all(e.played_by_bot for e in by_bot)
+    assert all(
+        not e.played_by_bot for e in _history(clients[present], match_id) if e.seat == present
+    )
+
+    back = _set_cover(clients[absent], match_id, False)
+    assert back.seats[absent].covered == ""
+    clock.now += HOUR
+    view = clients[present].view(match_id)
+    clients[present].submit(view, plain_turn(view))
+    view = clients[present].view(match_id)
+    if view.match.to_act == present:  # a draw leaves the turn with its player
+        clients[present].submit(view, plain_turn(view))
+    app.bots.drain()
+    view = clients[absent].view(match_id)
+    assert view.match.to_act == absent  # no bot moved for the player who came back
+    assert view.match.clock.seat == absent
+    assert view.match.clock.started_at_ms == clock.now
+
+
+def test_a_player_may_ask_a_bot_to_cover_their_seat(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, _ = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=3))
+    cutter = clients[0].view(match_id).match.to_act
+    covered = _set_cover(clients[cutter], match_id, True)
+    assert covered.seats[cutter].covered == "asked"
+    assert not covered.HasField("clock") or covered.clock.seat != cutter
+    app.bots.drain()
+    view = clients[1 - cutter].view(match_id)
+    assert view.match.to_act == 1 - cutter
+    assert view.view.hand_number == 1  # the bot cut the deal for the covered seat
+    assert _set_cover(clients[cutter], match_id, True).seats[cutter].covered == "asked"  # again
+    with pytest.raises(grpc.RpcError) as refused:
+        _set_cover(players("stranger"), match_id, True)
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_under_forfeit_the_overdue_side_loses_the_match(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, clock = clocked
+    control = pb.TimeControl(days_per_move=2, bank_days=1, on_timeout="forfeit")
+    match_id, clients = _two_humans(app, players, control)
+    summary = clients[0].view(match_id).match
+    absent = summary.clock.seat
+    clock.now = summary.clock.due_at_ms + 5
+    assert app.service.absence.sweep() == 1
+    app.bots.drain()
+    view = clients[1 - absent].view(match_id)
+    assert view.match.status == pb.MATCH_STATUS_FINISHED
+    loser = view.match.seats[absent].side
+    assert list(view.match.winners) == [c for c in range(len(view.match.scores)) if c != loser]
+    assert view.match.seats[absent].bank_ms == 0
+    last = _history(clients[1 - absent], match_id)[-1]
+    assert list(last.actions) == ["resign"]
+    assert last.played_by_bot
+    assert not view.match.HasField("clock")
+
+
+def test_each_deadline_is_handled_once_by_sweeps_racing(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    """Several sweeps at once (as from several server processes) cover the seat once."""
+    import threading
+
+    app, clock = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=1))
+    clock.now = clients[0].view(match_id).match.clock.due_at_ms
+    counts: list[int] = []
+    start = threading.Barrier(4)
+
+    def sweep() -> None:
+        start.wait()
+        counts.append(app.service.absence.sweep())
+
+    threads = [threading.Thread(target=sweep) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(counts) == [0, 0, 0, 1]

@@ -1,0 +1,131 @@
+"""Absent players: a bot covers a seat on its player's request, and overdue turns get the
+match's timeout policy.
+
+A *covered* human seat is played by the server's bot (``server.service.bots``), each move
+signed by the bot key and so marked in the history, until its player comes back: by asking
+(``set_cover(..., False)``) or by signing a move for the seat themselves. The deadline sweep
+looks for timed turns that are overdue (``clock_due_ms`` is indexed) and covers their seat:
+``substitute`` lets the bot play on; ``forfeit`` has the bot resign the match for the seat
+(``shared.rules.concede``), which ends it with that side losing. Either way the seat's bank
+is spent.
+
+Each change is one conditional write on the match's revision, under its row lock: of several
+server processes on one PostgreSQL database sweeping at once, exactly one covers a given
+overdue seat; the bots' moves that follow are applied once by the log's unique ``(match,
+seq)``. The sweep runs in a thread every ``deadline_sweep_seconds``, and ``sweep(now)`` can be
+called directly: tests move the service's clock and sweep, without sleeping.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+
+from server.domain import Cover, Match, MatchStatus, MatchSummary, Player, TimeoutPolicy
+from server.service import clocks, matches
+from server.service.context import ServiceContext
+from server.service.errors import ConflictError
+from server.store.repository import Repository
+from shared.rules import GameState
+
+log = logging.getLogger(__name__)
+
+SWEEP_BATCH = 100
+"""Most overdue matches handled in one sweep (the next sweep takes the rest)."""
+
+
+class Absence:
+    def __init__(self, ctx: ServiceContext) -> None:
+        self.ctx = ctx
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def set_cover(self, player: Player, match_id: str, covered: bool) -> MatchSummary:
+        """Let a bot play the caller's seat from now on, or stop it ("I am back")."""
+        ctx = self.ctx
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id, for_update=True)
+            seat = matches.require_seat(match, player.id)
+            if match.status is not MatchStatus.PLAYING:
+                raise ConflictError("only a match in play has seats to cover")
+            cover = Cover.ASKED.value if covered else ""
+            if bool(match.seats[seat].covered) == covered:
+                state = matches.load_state(ctx, repo, match)
+            else:
+                match, state = self._cover(repo, match, seat, cover, ctx.clock(), bank=None)
+            repo.set_seen(match.id, seat, match.revision)
+        self._publish(match, state)
+        return matches.summary(match, state, player.id)
+
+    def sweep(self, now: int | None = None) -> int:
+        """Apply the timeout policy to every turn overdue at ``now``; returns how many."""
+        ctx = self.ctx
+        now = ctx.clock() if now is None else now
+        with ctx.db.read() as session:
+            due = ctx.repo(session).clocks_due(now, SWEEP_BATCH)
+        handled = 0
+        for match_id in due:
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                match = matches.require_match(repo, match_id, for_update=True)
+                clock, control = match.clock, match.time_control
+                if clock is None or control is None or clock.due_ms > now:
+                    continue  # moved, or handled by another process, meanwhile
+                cover = (
+                    Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
+                )
+                match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
+            log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
+            self._publish(match, state)
+            handled += 1
+        return handled
+
+    def _cover(
+        self, repo: Repository, match: Match, seat: int, cover: str, now: int, *, bank: int | None
+    ) -> tuple[Match, GameState]:
+        """Store the seat's new cover (and bank, if given). When the seat is the one to act,
+        its turn restarts now: a covered seat is not timed (the bot moves at once), an
+        uncovered one is timed afresh."""
+        state = matches.load_state(self.ctx, repo, match)
+        changed = matches.with_cover(match, seat, cover, bank)
+        if matches.to_act(changed, state) == seat:
+            changed, _ = clocks.restart(changed, seat, now)
+        revision = match.revision + 1
+        repo.set_covered(match.id, seat, cover, changed.seats[seat].bank_ms)
+        if not repo.save_match(
+            match.id,
+            expected_revision=match.revision,
+            status=match.status,
+            revision=revision,
+            now=now,
+            clock=changed.clock,
+        ):
+            raise ConflictError("the match changed meanwhile; try again")
+        return dataclasses.replace(changed, revision=revision, updated_ms=now), state
+
+    def _publish(self, match: Match, state: GameState) -> None:
+        self.ctx.matches.put(match.id, match)
+        self.ctx.states.put(match.id, match.revision, state)
+        self.ctx.notifier.publish(matches.change(match, state))
+
+    # -- the sweep's thread -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="canasta-deadlines", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.ctx.config.deadline_sweep_seconds):
+            try:
+                self.sweep()
+            except Exception:  # logged; the next sweep tries again
+                log.exception("the deadline sweep failed")
