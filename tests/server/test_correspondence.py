@@ -267,3 +267,18 @@ def test_each_deadline_is_handled_once_by_sweeps_racing(
     for thread in threads:
         thread.join(30)
     assert sorted(counts) == [0, 0, 0, 1]
+
+
+def test_a_covered_player_who_signs_a_move_again_is_back(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, _ = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=3))
+    app.bots.stop()  # so that the covered seat's turn waits, and its player can take it
+    cutter = clients[0].view(match_id).match.to_act
+    assert _set_cover(clients[cutter], match_id, True).seats[cutter].covered == "asked"
+    view = clients[cutter].view(match_id)
+    response = clients[cutter].deal(view)  # signed with the player's own key
+    assert response.view.match.seats[cutter].covered == ""
+    entry = _history(clients[cutter], match_id)[-1]
+    assert not entry.played_by_bot
