@@ -48,11 +48,13 @@ class App:
         self.bots.start()
         self.feed.start()
         self.service.absence.start()
+        self.service.outbox.start()
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
         self.server.stop(grace)
         self.service.absence.stop()
+        self.service.outbox.stop()
         self.feed.stop()
         self.bots.stop()
         self.db.dispose()

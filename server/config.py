@@ -28,6 +28,7 @@ import platformdirs
 APP_NAME = "canasta-server"
 ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
+SMTP_SECURITY = ("starttls", "tls", "none")
 
 
 class ConfigFileError(ValueError):
@@ -83,6 +84,23 @@ class ServerConfig:
     deadline_sweep_seconds: float = 60.0
     """How often this process looks for overdue turns of timed matches
     (``server.service.absence``); a turn is handled at most this long after its deadline."""
+    smtp_host: str = ""
+    """The mail server notifications go out through; empty: no mail is sent."""
+    smtp_port: int = 587
+    smtp_security: str = "starttls"
+    """``starttls`` (upgrade a plain connection), ``tls`` (TLS from the start, port 465) or
+    ``none`` (only for a mail server on this host or in tests)."""
+    smtp_user: str = ""
+    smtp_password: str = ""
+    mail_from: str = ""
+    """The From address of notification mails (required with ``smtp_host``)."""
+    outbox_poll_ms: int = 1000
+    """How often this process looks for notifications to deliver."""
+    digest_hour: int = 8
+    """When daily digests go out, in each player's own time zone (0 to 23)."""
+    webhook_allow_private: bool = False
+    """Let webhooks reach loopback, private and link-local addresses (off: a player could
+    otherwise make the server call services on its own network)."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -100,6 +118,17 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if self.smtp_security not in SMTP_SECURITY:
+            raise ConfigFileError(
+                f"smtp_security must be one of {', '.join(SMTP_SECURITY)}, "
+                f"not {self.smtp_security!r}"
+            )
+        if self.smtp_host and "@" not in self.mail_from:
+            raise ConfigFileError("mail_from (an e-mail address) is needed with smtp_host")
+        if not 0 <= self.digest_hour <= 23 or not 1 <= self.smtp_port <= 65535:
+            raise ConfigFileError("digest_hour must be 0 to 23 and smtp_port 1 to 65535")
+        if not 10 <= self.outbox_poll_ms <= 3_600_000:
+            raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
             raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
@@ -123,8 +152,9 @@ _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
-         "limit_watch_streams"}  # fmt: skip
+         "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds"}
+_BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
@@ -137,6 +167,15 @@ def _convert(name: str, value: Any, source: str) -> Any:
             return int(value)
         except (TypeError, ValueError):
             raise ConfigFileError(f"{name} ({source}) must be a whole number") from None
+    if name in _BOOLS:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise ConfigFileError(f"{name} ({source}) must be true or false")
     if name in _FLOATS:
         try:
             number = float(value)

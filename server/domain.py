@@ -233,6 +233,56 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
+class Notice:
+    """Something to tell one player about a match (``server.service.notices``), before it is
+    stored in the outbox."""
+
+    player_id: int
+    match_id: str
+    kind: str
+    facts: dict[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    """A stored notice (a row of the outbox), as its delivery sees it."""
+
+    id: int
+    player_id: int
+    match_id: str
+    kind: str
+    facts: dict[str, object]
+    created_ms: int
+    attempts: int
+    email_state: str
+    webhook_state: str
+
+
+class EmailMode(StrEnum):
+    OFF = "off"
+    EACH = "each"
+    """A mail for every notification."""
+    DIGEST = "digest"
+    """One mail a day with everything since the last."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A player's delivery settings, and what the texts they receive need."""
+
+    player_id: int
+    display_name: str
+    time_zone: str
+    email: str
+    email_verified: bool
+    email_pending: str
+    email_mode: EmailMode
+    webhook_url: str
+    webhook_secret: str
+    digest_sent_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class ServerInfo:
     server_public_key: bytes
     bot_public_key: bytes

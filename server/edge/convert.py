@@ -17,9 +17,11 @@ from server.domain import (
     Seat,
     SeatKind,
     ServerInfo,
+    Settings,
     TimeControl,
 )
 from server.service.clocks import ClockChoice
+from server.service.preferences import SettingsChange
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -83,6 +85,31 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         side=config.initial_side(seat.seat),
         bank_ms=seat.bank_ms,
         covered=seat.covered,
+    )
+
+
+def settings_to_pb(settings: Settings) -> pb.Settings:
+    return pb.Settings(
+        time_zone=settings.time_zone,
+        email=settings.email if settings.email_verified else "",
+        email_verified=settings.email_verified,
+        email_pending=settings.email_pending,
+        email_mode=settings.email_mode.value,
+        webhook_url=settings.webhook_url,
+        webhook_secret=settings.webhook_secret,
+    )
+
+
+def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
+    """The fields the request sets (the service checks each)."""
+
+    m = message
+    return SettingsChange(
+        time_zone=m.time_zone if m.HasField("time_zone") else None,
+        email=m.email if m.HasField("email") else None,
+        email_code=m.email_code if m.HasField("email_code") else None,
+        email_mode=m.email_mode if m.HasField("email_mode") else None,
+        webhook_url=m.webhook_url if m.HasField("webhook_url") else None,
     )
 
 

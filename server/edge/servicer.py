@@ -203,6 +203,19 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         summary = self.service.set_cover(self._writer(sender), request.match_id, request.covered)
         return pb.SetCoverResponse(match=convert.summary_to_pb(summary))
 
+    async def GetSettings(self, request: pb.GetSettingsRequest, context: Any) -> Any:
+        return await self._run(context, self._get_settings, request)
+
+    def _get_settings(self, request: pb.GetSettingsRequest, sender: Sender) -> pb.Settings:
+        return convert.settings_to_pb(self.service.settings(self._caller(sender)))
+
+    async def UpdateSettings(self, request: pb.UpdateSettingsRequest, context: Any) -> Any:
+        return await self._run(context, self._update_settings, request)
+
+    def _update_settings(self, request: pb.UpdateSettingsRequest, sender: Sender) -> pb.Settings:
+        change = convert.settings_change(request)
+        return convert.settings_to_pb(self.service.update_settings(self._writer(sender), change))
+
     async def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
         return await self._run(context, self._join_match, request)
 

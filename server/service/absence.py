@@ -23,7 +23,7 @@ import logging
 import threading
 
 from server.domain import Cover, Match, MatchStatus, MatchSummary, Player, TimeoutPolicy
-from server.service import clocks, matches
+from server.service import clocks, matches, notices
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError
 from server.store.repository import Repository
@@ -77,6 +77,7 @@ class Absence:
                     Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
                 )
                 match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
+                repo.add_notices(notices.deadline_passed(match, state, clock.seat, cover), now)
             log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
             self._publish(match, state)
             handled += 1

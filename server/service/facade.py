@@ -60,6 +60,7 @@ from server.domain import (
     Player,
     Receipt,
     ServerInfo,
+    Settings,
 )
 from server.service.absence import Absence
 from server.service.accounts import Accounts, Caller, Token, token_hash
@@ -67,7 +68,9 @@ from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.lobby import Lobby
 from server.service.notify import Subscription
+from server.service.outbox import Outbox
 from server.service.play import Play
+from server.service.preferences import Preferences, SettingsChange
 
 
 class CanastaService:
@@ -78,6 +81,8 @@ class CanastaService:
         self.lobby = Lobby(ctx)
         self.play = Play(ctx)
         self.absence = Absence(ctx)
+        self.preferences = Preferences(ctx)
+        self.outbox = Outbox(ctx)
 
     # -- identity -----------------------------------------------------------------------------
 
@@ -131,6 +136,12 @@ class CanastaService:
 
     def set_cover(self, caller: Caller, match_id: str, covered: bool) -> MatchSummary:
         return self.absence.set_cover(caller.player, match_id, covered)
+
+    def settings(self, caller: Caller) -> Settings:
+        return self.preferences.get(caller.player)
+
+    def update_settings(self, caller: Caller, change: SettingsChange) -> Settings:
+        return self.preferences.update(caller.player, change)
 
     def list_my_matches(
         self, caller: Caller, page_size: int = 0, page_token: str = "", active_only: bool = False

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind, TimeControl
-from server.service import clocks, matches
+from server.service import clocks, matches, notices
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
@@ -213,7 +213,9 @@ class Lobby:
         if match.status is MatchStatus.WAITING and all(
             s.kind is not SeatKind.EMPTY for s in match.seats
         ):
-            return matches.start(self.ctx, repo, match, now)
+            started, state = matches.start(self.ctx, repo, match, now)
+            repo.add_notices(notices.turn_started(started, state), now)
+            return started, state
         return match, matches.load_state(self.ctx, repo, match)
 
     def _summary(self, match: Match, state: GameState, player: Player) -> MatchSummary:

@@ -13,6 +13,7 @@ the log entry, commits (durably), and only then returns the receipt with the new
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
@@ -25,11 +26,12 @@ from server.domain import (
     Match,
     MatchStatus,
     MatchView,
+    Notice,
     Player,
     Receipt,
     SeatKind,
 )
-from server.service import clocks, matches
+from server.service import clocks, matches, notices
 from server.service.context import ServiceContext
 from server.service.errors import (
     ConflictError,
@@ -98,6 +100,8 @@ class _Plan:
     """Seats whose reserve bank the move's turn change charged."""
     uncover: bool = False
     """The seat's own player moved while a bot covered it: the cover ends."""
+    notices: Sequence[Notice] = ()
+    """What the move's players should hear of (stored in the same commit: the outbox)."""
 
     @property
     def state(self) -> GameState:
@@ -359,7 +363,8 @@ class Play:
             created_ms=now,
         )
         seen = move.seat if signer == seat.public_key and seat.kind is SeatKind.HUMAN else None
-        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back)
+        told = notices.after_move(match, state, new_match, effects.state)
+        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
     def _rules(
         self, match: Match, state: GameState, move: Move, signature: bytes, now: int
@@ -410,6 +415,7 @@ class Play:
                     repo.set_seen(match.id, plan.seen_seat, match.revision)
                 if plan.uncover:
                     repo.set_covered(match.id, plan.entry.seat, "")
+                repo.add_notices(plan.notices, match.updated_ms)
                 if effects.dealt_hand is not None:
                     repo.set_hand_dealt(match.id, effects.dealt_hand, match.version)
                 if effects.revealed_hand is not None:

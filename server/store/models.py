@@ -36,6 +36,20 @@ class PlayerRow(SQLModel, table=True):
     created_ms: int = _big()
     time_zone: str = Field(default="UTC", max_length=64)
     """IANA name; the weekends of this player's correspondence clocks are local to it."""
+    email_verified: bool = False
+    """``email`` received a code and the player gave it back: mail may go there."""
+    email_pending: str = ""
+    """An address waiting for its code (it replaces ``email`` once verified)."""
+    email_code_hash: str = ""
+    """SHA-256 (hex) of the code sent to ``email_pending``."""
+    email_code_expires_ms: int = _big()
+    email_mode: str = "off"
+    """``off``, ``each`` (a mail per notification) or ``digest`` (one a day)."""
+    digest_sent_ms: int = _big()
+    """When this player's last digest went out."""
+    webhook_url: str = ""
+    webhook_secret: str = ""
+    """The HMAC-SHA256 key of ``X-Canasta-Signature`` (shown to the player once, when set)."""
 
 
 class MatchRow(SQLModel, table=True):
@@ -151,3 +165,29 @@ class TokenRow(SQLModel, table=True):
     token_hash: bytes = _binary(primary_key=True)
     player_id: int = Field(foreign_key="player.id", index=True)
     expires_ms: int = _big(index=True)
+
+
+class NotificationRow(SQLModel, table=True):
+    """Something a player should hear of, written in the same commit as the change that
+    causes it (the outbox), delivered by ``server.service.outbox``; also the player's
+    notification log that Watch resumes from."""
+
+    __tablename__ = "notification"
+
+    id: int | None = Field(default=None, primary_key=True)
+    player_id: int = Field(foreign_key="player.id", index=True)
+    match_id: str = Field(default="", max_length=64)
+    kind: str
+    detail_json: str = Field(default="{}", sa_type=Text)
+    created_ms: int = _big()
+    state: str = Field(default="pending", index=True)
+    """``pending`` (to deliver), ``sending`` (claimed), ``done``, ``failed``."""
+    attempts: int = 0
+    next_attempt_ms: int = _big(index=True)
+    lease_until_ms: int = _big()
+    email_state: str = ""
+    """``sent``, ``digest`` (waits for the player's daily digest), ``digested``, ``off``,
+    ``failed``; empty until handled."""
+    webhook_state: str = ""
+    """``sent``, ``off``, ``failed``; empty until handled."""
+    done_ms: int = _big()

@@ -7,7 +7,7 @@ it never commits. Methods named ``add_*``/``set_*``/``save_*`` write, everything
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -15,14 +15,18 @@ from sqlalchemy import TextClause, delete, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
 from server.domain import (
+    EmailMode,
     Entry,
     Hand,
     Match,
     MatchHead,
     MatchStatus,
+    Notice,
+    Notification,
     Player,
     Seat,
     SeatKind,
+    Settings,
     TimeControl,
     TimeoutPolicy,
     TurnClock,
@@ -33,6 +37,7 @@ from server.store.models import (
     InvitationRow,
     LogEntryRow,
     MatchRow,
+    NotificationRow,
     PlayerRow,
     SeatRow,
     TokenRow,
@@ -70,6 +75,10 @@ _ADD_ENTRY = text(
 _TOKEN = text(
     "SELECT p.id, p.public_key, p.display_name, p.email, p.blocked, p.created_ms, t.expires_ms"
     " FROM auth_token t JOIN player p ON p.id = t.player_id WHERE t.token_hash = :hash"
+)
+_DUE_NOTIFICATIONS = text(
+    "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
+    " ORDER BY id LIMIT :limit"
 )
 _SEEN = text(
     "UPDATE seat SET seen_revision = :revision"
@@ -392,6 +401,167 @@ class Repository:
             )
         )
 
+    # -- notifications (the outbox) and their settings ---------------------------------------
+
+    def add_notices(self, notices: Sequence[Notice], now: int) -> None:
+        """Store notices to deliver, in the caller's transaction (the change that causes them)."""
+        for notice in notices:
+            self.session.add(
+                NotificationRow(
+                    player_id=notice.player_id,
+                    match_id=notice.match_id,
+                    kind=notice.kind,
+                    detail_json=json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
+                    created_ms=now,
+                    next_attempt_ms=now,
+                )
+            )
+        if notices:
+            self.session.flush()
+
+    def due_notifications(self, now: int, limit: int) -> list[int]:
+        """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first."""
+        rows = self.session.connection().execute(_DUE_NOTIFICATIONS, {"now": now, "limit": limit})
+        return [int(row[0]) for row in rows]
+
+    def claim_notification(self, notification_id: int, now: int, lease_until: int) -> bool:
+        """Take a pending notification for delivery (False: another process took it)."""
+        result = self.session.execute(
+            update(NotificationRow)
+            .where(col(NotificationRow.id) == notification_id)
+            .where(col(NotificationRow.state) == "pending")
+            .values(state="sending", lease_until_ms=lease_until)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def abandon_stale_sendings(self, now: int) -> int:
+        """Notifications whose delivery was interrupted (their process died mid-way): they
+        may have reached a channel, so they are not sent again; they are marked failed."""
+        result = self.session.execute(
+            update(NotificationRow)
+            .where(col(NotificationRow.state) == "sending")
+            .where(col(NotificationRow.lease_until_ms) < now)
+            .values(state="failed", done_ms=now)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def notification(self, notification_id: int) -> Notification | None:
+        row = self.session.get(NotificationRow, notification_id)
+        return _notification(row) if row else None
+
+    def settle_notification(
+        self,
+        notification_id: int,
+        *,
+        state: str,
+        email_state: str,
+        webhook_state: str,
+        attempts: int,
+        next_attempt_ms: int,
+        now: int,
+    ) -> None:
+        """Record what a delivery attempt did: ``done``/``failed``, or ``pending`` again."""
+        self.session.execute(
+            update(NotificationRow)
+            .where(col(NotificationRow.id) == notification_id)
+            .values(
+                state=state,
+                email_state=email_state,
+                webhook_state=webhook_state,
+                attempts=attempts,
+                next_attempt_ms=next_attempt_ms,
+                done_ms=now if state != "pending" else 0,
+            )
+        )
+
+    def digest_waiting(self, player_id: int, limit: int) -> list[Notification]:
+        rows = self.session.exec(
+            select(NotificationRow)
+            .where(NotificationRow.player_id == player_id, NotificationRow.email_state == "digest")
+            .order_by(col(NotificationRow.id))
+            .limit(limit)
+        ).all()
+        return [_notification(r) for r in rows]
+
+    def players_with_digests(self, limit: int) -> list[int]:
+        return list(
+            self.session.exec(
+                select(NotificationRow.player_id)
+                .where(NotificationRow.email_state == "digest")
+                .distinct()
+                .limit(limit)
+            )
+        )
+
+    def mark_digested(self, ids: Sequence[int]) -> None:
+        if ids:
+            self.session.execute(
+                update(NotificationRow)
+                .where(col(NotificationRow.id).in_(list(ids)))
+                .values(email_state="digested")
+            )
+
+    def claim_digest(self, player_id: int, last_sent_ms: int, now: int) -> bool:
+        """Take the player's digest for sending (False: another process sends it)."""
+        result = self.session.execute(
+            update(PlayerRow)
+            .where(col(PlayerRow.id) == player_id)
+            .where(col(PlayerRow.digest_sent_ms) == last_sent_ms)
+            .values(digest_sent_ms=now)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def notifications_of(self, player_id: int, after_id: int, limit: int) -> list[Notification]:
+        """The player's notifications after ``after_id``, oldest first (Watch resumes here)."""
+        rows = self.session.exec(
+            select(NotificationRow)
+            .where(NotificationRow.player_id == player_id, col(NotificationRow.id) > after_id)
+            .order_by(col(NotificationRow.id))
+            .limit(limit)
+        ).all()
+        return [_notification(r) for r in rows]
+
+    def settings(self, player_id: int) -> Settings | None:
+        row = self.session.get(PlayerRow, player_id)
+        if row is None or row.id is None:
+            return None
+        return Settings(
+            player_id=row.id,
+            display_name=row.display_name,
+            time_zone=row.time_zone,
+            email=row.email,
+            email_verified=row.email_verified,
+            email_pending=row.email_pending,
+            email_mode=EmailMode(row.email_mode),
+            webhook_url=row.webhook_url,
+            webhook_secret=row.webhook_secret,
+            digest_sent_ms=row.digest_sent_ms,
+        )
+
+    def email_code(self, player_id: int) -> tuple[str, str, int]:
+        """The pending address, its code's hash (hex) and when the code expires."""
+        row = self.session.get(PlayerRow, player_id)
+        if row is None:
+            return "", "", 0
+        return row.email_pending, row.email_code_hash, row.email_code_expires_ms
+
+    def update_player(self, player_id: int, **values: object) -> None:
+        """Change settings columns of a player (names as in ``PlayerRow``)."""
+        self.session.execute(
+            update(PlayerRow).where(col(PlayerRow.id) == player_id).values(**values)
+        )
+
+    def touch_matches_of(self, player_id: int, now: int) -> None:
+        """Mark the player's unfinished matches changed (their seats are reloaded)."""
+        self.session.execute(
+            update(MatchRow)
+            .where(
+                col(MatchRow.id).in_(select(SeatRow.match_id).where(SeatRow.player_id == player_id))
+            )
+            .where(col(MatchRow.status) != MatchStatus.FINISHED.value)
+            .values(revision=MatchRow.revision + 1, updated_ms=now)
+        )
+
     def set_seen(self, match_id: str, seat: int, revision: int) -> None:
         """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
         self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
@@ -624,6 +794,21 @@ def _entry_params(match_id: str, entry: Entry) -> dict[str, object]:
         "events_json": json.dumps([e.to_json() for e in entry.events], separators=(",", ":")),
         "created_ms": entry.created_ms,
     }
+
+
+def _notification(row: NotificationRow) -> Notification:
+    assert row.id is not None
+    return Notification(
+        id=row.id,
+        player_id=row.player_id,
+        match_id=row.match_id,
+        kind=row.kind,
+        facts=json.loads(row.detail_json),
+        created_ms=row.created_ms,
+        attempts=row.attempts,
+        email_state=row.email_state,
+        webhook_state=row.webhook_state,
+    )
 
 
 def _player(row: PlayerRow) -> Player:

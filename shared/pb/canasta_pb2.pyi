@@ -831,6 +831,117 @@ class FillSeatWithBotResponse(_message.Message):
 Global___FillSeatWithBotResponse: _TypeAlias = FillSeatWithBotResponse  # noqa: Y015
 
 @_typing.final
+class GetSettingsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetSettingsRequest: _TypeAlias = GetSettingsRequest  # noqa: Y015
+
+@_typing.final
+class UpdateSettingsRequest(_message.Message):
+    """Each field set changes that setting; unset fields stay as they are."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIME_ZONE_FIELD_NUMBER: _builtins.int
+    EMAIL_FIELD_NUMBER: _builtins.int
+    EMAIL_CODE_FIELD_NUMBER: _builtins.int
+    EMAIL_MODE_FIELD_NUMBER: _builtins.int
+    WEBHOOK_URL_FIELD_NUMBER: _builtins.int
+    time_zone: _builtins.str
+    """An IANA time zone name (Europe/Berlin): the weekends of the caller's clocks."""
+    email: _builtins.str
+    """A new address (a code is mailed to it, to give back as email_code), or "" to forget it."""
+    email_code: _builtins.str
+    email_mode: _builtins.str
+    """"each" (a mail per notification), "digest" (one a day) or "off"."""
+    webhook_url: _builtins.str
+    """An http(s) URL for a POST per notification, or "" for none."""
+    def __init__(
+        self,
+        *,
+        time_zone: _builtins.str | None = ...,
+        email: _builtins.str | None = ...,
+        email_code: _builtins.str | None = ...,
+        email_mode: _builtins.str | None = ...,
+        webhook_url: _builtins.str | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "webhook_url", b"webhook_url"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "webhook_url", b"webhook_url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__email: _TypeAlias = _typing.Literal["email"]  # noqa: Y015
+    _WhichOneofArgType__email: _TypeAlias = _typing.Literal["_email", b"_email"]  # noqa: Y015
+    _WhichOneofReturnType__email_code: _TypeAlias = _typing.Literal["email_code"]  # noqa: Y015
+    _WhichOneofArgType__email_code: _TypeAlias = _typing.Literal["_email_code", b"_email_code"]  # noqa: Y015
+    _WhichOneofReturnType__email_mode: _TypeAlias = _typing.Literal["email_mode"]  # noqa: Y015
+    _WhichOneofArgType__email_mode: _TypeAlias = _typing.Literal["_email_mode", b"_email_mode"]  # noqa: Y015
+    _WhichOneofReturnType__time_zone: _TypeAlias = _typing.Literal["time_zone"]  # noqa: Y015
+    _WhichOneofArgType__time_zone: _TypeAlias = _typing.Literal["_time_zone", b"_time_zone"]  # noqa: Y015
+    _WhichOneofReturnType__webhook_url: _TypeAlias = _typing.Literal["webhook_url"]  # noqa: Y015
+    _WhichOneofArgType__webhook_url: _TypeAlias = _typing.Literal["_webhook_url", b"_webhook_url"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__email) -> _WhichOneofReturnType__email | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__email_code) -> _WhichOneofReturnType__email_code | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__email_mode) -> _WhichOneofReturnType__email_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__time_zone) -> _WhichOneofReturnType__time_zone | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__webhook_url) -> _WhichOneofReturnType__webhook_url | None: ...
+
+Global___UpdateSettingsRequest: _TypeAlias = UpdateSettingsRequest  # noqa: Y015
+
+@_typing.final
+class Settings(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIME_ZONE_FIELD_NUMBER: _builtins.int
+    EMAIL_FIELD_NUMBER: _builtins.int
+    EMAIL_VERIFIED_FIELD_NUMBER: _builtins.int
+    EMAIL_PENDING_FIELD_NUMBER: _builtins.int
+    EMAIL_MODE_FIELD_NUMBER: _builtins.int
+    WEBHOOK_URL_FIELD_NUMBER: _builtins.int
+    WEBHOOK_SECRET_FIELD_NUMBER: _builtins.int
+    time_zone: _builtins.str
+    email: _builtins.str
+    """The verified address mail goes to ("" if none)."""
+    email_verified: _builtins.bool
+    email_pending: _builtins.str
+    """An address waiting for its code."""
+    email_mode: _builtins.str
+    webhook_url: _builtins.str
+    webhook_secret: _builtins.str
+    """Only in the answer that set webhook_url: the HMAC-SHA256 key of X-Canasta-Signature."""
+    def __init__(
+        self,
+        *,
+        time_zone: _builtins.str = ...,
+        email: _builtins.str = ...,
+        email_verified: _builtins.bool = ...,
+        email_pending: _builtins.str = ...,
+        email_mode: _builtins.str = ...,
+        webhook_url: _builtins.str = ...,
+        webhook_secret: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Settings: _TypeAlias = Settings  # noqa: Y015
+
+@_typing.final
 class SetCoverRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -79,6 +79,16 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
                 _registered_method=True)
+        self.GetSettings = channel.unary_unary(
+                '/canasta.v1.Canasta/GetSettings',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.Settings.FromString,
+                _registered_method=True)
+        self.UpdateSettings = channel.unary_unary(
+                '/canasta.v1.Canasta/UpdateSettings',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.UpdateSettingsRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.Settings.FromString,
+                _registered_method=True)
         self.ListMyMatches = channel.unary_unary(
                 '/canasta.v1.Canasta/ListMyMatches',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesRequest.SerializeToString,
@@ -171,6 +181,19 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSettings(self, request, context):
+        """The caller's settings: time zone, notification e-mail and webhook.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateSettings(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListMyMatches(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -251,6 +274,16 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.SetCover,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.SerializeToString,
+            ),
+            'GetSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSettings,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.Settings.SerializeToString,
+            ),
+            'UpdateSettings': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSettings,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.UpdateSettingsRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.Settings.SerializeToString,
             ),
             'ListMyMatches': grpc.unary_unary_rpc_method_handler(
                     servicer.ListMyMatches,
@@ -521,6 +554,60 @@ class Canasta:
             '/canasta.v1.Canasta/SetCover',
             shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/GetSettings',
+            shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.Settings.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateSettings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/UpdateSettings',
+            shared_dot_pb_dot_canasta__pb2.UpdateSettingsRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.Settings.FromString,
             options,
             channel_credentials,
             insecure,

@@ -64,6 +64,9 @@ class CanastaStub:
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
     SetCover: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+    GetSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]
+    """The caller's settings: time zone, notification e-mail and webhook."""
+    UpdateSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]
     ListMyMatches: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]
     GetView: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]
     """Play."""
@@ -95,6 +98,9 @@ class CanastaAsyncStub(CanastaStub):
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
     SetCover: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]  # type: ignore[assignment]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+    GetSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
+    """The caller's settings: time zone, notification e-mail and webhook."""
+    UpdateSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
     ListMyMatches: _aio.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]  # type: ignore[assignment]
     GetView: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]  # type: ignore[assignment]
     """Play."""
@@ -177,6 +183,21 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.SetCoverResponse, _abc.Awaitable[_canasta_pb2.SetCoverResponse]]:
         """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+
+    @_abc_1.abstractmethod
+    def GetSettings(
+        self,
+        request: _canasta_pb2.GetSettingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.Settings, _abc.Awaitable[_canasta_pb2.Settings]]:
+        """The caller's settings: time zone, notification e-mail and webhook."""
+
+    @_abc_1.abstractmethod
+    def UpdateSettings(
+        self,
+        request: _canasta_pb2.UpdateSettingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.Settings, _abc.Awaitable[_canasta_pb2.Settings]]: ...
 
     @_abc_1.abstractmethod
     def ListMyMatches(

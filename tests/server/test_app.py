@@ -155,9 +155,11 @@ def test_operator_commands(
     base = ["--data-dir", str(tmp_path / "ops"), *(["--database-url", url] if url else [])]
     migrated = runner.invoke(cli, [*base, "migrate"])
     assert migrated.exit_code == 0, migrated.output
-    assert migrated.output == "applied 0001, 0002, 0003, 0004; the schema is at revision 0004\n"
+    assert (
+        migrated.output == "applied 0001, 0002, 0003, 0004, 0005; the schema is at revision 0005\n"
+    )
     again = runner.invoke(cli, [*base, "migrate"])
-    assert again.output == "the schema is up to date (revision 0004)\n"
+    assert again.output == "the schema is up to date (revision 0005)\n"
     shown = runner.invoke(cli, [*base, "show-key"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.startswith("server: ed25519:")

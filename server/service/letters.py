@@ -1,0 +1,146 @@
+"""The words of a notification: a mail's subject and body, a webhook's JSON.
+
+Every text is for its recipient alone. It says what happened (from the notice's facts, which
+every player of the match may know), shows the recipient's own table as text (their hand,
+never anyone else's: ``shared.rules.player_view`` of their seat is the only source), and the
+exact command that acts next. Names of the other players come from the match's seats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from server.domain import Match, Notification, SeatKind, Settings
+from server.service.clocks import zone
+from shared.rules import GameState, cards_text, player_view
+
+SUBJECTS = {
+    "your_turn": "Your turn",
+    "partner_asks": "Your partner asks: may I go out?",
+    "hand_ended": "Hand over",
+    "match_ended": "Match over",
+    "deadline_passed": "Your time ran out",
+    "verify_email": "Your Canasta e-mail code",
+}
+UNSUBSCRIBE = (
+    "To stop these mails: canasta notify email off (or canasta notify digest for one a day)."
+)
+
+
+def subject(note: Notification) -> str:
+    title = SUBJECTS.get(note.kind, note.kind.replace("_", " "))
+    if note.match_id:
+        return f"{title} - match {note.match_id[:8]}"
+    return title
+
+
+def headline(note: Notification, match: Match | None, settings: Settings) -> str:
+    """One sentence: what happened, with the deadline in the recipient's time zone."""
+    facts = note.facts
+    hand = facts.get("hand_number", 0)
+    if note.kind == "verify_email":
+        return f"Your code is {facts.get('code', '?')}: run canasta notify verify CODE."
+    if note.kind == "your_turn":
+        text = f"It is your turn in match {note.match_id[:8]}"
+        text += f", hand {hand}." if hand else ": cut and deal the first hand."
+    elif note.kind == "partner_asks":
+        text = f"Your partner asks whether they may go out (match {note.match_id[:8]})."
+    elif note.kind == "hand_ended":
+        text = f"Hand {hand} of match {note.match_id[:8]} is over. Scores: {_scores(facts)}."
+    elif note.kind == "match_ended":
+        text = f"Match {note.match_id[:8]} is over. Final scores: {_scores(facts)}."
+        text += _winners(facts, match)
+    elif note.kind == "deadline_passed":
+        what = (
+            "a bot resigned the match for your side"
+            if facts.get("cover") == "forfeit"
+            else "a bot plays your seat until you run: canasta cover off"
+        )
+        text = f"Your time ran out in match {note.match_id[:8]}: {what}."
+    else:
+        text = f"News in match {note.match_id[:8]}."
+    due = facts.get("due_ms")
+    if isinstance(due, int) and note.kind in ("your_turn", "partner_asks"):
+        text += f" Due {_local(due, settings.time_zone)}."
+    return text
+
+
+def mail_body(
+    notes: Sequence[Notification],
+    tables: dict[str, tuple[Match, GameState, int]],
+    settings: Settings,
+) -> str:
+    """A mail of one notification or a digest of several: each headline, then each match's
+    table as the recipient sees it now, and the commands."""
+    lines = [f"Hello {settings.display_name},", ""]
+    lines += [headline(n, tables.get(n.match_id, (None,))[0], settings) for n in notes]
+    for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
+        found = tables.get(match_id)
+        if found is not None:
+            lines += ["", *table_text(*found)]
+    if any(n.kind != "verify_email" for n in notes):
+        lines += ["", UNSUBSCRIBE]
+    return "\n".join(lines) + "\n"
+
+
+def table_text(match: Match, state: GameState, seat: int) -> list[str]:
+    """The recipient's own table: their hand, the pile, the scores, whose move, what to run."""
+    view = player_view(state, seat)
+    names = [_name(match, s) for s in range(len(match.seats))]
+    lines = [f"Match {match.id} ({match.preset}), you are seat {seat}"]
+    if view.hand:
+        lines.append(f"  your hand: {cards_text(view.hand)}")
+    counts = ", ".join(f"{names[s]} {n}" for s, n in enumerate(view.hand_counts) if s != seat and n)
+    if counts:
+        lines.append(f"  cards held: {counts}")
+    if view.pile_size:
+        top = cards_text([view.pile_top]) if view.pile_top is not None else "?"
+        frozen = " (frozen)" if view.pile_frozen else ""
+        lines.append(f"  pile: {view.pile_size} cards, top {top}{frozen}")
+    lines.append(f"  scores: {', '.join(str(x) for x in view.scores)}")
+    actor = view.actor
+    if actor == seat:
+        lines.append(f"  your move: canasta show --match {match.id}")
+    elif actor is not None:
+        lines.append(f"  {names[actor]} is to move")
+    return lines
+
+
+def webhook_json(note: Notification, settings: Settings) -> dict[str, object]:
+    """A webhook's body: the headline and the facts every player may know; no hand."""
+    return {
+        "id": note.id,
+        "kind": note.kind,
+        "match_id": note.match_id,
+        "text": headline(note, None, settings),
+        "created_ms": note.created_ms,
+        "facts": {k: v for k, v in note.facts.items() if k != "code"},
+    }
+
+
+def _name(match: Match, seat: int) -> str:
+    taken = match.seats[seat]
+    if taken.kind is SeatKind.BOT:
+        return f"bot {seat}"
+    return taken.display_name or f"seat {seat}"
+
+
+def _scores(facts: dict[str, object]) -> str:
+    scores = facts.get("scores")
+    return ", ".join(str(x) for x in scores) if isinstance(scores, list) else "?"
+
+
+def _winners(facts: dict[str, object], match: Match | None) -> str:
+    winners = facts.get("winners")
+    if not isinstance(winners, list) or not winners or match is None:
+        return ""
+    seats = [
+        _name(match, s.seat) for s in match.seats if match.config.initial_side(s.seat) in winners
+    ]
+    return f" Won by {' and '.join(seats)}." if seats else ""
+
+
+def _local(ms: int, time_zone: str) -> str:
+    moment = datetime.fromtimestamp(ms / 1000, UTC).astimezone(zone(time_zone))
+    return moment.strftime("%a %d %b %H:%M ") + (moment.tzname() or time_zone)

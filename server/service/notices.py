@@ -1,0 +1,86 @@
+"""What to tell whom: the notifications a change of a match causes.
+
+Each function looks at a match before and after a change and returns ``Notice`` records; the
+caller writes them in the same transaction as the change (the outbox), and
+``server.service.outbox`` delivers them. A notice carries only what every player of the match
+may know (whose turn, the hand number, the scores, the deadline): the text of a mail adds the
+recipient's own hand when it is written, and nobody else's.
+
+Kinds:
+
+* ``your_turn``: the seat of a human player (not covered by a bot) became the one to act;
+* ``partner_asks``: the same, when partner asked "may I go out?" and it is theirs to answer;
+* ``hand_ended``: a hand was scored (to every human player of the match);
+* ``match_ended``: the match is over (to every human player);
+* ``deadline_passed``: the recipient's turn ran out and a bot now plays their seat (or resigns
+  it, under the policy ``forfeit``).
+"""
+
+from __future__ import annotations
+
+from server.domain import Match, MatchStatus, Notice, SeatKind
+from server.service import matches
+from shared.rules import GameState, Phase
+
+
+def after_move(
+    before: Match, before_state: GameState, after: Match, after_state: GameState
+) -> list[Notice]:
+    """The notices a stored move causes."""
+    found: list[Notice] = []
+    scored = after_state.last_hand
+    if scored is not None and scored.hand_number == before_state.hand_number != (
+        before_state.last_hand.hand_number if before_state.last_hand is not None else 0
+    ):
+        found += _everyone(after, "hand_ended", after_state)
+    if after.status is MatchStatus.FINISHED and before.status is not MatchStatus.FINISHED:
+        found += _everyone(after, "match_ended", after_state)
+    if matches.turn_key(after, after_state) != matches.turn_key(before, before_state):
+        found += turn_started(after, after_state)
+    return found
+
+
+def turn_started(match: Match, state: GameState) -> list[Notice]:
+    """``your_turn`` (or ``partner_asks``) for the player now to act, if a person acts."""
+    seat = matches.to_act(match, state)
+    if seat is None:
+        return []
+    taken = match.seats[seat]
+    if taken.kind is not SeatKind.HUMAN or taken.covered or taken.player_id is None:
+        return []
+    kind = "partner_asks" if state.phase is Phase.ANSWER else "your_turn"
+    return [Notice(taken.player_id, match.id, kind, _facts(match, state))]
+
+
+def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> list[Notice]:
+    taken = match.seats[seat]
+    if taken.player_id is None:
+        return []
+    facts = {**_facts(match, state), "cover": cover}
+    return [Notice(taken.player_id, match.id, "deadline_passed", facts)]
+
+
+def _everyone(match: Match, kind: str, state: GameState) -> list[Notice]:
+    facts = _facts(match, state)
+    return [
+        Notice(s.player_id, match.id, kind, facts)
+        for s in match.seats
+        if s.kind is SeatKind.HUMAN and s.player_id is not None
+    ]
+
+
+def _facts(match: Match, state: GameState) -> dict[str, object]:
+    """What every player of the match may know, for the text of any notice about it."""
+    facts: dict[str, object] = {
+        "hand_number": state.hand_number,
+        "scores": list(state.scores),
+        "version": match.version,
+    }
+    to_act = matches.to_act(match, state)
+    if to_act is not None:
+        facts["to_act"] = to_act
+    if match.clock is not None:
+        facts["due_ms"] = match.clock.due_ms
+    if state.phase is Phase.MATCH_OVER:
+        facts["winners"] = list(state.winners)
+    return facts

@@ -1,0 +1,354 @@
+"""Delivering notifications: e-mail over SMTP (each, or a daily digest) and webhooks.
+
+Notifications are rows written in the same commit as the change that causes them
+(``server.service.notices``); this worker delivers them, in a thread every ``outbox_poll_ms``
+or by ``deliver(now)`` (tests call it directly, with the service's clock moved).
+
+Once, not twice. A notification is *claimed* by a conditional update (``pending`` to
+``sending``, with a lease) before anything leaves, so of several server processes on one
+database exactly one delivers it. Each channel's outcome is stored as soon as it is known: a
+channel that got it is never tried again when another channel is retried. A delivery that
+fails in a way that says it did not arrive (a refused connection, an SMTP error reply, a
+webhook answering other than 2xx) is retried with exponential backoff, up to
+``MAX_ATTEMPTS``. A process that dies between handing a message over and storing that it did
+leaves the row ``sending``: after its lease it is marked ``failed`` and not sent again, since
+it may have arrived (logged; a mail's ``Message-ID`` is the notification's, so a mail client
+would fold a repeat anyway).
+
+Digests: a player in mode ``digest`` gets one mail a day, at ``digest_hour`` in their time
+zone, with every notification since the last; the day's digest is claimed by a conditional
+update of the player's ``digest_sent_ms``.
+
+Webhooks: an HTTP POST of JSON (``server.service.letters.webhook_json``: no hand) with the
+header ``X-Canasta-Signature: sha256=<hex HMAC-SHA256 of the body with the player's secret>``.
+Unless ``webhook_allow_private`` is set, a webhook whose host resolves to a loopback, private,
+link-local or otherwise non-public address is refused, at each delivery (DNS may change).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import json
+import logging
+import smtplib
+import socket
+import ssl
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from server.config import ServerConfig
+from server.domain import EmailMode, Match, Notification, Settings
+from server.service import letters, matches
+from server.service.clocks import zone
+from server.service.context import ServiceContext
+from shared.rules import GameState
+
+log = logging.getLogger(__name__)
+
+BATCH = 50
+"""Most notifications one round delivers (the next round takes the rest)."""
+MAX_ATTEMPTS = 8
+LEASE_MS = 120_000
+"""How long a claimed notification may take; past it, it counts as interrupted."""
+FIRST_RETRY_MS = 30_000
+"""The first retry waits this long; each next one twice as long (30 s ... about an hour)."""
+DIGEST_LIMIT = 200
+"""Most notifications in one digest (the rest go into the next)."""
+WEBHOOK_TIMEOUT_SECONDS = 10
+
+MailSender = Callable[[EmailMessage], None]
+WebhookPoster = Callable[[str, bytes, dict[str, str]], int]
+
+
+class DeliveryError(Exception):
+    """A channel did not take the message (it will be retried)."""
+
+
+class Outbox:
+    def __init__(
+        self,
+        ctx: ServiceContext,
+        send_mail: MailSender | None = None,
+        post: WebhookPoster | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.send_mail = send_mail or smtp_sender(ctx.config)
+        self.post = post or http_post
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def mail_on(self) -> bool:
+        return bool(self.ctx.config.smtp_host)
+
+    # -- one round ------------------------------------------------------------------------------
+
+    def deliver(self, now: int | None = None) -> int:
+        """Deliver what is due at ``now`` (and the digests due); returns how many were handled."""
+        ctx = self.ctx
+        now = ctx.clock() if now is None else now
+        with ctx.db.write() as session:
+            abandoned = ctx.repo(session).abandon_stale_sendings(now)
+        if abandoned:
+            log.warning("%d notifications were interrupted mid-delivery; not sent again", abandoned)
+        with ctx.db.read() as session:
+            due = ctx.repo(session).due_notifications(now, BATCH)
+        handled = 0
+        for notification_id in due:
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                if not repo.claim_notification(notification_id, now, now + LEASE_MS):
+                    continue  # another process has it
+                note = repo.notification(notification_id)
+                settings = repo.settings(note.player_id) if note is not None else None
+            if note is None or settings is None:
+                continue
+            self._attempt(note, settings, now)
+            handled += 1
+        self._digests(now)
+        return handled
+
+    def _attempt(self, note: Notification, settings: Settings, now: int) -> None:
+        email, webhook, failed = note.email_state, note.webhook_state, False
+        if not email:
+            try:
+                email = self._email(note, settings)
+            except DeliveryError as exc:
+                failed = True
+                log.info("notification %d: mail not delivered: %s", note.id, exc)
+        if not webhook:
+            try:
+                webhook = self._webhook(note, settings)
+            except DeliveryError as exc:
+                failed = True
+                log.info("notification %d: webhook not delivered: %s", note.id, exc)
+        attempts = note.attempts + 1
+        state, next_ms = "done", 0
+        if failed and attempts < MAX_ATTEMPTS:
+            state, next_ms = "pending", now + FIRST_RETRY_MS * 2 ** (attempts - 1)
+        elif failed:
+            state = "failed"
+            email, webhook = email or "failed", webhook or "failed"
+        with self.ctx.db.write() as session:
+            self.ctx.repo(session).settle_notification(
+                note.id,
+                state=state,
+                email_state=email,
+                webhook_state=webhook,
+                attempts=attempts,
+                next_attempt_ms=next_ms,
+                now=now,
+            )
+
+    # -- e-mail ---------------------------------------------------------------------------------
+
+    def _email(self, note: Notification, settings: Settings) -> str:
+        """Send ``note`` by mail now (``sent``), leave it for the digest (``digest``), or not
+        at all (``off``)."""
+        if not self.mail_on:
+            return "off"
+        if note.kind == "verify_email":
+            address = str(note.facts.get("address", ""))
+            if not address or address != settings.email_pending:
+                return "off"  # another address was asked for since: this code is void
+            self._send(
+                address, letters.subject(note), letters.mail_body([note], {}, settings), note
+            )
+            return "sent"
+        if not settings.email_verified or settings.email_mode is EmailMode.OFF:
+            return "off"
+        if settings.email_mode is EmailMode.DIGEST:
+            return "digest"
+        tables = self._tables([note], settings.player_id)
+        self._send(
+            settings.email, letters.subject(note), letters.mail_body([note], tables, settings), note
+        )
+        return "sent"
+
+    def _send(self, to: str, subject: str, body: str, note: Notification | None) -> None:
+        config = self.ctx.config
+        message = EmailMessage()
+        message["From"] = config.mail_from
+        message["To"] = to
+        message["Subject"] = subject
+        message["Date"] = formatdate(usegmt=True)
+        domain = config.mail_from.rpartition("@")[2] or None
+        idstring = f"canasta-notification-{note.id}" if note is not None else None
+        message["Message-ID"] = make_msgid(idstring=idstring, domain=domain)
+        if note is not None and note.kind != "verify_email":
+            message["List-Unsubscribe"] = "<mailto:" + config.mail_from + "?subject=unsubscribe>"
+        message.set_content(body)
+        try:
+            self.send_mail(message)
+        except (smtplib.SMTPException, OSError) as exc:
+            raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
+
+    def _tables(
+        self, notes: list[Notification], player_id: int
+    ) -> dict[str, tuple[Match, GameState, int]]:
+        """Each match's table as the player sees it now (only matches they sit in)."""
+        tables: dict[str, tuple[Match, GameState, int]] = {}
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
+                match = repo.match(match_id)
+                if match is None:
+                    continue
+                seat = match.seat_of(player_id)
+                if seat is not None:
+                    tables[match_id] = (match, matches.load_state(ctx, repo, match), seat)
+        return tables
+
+    def _digests(self, now: int) -> None:
+        """Send every digest that is due (once a day per player, at their ``digest_hour``)."""
+        if not self.mail_on:
+            return
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            players = ctx.repo(session).players_with_digests(BATCH)
+        for player_id in players:
+            with ctx.db.read() as session:
+                settings = ctx.repo(session).settings(player_id)
+            if settings is None or not settings.email_verified:
+                continue
+            since = _digest_time(now, settings.time_zone, ctx.config.digest_hour)
+            if settings.digest_sent_ms >= since:
+                continue  # today's has gone out
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                if not repo.claim_digest(player_id, settings.digest_sent_ms, now):
+                    continue
+                notes = repo.digest_waiting(player_id, DIGEST_LIMIT)
+            subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
+            body = letters.mail_body(notes, self._tables(notes, player_id), settings)
+            try:
+                self._send(settings.email, subject, body, None)
+            except DeliveryError as exc:
+                log.info("digest for player %d not delivered: %s", player_id, exc)
+                with ctx.db.write() as session:  # let the next round try again
+                    ctx.repo(session).claim_digest(player_id, now, settings.digest_sent_ms)
+                continue
+            with ctx.db.write() as session:
+                ctx.repo(session).mark_digested([n.id for n in notes])
+
+    # -- webhooks -------------------------------------------------------------------------------
+
+    def _webhook(self, note: Notification, settings: Settings) -> str:
+        if not settings.webhook_url or note.kind == "verify_email":
+            return "off"
+        check_webhook_url(settings.webhook_url, self.ctx.config.webhook_allow_private)
+        body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
+        signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "canasta-server",
+            "X-Canasta-Signature": f"sha256={signature}",
+            "X-Canasta-Delivery": str(note.id),
+        }
+        try:
+            status = self.post(settings.webhook_url, body, headers)
+        except (OSError, ValueError) as exc:
+            raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
+        if not 200 <= status < 300:
+            raise DeliveryError(f"the webhook answered HTTP {status}")
+        return "sent"
+
+    # -- the thread -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="canasta-outbox", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.ctx.config.outbox_poll_ms / 1000):
+            try:
+                self.deliver()
+            except Exception:  # logged; the next round tries again
+                log.exception("delivering notifications failed")
+
+
+def _digest_time(now: int, time_zone: str, hour: int) -> int:
+    """The latest digest instant at or before ``now``: ``hour`` o'clock in ``time_zone``."""
+    tz = zone(time_zone)
+    local = datetime.fromtimestamp(now / 1000, UTC).astimezone(tz)
+    today = datetime(local.year, local.month, local.day, hour, tzinfo=tz)
+    if today > local:
+        today -= timedelta(days=1)
+        today = datetime(today.year, today.month, today.day, hour, tzinfo=tz)
+    return int(today.timestamp() * 1000)
+
+
+MAX_WEBHOOK_URL = 500
+
+
+def check_webhook_url(url: str, allow_private: bool) -> None:
+    """Refuse a webhook URL that is not http(s), too long, or (unless allowed) reaches a
+    non-public address: ``DeliveryError`` at delivery, ``ValueError`` when set."""
+    parts = urllib.parse.urlsplit(url)
+    if len(url) > MAX_WEBHOOK_URL or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise DeliveryError("a webhook is an http:// or https:// URL of at most 500 characters")
+    if allow_private:
+        return
+    try:
+        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        raise DeliveryError(f"the webhook's host {parts.hostname!r} does not resolve") from None
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
+        if not address.is_global:
+            raise DeliveryError(
+                f"the webhook's host {parts.hostname!r} is not a public address ({address})"
+            )
+
+
+def http_post(url: str, body: bytes, headers: dict[str, str]) -> int:
+    """POST ``body`` and return the HTTP status (redirects are not followed)."""
+
+    class _NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    opener = urllib.request.build_opener(_NoRedirect)
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with opener.open(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def smtp_sender(config: ServerConfig) -> MailSender:
+    """Send a message through the configured SMTP server (standard library only)."""
+
+    def send(message: EmailMessage) -> None:
+        context = ssl.create_default_context()
+        if config.smtp_security == "tls":
+            client: smtplib.SMTP = smtplib.SMTP_SSL(
+                config.smtp_host, config.smtp_port, timeout=30, context=context
+            )
+        else:
+            client = smtplib.SMTP(config.smtp_host, config.smtp_port, timeout=30)
+        with client:
+            if config.smtp_security == "starttls":
+                client.starttls(context=context)
+            if config.smtp_user:
+                client.login(config.smtp_user, config.smtp_password)
+            client.send_message(message)
+
+    return send

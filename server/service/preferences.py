@@ -1,0 +1,140 @@
+"""A player's own settings: time zone, e-mail address (proved by a code sent to it) and how
+mail comes (each notification, a daily digest, or none), and a webhook.
+
+An address is used only once its owner has given back the code mailed to it: a player cannot
+make the server mail someone else's address more than the one code mail. The code is random
+(50 bits), stored only as its SHA-256, and expires after ``EMAIL_CODE_TTL_MS``. A webhook gets
+a fresh random secret when set, shown in that one answer: the player checks each delivery's
+``X-Canasta-Signature`` with it.
+
+A new time zone moves the weekends of the player's clocks from the next turn on; their
+unfinished matches are marked changed so that every server process reloads their seats.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import secrets
+
+from server.domain import EmailMode, Notice, Player, Settings
+from server.service.clocks import zone
+from server.service.context import ServiceContext
+from server.service.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
+from server.service.outbox import DeliveryError, check_webhook_url
+
+EMAIL_CODE_TTL_MS = 3_600_000
+MAX_EMAIL = 254
+_CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+_CODE_LENGTH = 10
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SettingsChange:
+    """What a player asks to change; None leaves a setting as it is."""
+
+    time_zone: str | None = None
+    email: str | None = None
+    """A new address (a code is mailed to it), or ``""`` to forget the address."""
+    email_code: str | None = None
+    email_mode: str | None = None
+    webhook_url: str | None = None
+    """A URL (a new secret comes back), or ``""`` for no webhook."""
+
+
+class Preferences:
+    def __init__(self, ctx: ServiceContext) -> None:
+        self.ctx = ctx
+
+    def get(self, player: Player) -> Settings:
+        with self.ctx.db.read() as session:
+            found = self.ctx.repo(session).settings(player.id)
+        if found is None:
+            raise NotFoundError("no such player")
+        return dataclasses.replace(found, webhook_secret="")
+
+    def update(self, player: Player, change: SettingsChange) -> Settings:
+        """Apply ``change`` (checked whole first: a bad field changes nothing)."""
+        ctx = self.ctx
+        values: dict[str, object] = {}
+        notices: list[Notice] = []
+        now = ctx.clock()
+        if change.time_zone is not None:
+            zone(change.time_zone)
+            values["time_zone"] = change.time_zone
+        if change.email_mode is not None:
+            modes = {m.value for m in EmailMode}
+            if change.email_mode not in modes:
+                raise InvalidRequestError(
+                    f"mail comes {', '.join(sorted(modes))}; not {change.email_mode[:20]!r}"
+                )
+            values["email_mode"] = change.email_mode
+        secret = ""
+        if change.webhook_url is not None:
+            if change.webhook_url:
+                try:
+                    check_webhook_url(change.webhook_url, ctx.config.webhook_allow_private)
+                except DeliveryError as exc:
+                    raise InvalidRequestError(str(exc)) from None
+                secret = secrets.token_hex(32)
+            values["webhook_url"] = change.webhook_url
+            values["webhook_secret"] = secret
+        if change.email is not None:
+            address = change.email.strip()
+            if address:
+                _check_address(address)
+                code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
+                values.update(
+                    email_pending=address,
+                    email_code_hash=_hash(code),
+                    email_code_expires_ms=now + EMAIL_CODE_TTL_MS,
+                )
+                notices.append(
+                    Notice(player.id, "", "verify_email", {"address": address, "code": code})
+                )
+            else:
+                values.update(email="", email_verified=False, email_pending="", email_code_hash="")
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            if change.email_code is not None:
+                pending, digest, expires = repo.email_code(player.id)
+                given = change.email_code.strip().lower()
+                if (
+                    not pending
+                    or not digest
+                    or expires < now
+                    or not secrets.compare_digest(_hash(given[:64]), digest)
+                ):
+                    raise PermissionDeniedError(
+                        "that code is not the one mailed to your new address, or it expired: "
+                        "set the address again for a new code"
+                    )
+                values.update(
+                    email=pending, email_verified=True, email_pending="", email_code_hash=""
+                )
+            if values:
+                repo.update_player(player.id, **values)
+            repo.add_notices(notices, now)
+            if "time_zone" in values:
+                repo.touch_matches_of(player.id, now)
+            found = repo.settings(player.id)
+        if found is None:
+            raise NotFoundError("no such player")
+        return dataclasses.replace(found, webhook_secret=secret)
+
+
+def _check_address(address: str) -> None:
+    local, at, domain = address.rpartition("@")
+    if (
+        len(address) > MAX_EMAIL
+        or not at
+        or not local
+        or "." not in domain
+        or not address.isprintable()
+        or any(c.isspace() or c in "<>,;\"'()[]\\" for c in address)
+    ):
+        raise InvalidRequestError("that does not look like an e-mail address")
+
+
+def _hash(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
