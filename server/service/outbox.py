@@ -225,9 +225,11 @@ class Outbox:
                 continue  # today's has gone out
             with ctx.db.write() as session:
                 repo = ctx.repo(session)
+                notes = repo.digest_waiting(player_id, DIGEST_LIMIT)
+                if not notes or notes[0].created_ms > since:
+                    continue  # all of it came after the last digest hour: the next one
                 if not repo.claim_digest(player_id, settings.digest_sent_ms, now):
                     continue
-                notes = repo.digest_waiting(player_id, DIGEST_LIMIT)
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
             body = letters.mail_body(notes, self._tables(notes, player_id), settings)
             try:

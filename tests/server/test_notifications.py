@@ -1,0 +1,338 @@
+"""Notifications (issue 12): the outbox, mail over a real SMTP server (``aiosmtpd`` on
+127.0.0.1), webhooks to a real local HTTP server, digests, retries, and delivery exactly once
+across a restart. Time is the service's clock, moved by the tests; delivery rounds are called
+directly (``Outbox.deliver``) instead of waiting for the worker's thread."""
+
+from __future__ import annotations
+
+import email
+import hashlib
+import hmac
+import json
+import re
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import grpc
+import pytest
+from aiosmtpd.controller import Controller
+
+from server.app import App
+from shared.pb import canasta_pb2 as pb
+from tests.testkit import PlayerClient, plain_turn
+
+from .conftest import AppFactory
+
+MONDAY_7AM = int(datetime(2026, 12, 7, 7, tzinfo=ZoneInfo("UTC")).timestamp() * 1000)
+HOUR = 3_600_000
+
+
+class FakeClock:
+    def __init__(self, now: int) -> None:
+        self.now = now
+
+    def __call__(self) -> int:
+        return self.now
+
+
+@dataclass
+class Mailbox:
+    """What the SMTP server received."""
+
+    messages: list[Message] = field(default_factory=list)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+        self.messages.append(email.message_from_bytes(envelope.content))
+        return "250 OK"
+
+    def to(self, address: str) -> list[Message]:
+        return [m for m in self.messages if m["To"] == address]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def mailbox() -> Iterator[tuple[Mailbox, int]]:
+    box = Mailbox()
+    port = _free_port()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    yield box, port
+    controller.stop()
+
+
+@dataclass
+class Hooks:
+    """A webhook receiver: each POST's body and headers; answers the next status queued."""
+
+    received: list[tuple[bytes, dict[str, str]]] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    url: str = ""
+
+
+@pytest.fixture
+def hooks() -> Iterator[Hooks]:
+    found = Hooks()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            found.received.append((body, dict(self.headers.items())))
+            status = found.statuses.pop(0) if found.statuses else 200
+            self.send_response(status)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    found.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield found
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def app(make_app: AppFactory, mailbox: tuple[Mailbox, int]) -> App:
+    return make_app(
+        token_ttl_seconds=365 * 86_400,
+        smtp_host="127.0.0.1",
+        smtp_port=mailbox[1],
+        smtp_security="none",
+        mail_from="canasta@example.org",
+        webhook_allow_private=True,  # the test's receiver is on 127.0.0.1
+    )
+
+
+@pytest.fixture
+def clock(app: App) -> FakeClock:
+    fake = FakeClock(MONDAY_7AM)
+    app.service.ctx.clock = fake
+    return fake
+
+
+def _update(client: PlayerClient, **fields: str) -> pb.Settings:
+    settings: pb.Settings = client.stub.UpdateSettings(
+        pb.UpdateSettingsRequest(**fields), metadata=client.metadata
+    )
+    return settings
+
+
+def _verified(app: App, box: Mailbox, client: PlayerClient, address: str, mode: str) -> None:
+    """Set and prove an address the way a player does: the code comes by mail."""
+    pending = _update(client, email=address)
+    assert pending.email_pending == address
+    assert not pending.email_verified
+    app.service.outbox.deliver()
+    (mail,) = box.to(address)
+    assert "code" in mail["Subject"].lower()
+    code = re.search(r"Your code is ([a-z0-9]+)", mail.get_payload())
+    assert code is not None
+    with pytest.raises(grpc.RpcError) as wrong:
+        _update(client, email_code="not-the-code")
+    assert wrong.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    settings = _update(client, email_code=code[1], email_mode=mode)
+    assert settings.email == address
+    assert settings.email_verified
+    box.messages.clear()
+
+
+def _two_humans(
+    app: App, players: Callable[..., PlayerClient]
+) -> tuple[str, dict[int, PlayerClient]]:
+    ann, ben = players("ann"), players("ben")
+    created = ann.create_match(seat=0, bot_seats=[2, 3])
+    ben.join_match(created.invite_code, seat=1)
+    app.bots.drain()
+    return created.match.match_id, {0: ann, 1: ben}
+
+
+def _body(message: Message) -> str:
+    payload = message.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    return payload.decode()
+
+
+def test_each_turn_comes_by_mail_with_the_players_own_hand_only(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    for seat, client in clients.items():
+        _verified(app, box, client, f"p{seat}@example.org", "each")
+    cutter = clients[0].view(match_id).match.to_act
+    view = clients[cutter].view(match_id)
+    clients[cutter].deal(view)
+    app.bots.drain()
+    app.service.outbox.deliver()
+    mover = clients[0].view(match_id).match.to_act
+    mails = box.to(f"p{mover}@example.org")
+    assert mails, "the player to move got no mail"
+    body = _body(mails[-1])
+    assert mails[-1]["Subject"] == f"Your turn - match {match_id[:8]}"
+    own = clients[mover].view(match_id).view.hand
+    hand_lines = [line for line in body.splitlines() if "hand:" in line]
+    assert hand_lines == [f"  your hand: {' '.join(own)}"]
+    assert f"canasta show --match {match_id}" in body
+    assert "canasta notify email off" in body  # the unsubscribe line
+    assert mails[-1]["Message-ID"]
+    # Delivered once: another round sends nothing more.
+    count = len(box.messages)
+    app.service.outbox.deliver()
+    assert len(box.messages) == count
+
+
+def test_a_digest_comes_once_a_day_at_the_players_hour(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    _verified(app, box, clients[0], "ann@example.org", "digest")
+    for _ in range(6):  # moves until ann has had news a few times
+        seat = clients[0].view(match_id).match.to_act
+        client = clients[seat]
+        view = client.view(match_id)
+        if view.HasField("dealing_seat"):
+            client.deal(view)
+        else:
+            client.submit(view, plain_turn(view))
+        app.bots.drain()
+    app.service.outbox.deliver()  # 07:00 UTC: before the digest hour (08:00)
+    assert box.to("ann@example.org") == []
+    clock.now += HOUR
+    app.service.outbox.deliver()
+    (digest,) = box.to("ann@example.org")
+    assert "notification" in digest["Subject"]
+    assert _body(digest).count("It is your turn") >= 1
+    app.service.outbox.deliver()
+    clock.now += 3 * HOUR
+    app.service.outbox.deliver()
+    assert len(box.to("ann@example.org")) == 1  # one a day
+
+
+def test_webhooks_are_signed_retried_and_delivered_once(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], hooks: Hooks
+) -> None:
+    match_id, clients = _two_humans(app, players)
+    settings = _update(clients[0], webhook_url=hooks.url)
+    secret = settings.webhook_secret
+    assert len(secret) == 64
+    assert _update(clients[0], time_zone="Europe/Berlin").webhook_secret == ""  # shown once
+    hooks.statuses = [503]
+    cutter = clients[0].view(match_id).match.to_act
+    if cutter != 0:  # make sure ann has news: her turn comes after the other's cut
+        clients[cutter].deal(clients[cutter].view(match_id))
+        app.bots.drain()
+    app.service.outbox.deliver()
+    assert len(hooks.received) >= 1  # the first attempt was answered 503
+    attempts = len(hooks.received)
+    app.service.outbox.deliver()
+    assert len(hooks.received) == attempts  # not due yet: the backoff holds
+    clock.now += 31_000
+    app.service.outbox.deliver()
+    body, headers = hooks.received[-1]
+    expected = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    assert headers["X-Canasta-Signature"] == f"sha256={expected}"
+    data = json.loads(body)
+    assert data["match_id"] == match_id
+    assert data["kind"] in ("your_turn", "partner_asks")
+    assert "hand" not in json.dumps(data["facts"]).replace("hand_number", "")
+    deliveries = [h["X-Canasta-Delivery"] for _, h in hooks.received]
+    assert deliveries.count(deliveries[-1]) == 2  # the 503, then the success; no third
+    clock.now += 10 * HOUR
+    app.service.outbox.deliver()
+    assert [h["X-Canasta-Delivery"] for _, h in hooks.received] == deliveries
+
+
+def test_nothing_is_lost_or_sent_twice_across_a_restart(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int], app: App, clock: FakeClock,
+    players: Callable[..., PlayerClient],
+) -> None:  # fmt: skip
+    box, port = mailbox
+    match_id, clients = _two_humans(app, players)
+    _verified(app, box, clients[0], "ann@example.org", "each")
+    _verified(app, box, clients[1], "ben@example.org", "each")
+    cutter = clients[0].view(match_id).match.to_act
+    clients[cutter].deal(clients[cutter].view(match_id))
+    app.bots.drain()
+    # One notification is claimed by a delivery that dies before it can say how it went.
+    with app.db.write() as session:
+        repo = app.service.ctx.repo(session)
+        first = repo.due_notifications(clock.now, 1)[0]
+        assert repo.claim_notification(first, clock.now, clock.now + 1000)
+    pending_before = _pending(app)
+    app.stop(grace=None)
+    again = make_app(
+        token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_security="none", mail_from="canasta@example.org",
+    )  # fmt: skip
+    again.service.ctx.clock = FakeClock(clock.now + 5000)
+    again.service.outbox.deliver()
+    ids = [m["Message-ID"] for m in box.messages]
+    assert len(ids) == len(set(ids)), "a notification was mailed twice"
+    assert len(ids) == pending_before  # every one that was waiting, and not the interrupted one
+    again.service.outbox.deliver()
+    assert [m["Message-ID"] for m in box.messages] == ids
+
+
+def _pending(app: App) -> int:
+    with app.db.read() as session:
+        rows = session.connection().exec_driver_sql(
+            "SELECT COUNT(*) FROM notification n JOIN player p ON p.id = n.player_id"
+            " WHERE n.state = 'pending' AND p.email_verified AND n.kind != 'verify_email'"
+        )
+        return int(rows.scalar_one())
+
+
+@pytest.mark.parametrize(
+    ("fields", "status"),
+    [
+        ({"time_zone": "Mars/Olympus"}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"time_zone": "x" * 5000}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"email": "not an address"}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"email": "a@" + "b" * 300 + ".org"}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"email_mode": "hourly"}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"webhook_url": "ftp://example.org/x"}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"webhook_url": "http://" + "a" * 600}, grpc.StatusCode.INVALID_ARGUMENT),
+        ({"email_code": "abc"}, grpc.StatusCode.PERMISSION_DENIED),
+    ],
+)
+def test_bad_settings_are_refused_and_change_nothing(
+    app: App, players: Callable[..., PlayerClient], fields: dict[str, str], status: grpc.StatusCode
+) -> None:
+    ann = players("ann")
+    before = ann.stub.GetSettings(pb.GetSettingsRequest(), metadata=ann.metadata)
+    with pytest.raises(grpc.RpcError) as refused:
+        _update(ann, **fields, email_mode="digest") if "email_mode" not in fields else _update(
+            ann, **fields
+        )
+    assert refused.value.code() == status
+    assert len(refused.value.details() or "") < 300
+    assert ann.stub.GetSettings(pb.GetSettingsRequest(), metadata=ann.metadata) == before
+
+
+def test_webhooks_to_private_addresses_are_refused_by_default(
+    make_app: AppFactory, players: Callable[..., PlayerClient]
+) -> None:
+    strict = make_app("strict")
+    with grpc.insecure_channel(f"127.0.0.1:{strict.port}") as channel:
+        ann = PlayerClient(channel).join_server("ann")
+        for url in ("http://127.0.0.1:8080/x", "http://169.254.169.254/latest", "http://[::1]/"):
+            with pytest.raises(grpc.RpcError) as refused:
+                _update(ann, webhook_url=url)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert "not a public address" in (refused.value.details() or "")
