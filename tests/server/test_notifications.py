@@ -86,7 +86,7 @@ def hooks() -> Iterator[Hooks]:
     found = Hooks()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
             found.received.append((body, dict(self.headers.items())))
             status = found.statuses.pop(0) if found.statuses else 200
