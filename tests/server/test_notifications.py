@@ -140,7 +140,7 @@ def _verified(app: App, box: Mailbox, client: PlayerClient, address: str, mode: 
     app.service.outbox.deliver()
     (mail,) = box.to(address)
     assert "code" in mail["Subject"].lower()
-    code = re.search(r"Your code is ([a-z0-9]+)", mail.get_payload())
+    code = re.search(r"Your code is ([a-z0-9]+)", _body(mail))
     assert code is not None
     with pytest.raises(grpc.RpcError) as wrong:
         _update(client, email_code="not-the-code")
