@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from client import cmd_lobby, cmd_move, cmd_setup, cmd_table, common
+from client import cmd_lobby, cmd_move, cmd_settings, cmd_setup, cmd_table, common
 from client.errors import CliError
 
 
@@ -98,6 +98,8 @@ app.add_typer(cmd_setup.app)
 app.add_typer(cmd_lobby.app)
 app.add_typer(cmd_table.app)
 app.add_typer(cmd_move.app)
+app.add_typer(cmd_settings.app)
+app.add_typer(cmd_settings.notify_app, name="notify", rich_help_panel=cmd_settings.PANEL)
 app.add_typer(cmd_setup.server_app, name="server", rich_help_panel=cmd_setup.PANEL)
 
 

@@ -76,9 +76,12 @@ class Server:
         return SimpleNamespace(ctx=ctx)
 
 
-def start_server(data_dir: Path, port: int = 0) -> Server:
-    """Run the ``canasta-server`` executable and wait until it listens."""
+def start_server(data_dir: Path, port: int = 0, settings: dict[str, str] | None = None) -> Server:
+    """Run the ``canasta-server`` executable and wait until it listens; ``settings`` are
+    server settings by name (``{"smtp_host": "127.0.0.1"}``), passed as its environment."""
     env = {**clean_env(), "CANASTA_SERVER_LOG_LEVEL": "WARNING"}
+    for name, value in (settings or {}).items():
+        env["CANASTA_SERVER_" + name.upper()] = value
     process, bound = start_server_process(
         data_dir, env=env, command=[CANASTA_SERVER], listen=f"127.0.0.1:{port}"
     )

@@ -51,3 +51,67 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
     assert "Match over: bot 1+bot 3 won" in done, done
     history = ann.run("history", match_id).stdout
     assert "#1    you (seat 0): resign -> resigned the match" in history
+
+
+def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
+    """``canasta notify email`` mails a code (through a real SMTP server) that ``canasta
+    notify verify`` gives back; then the mode, the webhook and the time zone."""
+    import email
+    import re
+    import socket
+    import time
+    from email.message import Message
+    from typing import Any
+
+    from aiosmtpd.controller import Controller
+
+    received: list[Message] = []
+
+    class Box:
+        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+            received.append(email.message_from_bytes(envelope.content))
+            return "250 OK"
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        smtp_port = sock.getsockname()[1]
+    controller = Controller(Box(), hostname="127.0.0.1", port=smtp_port)
+    controller.start()
+    server = start_server(
+        tmp_path / "server",
+        settings={"smtp_host": "127.0.0.1", "smtp_port": str(smtp_port),
+                  "smtp_security": "none", "mail_from": "canasta@example.org",
+                  "outbox_poll_ms": "50"},
+    )  # fmt: skip
+    try:
+        ann = Player(tmp_path / "ann")
+        ann.run("setup", "--server", server.address, "--name", "Ann")
+        assert "e-mail   none" in ann.run("notify").stdout
+        sent = ann.run("notify", "email", "ann@example.org").stdout
+        assert "canasta notify verify CODE" in sent
+        deadline = time.monotonic() + 20
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert received, "no code mail arrived"
+        payload = received[0].get_payload(decode=True)
+        assert isinstance(payload, bytes)
+        code = re.search(r"Your code is ([a-z0-9]+)", payload.decode())
+        assert code is not None
+        wrong = ann.run("notify", "verify", "nope", ok=False)
+        assert wrong.returncode == 1
+        assert "code" in one_line_error(wrong)
+        shown = ann.run("notify", "verify", code[1]).stdout
+        assert "e-mail   ann@example.org: a daily digest" in shown
+        assert "a mail per event" in ann.run("notify", "email", "each").stdout
+        bad = ann.run("notify", "email", "sometimes", ok=False)
+        assert bad.returncode == 2
+        assert ann.run("timezone", "Europe/Berlin").stdout.strip() == "Europe/Berlin"
+        assert ann.run("timezone").stdout.strip() == "Europe/Berlin"
+        refused = ann.run("timezone", "Mars/Olympus", ok=False)
+        assert "unknown time zone" in one_line_error(refused)
+        private = ann.run("notify", "webhook", "http://127.0.0.1:9/x", ok=False)
+        assert "not a public address" in one_line_error(private)
+        assert "no webhook" in ann.run("notify", "webhook", "off").stdout
+    finally:
+        server.stop()
+        controller.stop()

@@ -1,0 +1,154 @@
+"""Your settings on the server: time zone, and how you hear of your matches (e-mail, webhook).
+
+``canasta notify`` shows them; ``canasta notify email ADDRESS`` mails a code to the address,
+which ``canasta notify verify CODE`` gives back (then mail comes as a daily digest; ``canasta
+notify email each`` for a mail per event, ``off`` for none); ``canasta notify webhook URL``
+prints the secret that signs each POST, once. ``canasta timezone NAME`` sets the zone whose
+weekends your clocks skip and in which mails show deadlines.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from client import common
+from client.errors import EXIT_USAGE, CliError
+
+if TYPE_CHECKING:
+    from shared.pb import canasta_pb2 as pb
+
+app = typer.Typer()
+notify_app = typer.Typer(
+    help="How you hear of your matches: e-mail (each event or a daily digest) and a webhook.",
+    invoke_without_command=True,
+)
+PANEL = "Setting up"
+JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+MODES = ("each", "digest", "off")
+
+
+def _update(json: bool, **fields: str) -> pb.Settings:
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        settings: pb.Settings = conn.call("UpdateSettings", pb.UpdateSettingsRequest(**fields))
+    if json:
+        common.print_json(settings)
+    return settings
+
+
+def _show(settings: pb.Settings) -> None:
+    if settings.email_verified:
+        mode = {"each": "a mail per event", "digest": "a daily digest", "off": "no mail"}
+        typer.echo(
+            f"e-mail   {settings.email}: {mode.get(settings.email_mode, settings.email_mode)}"
+        )
+    else:
+        typer.echo("e-mail   none (canasta notify email ADDRESS)")
+    if settings.email_pending:
+        typer.echo(
+            f"         {settings.email_pending} waits for its code (canasta notify verify CODE)"
+        )
+    typer.echo(f"webhook  {settings.webhook_url or 'none'}")
+    typer.echo(f"timezone {settings.time_zone}")
+
+
+@notify_app.callback()
+def notify(ctx: typer.Context, json: JsonOpt = False) -> None:
+    """Show how you hear of your matches (with a subcommand: change it)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        settings: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
+    if json:
+        common.print_json(settings)
+        return
+    _show(settings)
+
+
+@notify_app.command(
+    epilog="Examples:\n\n  canasta notify email ann@example.org\n\n  canasta notify email digest"
+    "\n\n  canasta notify email off"
+)
+def email(
+    value: Annotated[
+        str, typer.Argument(help="An address (a code is mailed to it), or each, digest, off.")
+    ],
+    json: JsonOpt = False,
+) -> None:
+    """Set the address mail goes to, or how it comes: each event, a daily digest, or off."""
+    if value in MODES:
+        settings = _update(json, email_mode=value)
+    elif "@" in value:
+        settings = _update(json, email=value)
+        if not json:
+            typer.echo(f"a code is on its way to {value}: run canasta notify verify CODE")
+        return
+    else:
+        raise CliError(f"an e-mail address, or each, digest or off; not {value!r}", EXIT_USAGE)
+    if not json:
+        _show(settings)
+
+
+@notify_app.command(epilog="Example:\n\n  canasta notify verify k7p2xq4mzt")
+def verify(
+    code: Annotated[str, typer.Argument(help="The code mailed to your new address.")],
+    json: JsonOpt = False,
+) -> None:
+    """Prove the address is yours: mail then comes as a daily digest (see notify email)."""
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        before: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
+        fields = {"email_code": code}
+        if before.email_mode == "off":
+            fields["email_mode"] = "digest"  # what most correspondence players prefer
+        settings: pb.Settings = conn.call("UpdateSettings", pb.UpdateSettingsRequest(**fields))
+    if json:
+        common.print_json(settings)
+        return
+    _show(settings)
+
+
+@notify_app.command(
+    epilog="Examples:\n\n  canasta notify webhook https://ntfy.sh/my-canasta\n\n"
+    "  canasta notify webhook off"
+)
+def webhook(
+    url: Annotated[str, typer.Argument(help="An http(s) URL to POST each event to, or off.")],
+    json: JsonOpt = False,
+) -> None:
+    """POST each event as JSON to a URL, signed with a secret shown once (X-Canasta-Signature)."""
+    settings = _update(json, webhook_url="" if url == "off" else url)
+    if json:
+        return
+    if settings.webhook_secret:
+        typer.echo(f"webhook set; its signing secret (shown only now): {settings.webhook_secret}")
+    else:
+        typer.echo("no webhook")
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta timezone\n\n  canasta timezone Europe/Berlin",
+)
+def timezone(
+    name: Annotated[str | None, typer.Argument(help="An IANA name such as Europe/Berlin.")] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Show or set your time zone: your clocks' weekends, and deadlines in mails."""
+    from shared.pb import canasta_pb2 as pb
+
+    if name is None:
+        with common.connect(common.profile()) as conn:
+            settings: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
+    else:
+        settings = _update(False, time_zone=name)
+    if json:
+        common.print_json(settings)
+        return
+    typer.echo(settings.time_zone)
