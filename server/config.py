@@ -84,6 +84,9 @@ class ServerConfig:
     deadline_sweep_seconds: float = 60.0
     """How often this process looks for overdue turns of timed matches
     (``server.service.absence``); a turn is handled at most this long after its deadline."""
+    reminder_hours: str = "24,2"
+    """Remind the player to move this many hours before their deadline (comma-separated, at
+    most 4, each 1 to 336; empty: no reminders)."""
     smtp_host: str = ""
     """The mail server notifications go out through; empty: no mail is sent."""
     smtp_port: int = 587
@@ -129,11 +132,17 @@ class ServerConfig:
             raise ConfigFileError("digest_hour must be 0 to 23 and smtp_port 1 to 65535")
         if not 10 <= self.outbox_poll_ms <= 3_600_000:
             raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
+        reminder_ms(self.reminder_hours)
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
             raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
+
+    @property
+    def reminders_ms(self) -> tuple[int, ...]:
+        """``reminder_hours`` in milliseconds, longest first."""
+        return reminder_ms(self.reminder_hours)
 
     @property
     def db_url(self) -> str:
@@ -145,6 +154,15 @@ class ServerConfig:
     @property
     def tls(self) -> bool:
         return self.tls_cert is not None
+
+
+def reminder_ms(text: str) -> tuple[int, ...]:
+    """A ``reminder_hours`` setting in milliseconds, longest first (``ConfigFileError`` if it
+    is not up to 4 whole numbers of hours, 1 to 336)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if len(parts) > 4 or not all(p.isdigit() and 1 <= int(p) <= 336 for p in parts):
+        raise ConfigFileError("reminder_hours is up to 4 whole numbers of hours, 1 to 336")
+    return tuple(sorted((int(p) * 3_600_000 for p in parts), reverse=True))
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}

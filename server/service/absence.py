@@ -60,9 +60,11 @@ class Absence:
         return matches.summary(match, state, player.id)
 
     def sweep(self, now: int | None = None) -> int:
-        """Apply the timeout policy to every turn overdue at ``now``; returns how many."""
+        """Send the reminders due, and apply the timeout policy to every turn overdue at
+        ``now``; returns how many turns timed out."""
         ctx = self.ctx
         now = ctx.clock() if now is None else now
+        self.remind(now)
         with ctx.db.read() as session:
             due = ctx.repo(session).clocks_due(now, SWEEP_BATCH)
         handled = 0
@@ -82,6 +84,33 @@ class Absence:
             self._publish(match, state)
             handled += 1
         return handled
+
+    def remind(self, now: int) -> int:
+        """Tell each player whose deadline is nearer than one of ``reminder_hours`` (once per
+        threshold and turn; the count is a conditional write, so once across processes)."""
+        ctx = self.ctx
+        thresholds = ctx.config.reminders_ms
+        if not thresholds:
+            return 0
+        with ctx.db.read() as session:
+            candidates = ctx.repo(session).clocks_to_remind(now + thresholds[0], SWEEP_BATCH)
+        sent = 0
+        for match_id, due, had in candidates:
+            crossed = sum(1 for ahead in thresholds if due - now <= ahead)
+            if due <= now or crossed <= had:
+                continue
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                match = matches.require_match(repo, match_id)
+                clock = match.clock
+                if clock is None or clock.due_ms != due:
+                    continue
+                if not repo.set_reminded(match_id, clock.started_ms, had, crossed):
+                    continue
+                state = matches.load_state(ctx, repo, match)
+                repo.add_notices(notices.reminder(match, state, clock.seat), now)
+            sent += 1
+        return sent
 
     def _cover(
         self, repo: Repository, match: Match, seat: int, cover: str, now: int, *, bank: int | None

@@ -20,6 +20,7 @@ SUBJECTS = {
     "partner_asks": "Your partner asks: may I go out?",
     "hand_ended": "Hand over",
     "match_ended": "Match over",
+    "reminder": "Reminder: your move is due soon",
     "deadline_passed": "Your time ran out",
     "verify_email": "Your Canasta e-mail code",
 }
@@ -51,6 +52,8 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     elif note.kind == "match_ended":
         text = f"Match {note.match_id[:8]} is over. Final scores: {_scores(facts)}."
         text += _winners(facts, match)
+    elif note.kind == "reminder":
+        text = f"Reminder: it is still your move in match {note.match_id[:8]}."
     elif note.kind == "deadline_passed":
         what = (
             "a bot resigned the match for your side"
@@ -61,7 +64,7 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     else:
         text = f"News in match {note.match_id[:8]}."
     due = facts.get("due_ms")
-    if isinstance(due, int) and note.kind in ("your_turn", "partner_asks"):
+    if isinstance(due, int) and note.kind in ("your_turn", "partner_asks", "reminder"):
         text += f" Due {_local(due, settings.time_zone)}."
     return text
 

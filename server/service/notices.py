@@ -12,6 +12,7 @@ Kinds:
 * ``partner_asks``: the same, when partner asked "may I go out?" and it is theirs to answer;
 * ``hand_ended``: a hand was scored (to every human player of the match);
 * ``match_ended``: the match is over (to every human player);
+* ``reminder``: the recipient's deadline is nearer than one of the server's ``reminder_hours``;
 * ``deadline_passed``: the recipient's turn ran out and a bot now plays their seat (or resigns
   it, under the policy ``forfeit``).
 """
@@ -50,6 +51,13 @@ def turn_started(match: Match, state: GameState) -> list[Notice]:
         return []
     kind = "partner_asks" if state.phase is Phase.ANSWER else "your_turn"
     return [Notice(taken.player_id, match.id, kind, _facts(match, state))]
+
+
+def reminder(match: Match, state: GameState, seat: int) -> list[Notice]:
+    taken = match.seats[seat]
+    if taken.player_id is None:
+        return []
+    return [Notice(taken.player_id, match.id, "reminder", _facts(match, state))]
 
 
 def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> list[Notice]:

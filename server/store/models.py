@@ -85,6 +85,8 @@ class MatchRow(SQLModel, table=True):
     clock_started_ms: int = _big()
     clock_due_ms: int = _big(index=True)
     """When the timed turn is overdue (0: no clock running); indexed for the deadline sweep."""
+    clock_reminded: int = 0
+    """How many of the server's reminders (``reminder_hours``) the timed turn has had."""
 
 
 class SeatRow(SQLModel, table=True):

@@ -59,6 +59,7 @@ _MOVE_GUARD = (
 _SAVE_HEAD = (
     "UPDATE match SET status = :status, version = :version, revision = :revision,"
     " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
+    " clock_reminded = CASE WHEN clock_started_ms = :clock_started THEN clock_reminded ELSE 0 END,"
     " clock_started_ms = :clock_started, clock_due_ms = :clock_due"
 )
 _SAVE_MOVE = text(_SAVE_HEAD + _MOVE_GUARD)
@@ -75,6 +76,14 @@ _ADD_ENTRY = text(
 _TOKEN = text(
     "SELECT p.id, p.public_key, p.display_name, p.email, p.blocked, p.created_ms, t.expires_ms"
     " FROM auth_token t JOIN player p ON p.id = t.player_id WHERE t.token_hash = :hash"
+)
+_TO_REMIND = text(
+    "SELECT id, clock_due_ms, clock_reminded FROM match WHERE clock_due_ms > 0"
+    " AND clock_due_ms <= :before AND status = 'playing' ORDER BY clock_due_ms LIMIT :limit"
+)
+_REMINDED = text(
+    "UPDATE match SET clock_reminded = :count WHERE id = :id AND clock_started_ms = :started"
+    " AND clock_reminded = :was"
 )
 _DUE_NOTIFICATIONS = text(
     "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
@@ -388,6 +397,20 @@ class Repository:
             .values(**values)
         )
 
+    def clocks_to_remind(self, before_ms: int, limit: int) -> list[tuple[str, int, int]]:
+        """``(id, due, reminders had)`` of matches in play whose timed turn is due by
+        ``before_ms`` (the reminder sweep picks those that crossed a new threshold)."""
+        rows = self.session.connection().execute(_TO_REMIND, {"before": before_ms, "limit": limit})
+        return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
+
+    def set_reminded(self, match_id: str, started_ms: int, was: int, count: int) -> bool:
+        """Note ``count`` reminders for the timed turn begun at ``started_ms`` (False: the
+        turn ended, or another process sent these reminders)."""
+        result: Any = self.session.connection().execute(
+            _REMINDED, {"id": match_id, "started": started_ms, "was": was, "count": count}
+        )
+        return bool(result.rowcount)
+
     def clocks_due(self, now: int, limit: int) -> list[str]:
         """Ids of up to ``limit`` matches in play whose timed turn is overdue at ``now``,
         the longest overdue first (``clock_due_ms`` is indexed)."""
@@ -588,6 +611,7 @@ class Repository:
         }
         if clock != "keep":
             params = _clock_params(clock)
+            values["clock_reminded"] = 0
             values["clock_seat"] = params["clock_seat"]
             values["clock_started_ms"] = params["clock_started"]
             values["clock_due_ms"] = params["clock_due"]

@@ -385,7 +385,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
                    "webhook_secret"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
-                  "clock_due_ms"),
+                  "clock_due_ms", "clock_reminded"),
         "seat": ("bank_ms", "covered"),
     }  # fmt: skip
     for table, columns in later.items():

@@ -336,3 +336,42 @@ def test_webhooks_to_private_addresses_are_refused_by_default(
                 _update(ann, webhook_url=url)
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert "not a public address" in (refused.value.details() or "")
+
+
+def test_reminders_come_before_the_deadline_once_each(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """The server's default ``reminder_hours`` are 24 and 2: one mail at each, per turn."""
+    box, _ = mailbox
+    ann, ben = players("ann"), players("ben")
+    request = pb.CreateMatchRequest(
+        preset="classic", seat=0, bot_seats=[2, 3], time_control=pb.TimeControl(days_per_move=3)
+    )
+    created = ann.stub.CreateMatch(request, metadata=ann.metadata)
+    ben.join_match(created.invite_code, seat=1)
+    clients = {0: ann, 1: ben}
+    match_id = created.match.match_id
+    summary = ann.view(match_id).match
+    cutter = summary.clock.seat
+    _verified(app, box, clients[cutter], "late@example.org", "each")
+    app.service.outbox.deliver()
+    box.messages.clear()
+
+    def reminders() -> list[Message]:
+        app.service.absence.sweep()
+        app.service.outbox.deliver()
+        return [m for m in box.to("late@example.org") if m["Subject"].startswith("Reminder")]
+
+    due = summary.clock.due_at_ms
+    clock.now = due - 25 * HOUR
+    assert reminders() == []
+    clock.now = due - 23 * HOUR
+    assert len(reminders()) == 1
+    assert "Due " in _body(reminders()[0])  # the deadline, in the player's time zone
+    clock.now = due - 3 * HOUR
+    assert len(reminders()) == 1  # once per threshold
+    clock.now = due - HOUR
+    assert len(reminders()) == 2
+    clients[cutter].deal(clients[cutter].view(match_id))  # the turn ends: no more reminders
+    clock.now = due - 30 * 60_000
+    assert len(reminders()) == 2

@@ -1,5 +1,6 @@
 """Notifications: each player's delivery settings (a verified e-mail address and its mode, a
-webhook) and the outbox of notifications, written in the same commit as their cause.
+webhook), the outbox of notifications, written in the same commit as their cause, and how
+many reminders a timed turn has had.
 
 Revision ID: 0005
 Revises: 0004
@@ -30,6 +31,9 @@ def upgrade() -> None:
     ]
     for column in columns:
         op.add_column("player", column)
+    op.add_column(
+        "match", sa.Column("clock_reminded", sa.Integer(), nullable=False, server_default="0")
+    )
     op.create_table(
         "notification",
         sa.Column("id", sa.Integer(), primary_key=True),
