@@ -9,7 +9,7 @@ weekends your clocks skip and in which mails show deadlines.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -29,7 +29,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 MODES = ("each", "digest", "off")
 
 
-def _update(json: bool, **fields: str) -> pb.Settings:
+def _update(json: bool, **fields: Any) -> pb.Settings:
     from shared.pb import canasta_pb2 as pb
 
     with common.connect(common.profile()) as conn:
@@ -104,7 +104,7 @@ def verify(
 
     with common.connect(common.profile()) as conn:
         before: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
-        fields = {"email_code": code}
+        fields: dict[str, Any] = {"email_code": code}
         if before.email_mode == "off":
             fields["email_mode"] = "digest"  # what most correspondence players prefer
         settings: pb.Settings = conn.call("UpdateSettings", pb.UpdateSettingsRequest(**fields))
@@ -152,3 +152,35 @@ def timezone(
         common.print_json(settings)
         return
     typer.echo(settings.time_zone)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta vacation start\n\n  canasta vacation end\n\n"
+    "  canasta vacation status",
+)
+def vacation(
+    action: Annotated[str, typer.Argument(help="start, end or status.")] = "status",
+    json: JsonOpt = False,
+) -> None:
+    """Stop your clocks while you are away (days from a yearly allowance), or start them."""
+    from shared.pb import canasta_pb2 as pb
+
+    if action not in ("start", "end", "status"):
+        raise CliError(f"vacation start, end or status; not {action!r}", EXIT_USAGE)
+    if action == "status":
+        with common.connect(common.profile()) as conn:
+            settings: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
+    else:
+        settings = _update(False, vacation=action == "start")
+    if json:
+        common.print_json(settings)
+        return
+    left = settings.vacation_left_ms / 86_400_000
+    if settings.vacation_since_ms:
+        import time
+
+        since = time.strftime("%a %d %b %H:%M", time.localtime(settings.vacation_since_ms / 1000))
+        typer.echo(f"on vacation since {since}: your clocks stand still; {left:.1f} days left")
+    else:
+        typer.echo(f"not on vacation; {left:.1f} days left this year")

@@ -228,6 +228,12 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
     if clock:
         lines.append(clock)
     lines += [_cover_text(seat, names) for seat in view.match.seats if seat.covered]
+    lines += [
+        f"{'You are' if s.seat == names.me else names.full(s.seat) + ' is'} on vacation: "
+        "the clock stands still"
+        for s in view.match.seats
+        if s.on_vacation
+    ]
     return "\n".join(lines)
 
 

@@ -84,6 +84,9 @@ class ServerConfig:
     deadline_sweep_seconds: float = 60.0
     """How often this process looks for overdue turns of timed matches
     (``server.service.absence``); a turn is handled at most this long after its deadline."""
+    vacation_days_per_year: int = 30
+    """Days of vacation each player may take in a calendar year (UTC); their clocks stand
+    still meanwhile. 0: no vacations."""
     reminder_hours: str = "24,2"
     """Remind the player to move this many hours before their deadline (comma-separated, at
     most 4, each 1 to 336; empty: no reminders)."""
@@ -133,6 +136,8 @@ class ServerConfig:
         if not 10 <= self.outbox_poll_ms <= 3_600_000:
             raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
         reminder_ms(self.reminder_hours)
+        if not 0 <= self.vacation_days_per_year <= 366:
+            raise ConfigFileError("vacation_days_per_year must be 0 to 366")
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
             raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
@@ -170,7 +175,8 @@ _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
-         "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour"}  # fmt: skip
+         "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
+         "vacation_days_per_year"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds"}
 _BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")

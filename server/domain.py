@@ -100,6 +100,8 @@ class Seat:
     """What is left of this seat's reserve bank (with a time control)."""
     covered: str = ""
     """Why a bot plays this human seat for now (a ``Cover`` value); empty if it does not."""
+    on_vacation: bool = False
+    """The player is on vacation: their clocks stand still."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +282,13 @@ class Settings:
     webhook_url: str
     webhook_secret: str
     digest_sent_ms: int
+    vacation_started_ms: int = 0
+    vacation_used_ms: int = 0
+    """Vacation taken in ``vacation_year`` (UTC), the running one not included."""
+    vacation_year: int = 0
+    vacation_left_ms: int = 0
+    """What is left of this year's allowance, the running vacation counted (filled in by
+    the service)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,6 +85,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         side=config.initial_side(seat.seat),
         bank_ms=seat.bank_ms,
         covered=seat.covered,
+        on_vacation=seat.on_vacation,
     )
 
 
@@ -97,6 +98,8 @@ def settings_to_pb(settings: Settings) -> pb.Settings:
         email_mode=settings.email_mode.value,
         webhook_url=settings.webhook_url,
         webhook_secret=settings.webhook_secret,
+        vacation_since_ms=settings.vacation_started_ms,
+        vacation_left_ms=settings.vacation_left_ms,
     )
 
 
@@ -110,6 +113,7 @@ def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
         email_code=m.email_code if m.HasField("email_code") else None,
         email_mode=m.email_mode if m.HasField("email_mode") else None,
         webhook_url=m.webhook_url if m.HasField("webhook_url") else None,
+        vacation=m.vacation if m.HasField("vacation") else None,
     )
 
 

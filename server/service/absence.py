@@ -21,11 +21,21 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from datetime import UTC, datetime
 
-from server.domain import Cover, Match, MatchStatus, MatchSummary, Player, TimeoutPolicy
+from server.domain import (
+    DAY_MS,
+    Cover,
+    Match,
+    MatchStatus,
+    MatchSummary,
+    Player,
+    Settings,
+    TimeoutPolicy,
+)
 from server.service import clocks, matches, notices
 from server.service.context import ServiceContext
-from server.service.errors import ConflictError
+from server.service.errors import ConflictError, NotFoundError
 from server.store.repository import Repository
 from shared.rules import GameState
 
@@ -64,6 +74,7 @@ class Absence:
         ``now``; returns how many turns timed out."""
         ctx = self.ctx
         now = ctx.clock() if now is None else now
+        self.end_spent_vacations(now)
         self.remind(now)
         with ctx.db.read() as session:
             due = ctx.repo(session).clocks_due(now, SWEEP_BATCH)
@@ -84,6 +95,102 @@ class Absence:
             self._publish(match, state)
             handled += 1
         return handled
+
+    # -- vacation ---------------------------------------------------------------------------------
+
+    def vacation_left(self, settings: Settings, now: int) -> int:
+        """What is left of the player's vacation allowance this year, the running one
+        counted."""
+        allowance = self.ctx.config.vacation_days_per_year * DAY_MS
+        used = settings.vacation_used_ms if settings.vacation_year == _year(now) else 0
+        if settings.vacation_started_ms:
+            used += now - settings.vacation_started_ms
+        return max(0, allowance - used)
+
+    def set_vacation(self, player: Player, on: bool, now: int | None = None) -> None:
+        """Start or end the player's vacation: their clocks stop, or start afresh.
+
+        A turn running when the vacation starts is charged to the bank as when a turn ends
+        (time beyond its days comes out of the bank); when the vacation ends, each turn of the
+        player's starts anew, with its full days. The player's matches are marked changed so
+        that every server process reloads their seats (``Seat.on_vacation``).
+        """
+        ctx = self.ctx
+        now = ctx.clock() if now is None else now
+        changed: list[tuple[Match, GameState]] = []
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            settings = repo.settings(player.id)
+            if settings is None:
+                raise NotFoundError("no such player")
+            year = _year(now)
+            used = settings.vacation_used_ms if settings.vacation_year == year else 0
+            if on:
+                if settings.vacation_started_ms:
+                    raise ConflictError("you are on vacation already")
+                if self.vacation_left(settings, now) <= 0:
+                    raise ConflictError(
+                        f"you have taken all {ctx.config.vacation_days_per_year} days of "
+                        f"vacation of {year}"
+                    )
+                repo.update_player(
+                    player.id, vacation_started_ms=now, vacation_used_ms=used, vacation_year=year
+                )
+            else:
+                if not settings.vacation_started_ms:
+                    raise ConflictError("you are not on vacation")
+                used += now - settings.vacation_started_ms
+                repo.update_player(
+                    player.id, vacation_started_ms=0, vacation_used_ms=used, vacation_year=year
+                )
+            repo.touch_matches_of(player.id, now)
+            for match_id in repo.playing_match_ids_of(player.id):
+                match = matches.require_match(repo, match_id, for_update=True)
+                seat = match.seat_of(player.id)
+                state = matches.load_state(ctx, repo, match)
+                if seat is None or matches.to_act(match, state) != seat:
+                    changed.append((match, state))
+                    continue
+                timed, banks = clocks.restart(match, seat, now)
+                if banks:
+                    repo.set_covered(
+                        match.id, seat, match.seats[seat].covered, timed.seats[seat].bank_ms
+                    )
+                revision = match.revision + 1
+                if not repo.save_match(
+                    match.id,
+                    expected_revision=match.revision,
+                    status=match.status,
+                    revision=revision,
+                    now=now,
+                    clock=timed.clock,
+                ):
+                    raise ConflictError("a match changed meanwhile; try again")
+                changed.append(
+                    (dataclasses.replace(timed, revision=revision, updated_ms=now), state)
+                )
+        for match, state in changed:
+            self._publish(match, state)
+
+    def end_spent_vacations(self, now: int) -> int:
+        """End every vacation whose allowance ran out by ``now``."""
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            found = [
+                (player_id, repo.settings(player_id), repo.player_by_id(player_id))
+                for player_id in repo.vacations_started_before(now, SWEEP_BATCH)
+            ]
+        ended = 0
+        for _, settings, player in found:
+            if settings is None or player is None or self.vacation_left(settings, now) > 0:
+                continue
+            try:
+                self.set_vacation(player, False, now)
+            except ConflictError:
+                continue  # ended meanwhile (by the player, or another process)
+            ended += 1
+        return ended
 
     def remind(self, now: int) -> int:
         """Tell each player whose deadline is nearer than one of ``reminder_hours`` (once per
@@ -159,3 +266,7 @@ class Absence:
                 self.sweep()
             except Exception:  # logged; the next sweep tries again
                 log.exception("the deadline sweep failed")
+
+
+def _year(ms: int) -> int:
+    return datetime.fromtimestamp(ms / 1000, UTC).year

@@ -121,7 +121,8 @@ def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int,
     to the bank of its seat, and start the clock of the new one. Returns the match with its
     new clock and seats, and the seats whose bank changed (to be stored).
 
-    Only a human seat that no bot covers is timed: bots move at once.
+    Only a human seat that no bot covers, whose player is not on vacation, is timed: bots
+    move at once, and a vacation stops the clock.
     """
     control = match.time_control
     if control is None:
@@ -139,10 +140,16 @@ def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int,
             )
             banks = (running.seat,)
     clock = None
-    if seat is not None and seats[seat].kind is SeatKind.HUMAN and not seats[seat].covered:
-        mover = seats[seat]
+    mover = seats[seat] if seat is not None else None
+    if (
+        mover is not None
+        and mover.kind is SeatKind.HUMAN
+        and not mover.covered
+        and not mover.on_vacation
+    ):
         allowance = control.per_move_ms + mover.bank_ms
-        clock = TurnClock(seat, now, due_ms(now, allowance, mover.time_zone, control.weekends_off))
+        due = due_ms(now, allowance, mover.time_zone, control.weekends_off)
+        clock = TurnClock(mover.seat, now, due)
     return dataclasses.replace(match, seats=seats, clock=clock), banks
 
 

@@ -50,6 +50,7 @@ every hand (the README's trust model).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from server.domain import (
@@ -138,10 +139,17 @@ class CanastaService:
         return self.absence.set_cover(caller.player, match_id, covered)
 
     def settings(self, caller: Caller) -> Settings:
-        return self.preferences.get(caller.player)
+        return self._with_vacation_left(self.preferences.get(caller.player))
 
     def update_settings(self, caller: Caller, change: SettingsChange) -> Settings:
-        return self.preferences.update(caller.player, change)
+        """Apply ``change``: the vacation first (it may be refused), then the rest."""
+        if change.vacation is not None:
+            self.absence.set_vacation(caller.player, change.vacation)
+        return self._with_vacation_left(self.preferences.update(caller.player, change))
+
+    def _with_vacation_left(self, settings: Settings) -> Settings:
+        left = self.absence.vacation_left(settings, self.ctx.clock())
+        return dataclasses.replace(settings, vacation_left_ms=left)
 
     def list_my_matches(
         self, caller: Caller, page_size: int = 0, page_token: str = "", active_only: bool = False

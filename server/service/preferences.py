@@ -40,6 +40,8 @@ class SettingsChange:
     email_mode: str | None = None
     webhook_url: str | None = None
     """A URL (a new secret comes back), or ``""`` for no webhook."""
+    vacation: bool | None = None
+    """Start (True) or end (False) a vacation (``server.service.absence``)."""
 
 
 class Preferences:

@@ -47,6 +47,11 @@ class PlayerRow(SQLModel, table=True):
     """``off``, ``each`` (a mail per notification) or ``digest`` (one a day)."""
     digest_sent_ms: int = _big()
     """When this player's last digest went out."""
+    vacation_started_ms: int = _big()
+    """While on vacation: since when (0: not on vacation). Their clocks stand still."""
+    vacation_used_ms: int = _big()
+    """Vacation taken in ``vacation_year`` (ended vacations only)."""
+    vacation_year: int = 0
     webhook_url: str = ""
     webhook_secret: str = ""
     """The HMAC-SHA256 key of ``X-Canasta-Signature`` (shown to the player once, when set)."""

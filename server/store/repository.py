@@ -85,6 +85,10 @@ _REMINDED = text(
     "UPDATE match SET clock_reminded = :count WHERE id = :id AND clock_started_ms = :started"
     " AND clock_reminded = :was"
 )
+_ON_VACATION = text(
+    "SELECT id FROM player WHERE vacation_started_ms > 0 AND vacation_started_ms < :before"
+    " ORDER BY vacation_started_ms LIMIT :limit"
+)
 _DUE_NOTIFICATIONS = text(
     "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
     " ORDER BY id LIMIT :limit"
@@ -559,6 +563,9 @@ class Repository:
             webhook_url=row.webhook_url,
             webhook_secret=row.webhook_secret,
             digest_sent_ms=row.digest_sent_ms,
+            vacation_started_ms=row.vacation_started_ms,
+            vacation_used_ms=row.vacation_used_ms,
+            vacation_year=row.vacation_year,
         )
 
     def email_code(self, player_id: int) -> tuple[str, str, int]:
@@ -572,6 +579,33 @@ class Repository:
         """Change settings columns of a player (names as in ``PlayerRow``)."""
         self.session.execute(
             update(PlayerRow).where(col(PlayerRow.id) == player_id).values(**values)
+        )
+
+    def vacation(self, player_id: int) -> tuple[int, int, int]:
+        """The player's vacation: (started, used in ``year``, ``year``)."""
+        row = self.session.get(PlayerRow, player_id)
+        if row is None:
+            return 0, 0, 0
+        return row.vacation_started_ms, row.vacation_used_ms, row.vacation_year
+
+    def vacations_started_before(self, before_ms: int, limit: int) -> list[int]:
+        """Players on vacation since before ``before_ms``."""
+        rows = self.session.connection().execute(
+            _ON_VACATION, {"before": before_ms, "limit": limit}
+        )
+        return [int(r[0]) for r in rows]
+
+    def playing_match_ids_of(self, player_id: int) -> list[str]:
+        return list(
+            self.session.exec(
+                select(MatchRow.id)
+                .where(
+                    col(MatchRow.id).in_(
+                        select(SeatRow.match_id).where(SeatRow.player_id == player_id)
+                    )
+                )
+                .where(MatchRow.status == MatchStatus.PLAYING.value)
+            )
         )
 
     def touch_matches_of(self, player_id: int, now: int) -> None:
@@ -674,6 +708,7 @@ class Repository:
             time_zone=player.time_zone,
             bank_ms=row.bank_ms,
             covered=row.covered,
+            on_vacation=player.vacation_started_ms > 0,
         )
 
     # -- the log --------------------------------------------------------------------------------

@@ -452,6 +452,7 @@ class SeatInfo(_message.Message):
     SIDE_FIELD_NUMBER: _builtins.int
     BANK_MS_FIELD_NUMBER: _builtins.int
     COVERED_FIELD_NUMBER: _builtins.int
+    ON_VACATION_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -465,6 +466,8 @@ class SeatInfo(_message.Message):
     """Why a bot plays this human seat for now: "timeout" (its player let a turn run out),
     "asked" (its player asked for cover), "forfeit" (the bot resigns for the seat); empty: no.
     """
+    on_vacation: _builtins.bool
+    """The seat's player is on vacation: their clock stands still."""
     def __init__(
         self,
         *,
@@ -475,10 +478,11 @@ class SeatInfo(_message.Message):
         side: _builtins.int = ...,
         bank_ms: _builtins.int = ...,
         covered: _builtins.str = ...,
+        on_vacation: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -856,6 +860,7 @@ class UpdateSettingsRequest(_message.Message):
     EMAIL_CODE_FIELD_NUMBER: _builtins.int
     EMAIL_MODE_FIELD_NUMBER: _builtins.int
     WEBHOOK_URL_FIELD_NUMBER: _builtins.int
+    VACATION_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     """An IANA time zone name (Europe/Berlin): the weekends of the caller's clocks."""
     email: _builtins.str
@@ -865,6 +870,8 @@ class UpdateSettingsRequest(_message.Message):
     """"each" (a mail per notification), "digest" (one a day) or "off"."""
     webhook_url: _builtins.str
     """An http(s) URL for a POST per notification, or "" for none."""
+    vacation: _builtins.bool
+    """Start (true) or end (false) a vacation: the caller's clocks stand still meanwhile."""
     def __init__(
         self,
         *,
@@ -873,10 +880,11 @@ class UpdateSettingsRequest(_message.Message):
         email_code: _builtins.str | None = ...,
         email_mode: _builtins.str | None = ...,
         webhook_url: _builtins.str | None = ...,
+        vacation: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__email: _TypeAlias = _typing.Literal["email"]  # noqa: Y015
     _WhichOneofArgType__email: _TypeAlias = _typing.Literal["_email", b"_email"]  # noqa: Y015
@@ -886,6 +894,8 @@ class UpdateSettingsRequest(_message.Message):
     _WhichOneofArgType__email_mode: _TypeAlias = _typing.Literal["_email_mode", b"_email_mode"]  # noqa: Y015
     _WhichOneofReturnType__time_zone: _TypeAlias = _typing.Literal["time_zone"]  # noqa: Y015
     _WhichOneofArgType__time_zone: _TypeAlias = _typing.Literal["_time_zone", b"_time_zone"]  # noqa: Y015
+    _WhichOneofReturnType__vacation: _TypeAlias = _typing.Literal["vacation"]  # noqa: Y015
+    _WhichOneofArgType__vacation: _TypeAlias = _typing.Literal["_vacation", b"_vacation"]  # noqa: Y015
     _WhichOneofReturnType__webhook_url: _TypeAlias = _typing.Literal["webhook_url"]  # noqa: Y015
     _WhichOneofArgType__webhook_url: _TypeAlias = _typing.Literal["_webhook_url", b"_webhook_url"]  # noqa: Y015
     @_typing.overload
@@ -896,6 +906,8 @@ class UpdateSettingsRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__email_mode) -> _WhichOneofReturnType__email_mode | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__time_zone) -> _WhichOneofReturnType__time_zone | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__vacation) -> _WhichOneofReturnType__vacation | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__webhook_url) -> _WhichOneofReturnType__webhook_url | None: ...
 
@@ -912,6 +924,8 @@ class Settings(_message.Message):
     EMAIL_MODE_FIELD_NUMBER: _builtins.int
     WEBHOOK_URL_FIELD_NUMBER: _builtins.int
     WEBHOOK_SECRET_FIELD_NUMBER: _builtins.int
+    VACATION_SINCE_MS_FIELD_NUMBER: _builtins.int
+    VACATION_LEFT_MS_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     email: _builtins.str
     """The verified address mail goes to ("" if none)."""
@@ -922,6 +936,10 @@ class Settings(_message.Message):
     webhook_url: _builtins.str
     webhook_secret: _builtins.str
     """Only in the answer that set webhook_url: the HMAC-SHA256 key of X-Canasta-Signature."""
+    vacation_since_ms: _builtins.int
+    """On vacation since then (0: not on vacation)."""
+    vacation_left_ms: _builtins.int
+    """What is left of this year's vacation allowance, the running vacation counted."""
     def __init__(
         self,
         *,
@@ -932,10 +950,12 @@ class Settings(_message.Message):
         email_mode: _builtins.str = ...,
         webhook_url: _builtins.str = ...,
         webhook_secret: _builtins.str = ...,
+        vacation_since_ms: _builtins.int = ...,
+        vacation_left_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "vacation_left_ms", b"vacation_left_ms", "vacation_since_ms", b"vacation_since_ms", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -112,6 +112,11 @@ def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
         private = ann.run("notify", "webhook", "http://127.0.0.1:9/x", ok=False)
         assert "not a public address" in one_line_error(private)
         assert "no webhook" in ann.run("notify", "webhook", "off").stdout
+        assert "not on vacation; 30.0 days left this year" in ann.run("vacation").stdout
+        assert "your clocks stand still" in ann.run("vacation", "start").stdout
+        again = ann.run("vacation", "start", ok=False)
+        assert "on vacation already" in one_line_error(again)
+        assert "not on vacation" in ann.run("vacation", "end").stdout
     finally:
         server.stop()
         controller.stop()

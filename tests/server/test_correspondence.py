@@ -282,3 +282,61 @@ def test_a_covered_player_who_signs_a_move_again_is_back(
     assert response.view.match.seats[cutter].covered == ""
     entry = _history(clients[cutter], match_id)[-1]
     assert not entry.played_by_bot
+
+
+# -- vacation -----------------------------------------------------------------------------------
+
+
+def _vacation(client: PlayerClient, on: bool) -> pb.Settings:
+    settings: pb.Settings = client.stub.UpdateSettings(
+        pb.UpdateSettingsRequest(vacation=on), metadata=client.metadata
+    )
+    return settings
+
+
+def test_a_vacation_stops_the_clock_and_the_turn_starts_afresh_after_it(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, clock = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=2, bank_days=2))
+    summary = clients[0].view(match_id).match
+    away = summary.clock.seat
+    other = clients[1 - away]
+    clock.now += 3 * DAY_MS  # a day into the bank
+    settings = _vacation(clients[away], True)
+    assert settings.vacation_since_ms == clock.now
+    assert settings.vacation_left_ms == 30 * DAY_MS  # the server's default allowance
+    seen = other.view(match_id).match
+    assert seen.seats[away].on_vacation  # the others see it
+    assert not seen.HasField("clock")
+    assert seen.seats[away].bank_ms == DAY_MS  # the time before the vacation was charged
+    clock.now += 10 * DAY_MS
+    assert app.service.absence.sweep() == 0  # nothing times out on vacation
+    assert _vacation(clients[away], False).vacation_left_ms == 20 * DAY_MS
+    back = other.view(match_id).match
+    assert not back.seats[away].on_vacation
+    assert back.clock.seat == away
+    assert back.clock.started_at_ms == clock.now
+    assert back.clock.due_at_ms == clock.now + 2 * DAY_MS + DAY_MS
+    with pytest.raises(grpc.RpcError) as twice:
+        _vacation(clients[away], False)
+    assert twice.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+
+
+def test_a_vacation_ends_when_the_allowance_is_spent(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, clock = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=1))
+    away = clients[0].view(match_id).match.clock.seat
+    _vacation(clients[away], True)
+    clock.now += 31 * DAY_MS
+    app.service.absence.sweep()  # ends the vacation (30 days), then times the turn afresh
+    view = clients[away].view(match_id).match
+    assert not view.seats[away].on_vacation
+    assert view.clock.seat == away
+    assert view.clock.started_at_ms == clock.now
+    with pytest.raises(grpc.RpcError) as spent:
+        _vacation(clients[away], True)
+    assert spent.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "all 30 days" in (spent.value.details() or "")

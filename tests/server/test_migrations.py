@@ -383,7 +383,8 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
     later = {  # columns added after 0001, by the revision that added them
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
-                   "webhook_secret"),
+                   "webhook_secret", "vacation_started_ms", "vacation_used_ms",
+                   "vacation_year"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded"),
         "seat": ("bank_ms", "covered"),

@@ -125,7 +125,7 @@ def clock(app: App) -> FakeClock:
     return fake
 
 
-def _update(client: PlayerClient, **fields: str) -> pb.Settings:
+def _update(client: PlayerClient, **fields: Any) -> pb.Settings:
     settings: pb.Settings = client.stub.UpdateSettings(
         pb.UpdateSettingsRequest(**fields), metadata=client.metadata
     )

@@ -1,6 +1,6 @@
-"""Notifications: each player's delivery settings (a verified e-mail address and its mode, a
-webhook), the outbox of notifications, written in the same commit as their cause, and how
-many reminders a timed turn has had.
+"""Notifications and absence: each player's delivery settings (a verified e-mail address and
+its mode, a webhook) and vacation; the outbox of notifications, written in the same commit as
+their cause; and how many reminders a timed turn has had.
 
 Revision ID: 0005
 Revises: 0004
@@ -26,6 +26,9 @@ def upgrade() -> None:
         sa.Column("email_code_expires_ms", sa.BigInteger(), nullable=False, server_default="0"),
         sa.Column("email_mode", sa.String(), nullable=False, server_default="off"),
         sa.Column("digest_sent_ms", sa.BigInteger(), nullable=False, server_default="0"),
+        sa.Column("vacation_started_ms", sa.BigInteger(), nullable=False, server_default="0"),
+        sa.Column("vacation_used_ms", sa.BigInteger(), nullable=False, server_default="0"),
+        sa.Column("vacation_year", sa.Integer(), nullable=False, server_default="0"),
         sa.Column("webhook_url", sa.String(), nullable=False, server_default=""),
         sa.Column("webhook_secret", sa.String(), nullable=False, server_default=""),
     ]
