@@ -54,6 +54,7 @@ def test_eager_random_play(preset: str) -> None:
     assert log.kinds["pickup"] > 0
 
 
+@pytest.mark.slow  # every house rule on two presets: 14 s of CPU, out of the inner loop
 @pytest.mark.parametrize(
     ("preset", "options"),
     [
