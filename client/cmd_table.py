@@ -213,3 +213,32 @@ def watch(
                         f"{stamp} {change.match_id[:8]} version {change.version} {status}{turn}",
                     )
                 change = next(stream, None)
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta calendar -o ~/canasta.ics\n\n  canasta calendar > deadlines.ics",
+)
+def calendar(
+    output: Annotated[
+        str | None, typer.Option("--output", "-o", help="Write to this file (default: print).")
+    ] = None,
+) -> None:
+    """Your deadlines as an iCalendar file (.ics) for your phone's or desktop's calendar."""
+    import time
+
+    from client.calendar import calendar as ics
+
+    with common.connect(common.profile()) as conn:
+        found = common.my_matches(conn, active_only=True)
+        text = ics(found, conn.address, time.time_ns() // 1_000_000)
+    if output is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        with open(output, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CliError(f"cannot write {output}: {exc.strerror}") from None
+    events = text.count("BEGIN:VEVENT")
+    typer.echo(f"wrote {output}: {events} deadline{'s' if events != 1 else ''}")

@@ -1,0 +1,65 @@
+"""``canasta calendar`` (issue 12): deadlines as RFC 5545 iCalendar text."""
+
+from __future__ import annotations
+
+from client.calendar import calendar
+from shared.pb import canasta_pb2 as pb
+
+DAY = 86_400_000
+NOW = 1_796_385_600_000  # 2026-12-04 12:00 UTC
+
+
+def _summary(match_id: str, mine: bool, due: int) -> pb.MatchSummary:
+    return pb.MatchSummary(
+        match_id=match_id,
+        preset="classic",
+        status=pb.MATCH_STATUS_PLAYING,
+        my_turn=mine,
+        clock=pb.TurnClock(seat=0, started_at_ms=NOW - DAY, due_at_ms=due),
+        time_control=pb.TimeControl(days_per_move=2),
+    )
+
+
+def _unfold(text: str) -> list[str]:
+    assert text.endswith("\r\n")
+    assert "\n" not in text.replace("\r\n", "")  # every line ends in CRLF
+    raw = text.split("\r\n")[:-1]
+    for line in raw:
+        assert len(line.encode()) <= 75
+    lines: list[str] = []
+    for line in raw:
+        if line.startswith(" "):
+            lines[-1] += line[1:]
+        else:
+            lines.append(line)
+    return lines
+
+
+def test_one_event_per_match_whose_clock_runs_on_my_turn() -> None:
+    matches = [
+        _summary("a" * 32, True, NOW + DAY),
+        _summary("b" * 32, False, NOW + DAY),  # another player's turn: no event for me
+        pb.MatchSummary(match_id="c" * 32, my_turn=True),  # no clock
+    ]
+    lines = _unfold(calendar(matches, "games.example.org:7437", NOW))
+    assert lines[0] == "BEGIN:VCALENDAR"
+    assert lines[-1] == "END:VCALENDAR"
+    assert "VERSION:2.0" in lines
+    assert any(line.startswith("PRODID:") for line in lines)
+    assert lines.count("BEGIN:VEVENT") == 1
+    assert f"UID:{'a' * 32}-{NOW - DAY}@canasta" in lines
+    assert "DTEND:20261205T120000Z" in lines
+    assert "DTSTART:20261205T110000Z" in lines
+    assert "DTSTAMP:20261204T120000Z" in lines
+    description = next(x for x in lines if x.startswith("DESCRIPTION:Due"))
+    assert f"canasta show --match {'a' * 32}" in description
+
+
+def test_text_is_escaped_and_long_lines_folded() -> None:
+    match = _summary("d" * 32, True, NOW + DAY)
+    match.preset = "a;b,c\\d" + "é" * 60
+    text = calendar([match], "host:1", NOW)
+    lines = _unfold(text)
+    summary = next(x for x in lines if x.startswith("SUMMARY:"))
+    assert "a\\;b\\,c\\\\d" in summary
+    assert summary.endswith("é" * 60 + "\\, match dddddddd)")  # folded, then joined back whole
