@@ -375,3 +375,51 @@ def test_reminders_come_before_the_deadline_once_each(
     clients[cutter].deal(clients[cutter].view(match_id))  # the turn ends: no more reminders
     clock.now = due - 30 * 60_000
     assert len(reminders()) == 2
+
+
+def test_two_server_processes_handle_each_deadline_and_mail_once(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int], app: App, clock: FakeClock,
+    players: Callable[..., PlayerClient],
+) -> None:  # fmt: skip
+    """Two servers on one database (the same data: keys and storage, as replicas): their
+    sweeps and deliveries race, and each overdue turn and each mail is handled once."""
+    box, port = mailbox
+    ann, ben = players("ann"), players("ben")
+    request = pb.CreateMatchRequest(
+        preset="classic", seat=0, bot_seats=[2, 3], time_control=pb.TimeControl(days_per_move=1)
+    )
+    created = ann.stub.CreateMatch(request, metadata=ann.metadata)
+    ben.join_match(created.invite_code, seat=1)
+    for client, address in ((ann, "ann@example.org"), (ben, "ben@example.org")):
+        _verified(app, box, client, address, "each")
+    replica = make_app(
+        token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_security="none", mail_from="canasta@example.org",
+    )  # fmt: skip
+    replica.service.ctx.clock = clock
+    due = ann.view(created.match.match_id).match.clock.due_at_ms
+    clock.now = due + 1
+    handled: list[int] = []
+    start = threading.Barrier(2)
+
+    def work(server: App) -> None:
+        start.wait()
+        handled.append(server.service.absence.sweep())
+        for _ in range(3):
+            server.service.outbox.deliver()
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in (app, replica)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(handled) == [0, 1]
+    app.bots.drain()
+    replica.bots.drain()
+    for server in (app, replica):
+        server.service.outbox.deliver()
+    ids = [m["Message-ID"] for m in box.messages]
+    assert ids
+    assert len(ids) == len(set(ids)), "a mail went out twice"
+    timed_out = [m for m in box.messages if m["Subject"].startswith("Your time ran out")]
+    assert len(timed_out) == 1
