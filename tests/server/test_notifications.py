@@ -423,3 +423,49 @@ def test_two_server_processes_handle_each_deadline_and_mail_once(
     assert len(ids) == len(set(ids)), "a mail went out twice"
     timed_out = [m for m in box.messages if m["Subject"].startswith("Your time ran out")]
     assert len(timed_out) == 1
+
+
+CARD = re.compile(
+    r"(?<![0-9a-z])(?:10|[2-9]|[tjqka])[cdhs](?![0-9a-z])|(?<![0-9a-z])jk(?![0-9a-z])"
+)
+
+
+def test_leak_audit_of_mails_and_webhooks_over_many_moves(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient],
+    mailbox: tuple[Mailbox, int], hooks: Hooks,
+) -> None:  # fmt: skip
+    """Every mail names no card but the recipient's own hand and the pile's top card; every
+    webhook names no card at all. Checked after each of many moves of two players."""
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    for seat, client in clients.items():
+        _verified(app, box, client, f"p{seat}@example.org", "each")
+        _update(client, webhook_url=hooks.url)
+    audited = webhooks = cards_seen = 0
+    for _ in range(60):
+        seat = clients[0].view(match_id).match.to_act
+        view = clients[seat].view(match_id)
+        if view.match.status != pb.MATCH_STATUS_PLAYING:
+            break
+        if view.HasField("dealing_seat"):
+            clients[seat].deal(view)
+        else:
+            clients[seat].submit(view, plain_turn(view))
+        app.bots.drain()
+        box.messages.clear()
+        hooks.received.clear()
+        app.service.outbox.deliver()
+        for reader, client in clients.items():
+            mine = client.view(match_id).view
+            allowed = set(mine.hand) | ({mine.pile_top} if mine.HasField("pile_top") else set())
+            for mail in box.to(f"p{reader}@example.org"):
+                shown = set(CARD.findall(_body(mail).lower()))
+                assert shown <= {c.lower() for c in allowed}, (reader, shown - allowed)
+                audited += 1
+                cards_seen += len(shown)
+        for body, _ in hooks.received:
+            assert CARD.findall(body.decode().lower()) == []
+            webhooks += 1
+    assert audited >= 10
+    assert cards_seen >= 50  # the mails do show hands: the check above has teeth
+    assert webhooks >= 10
