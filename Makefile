@@ -8,6 +8,10 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: serve test test-fast lint fmt clean proto
 
+# Let Python cache compiled modules (__pycache__, ignored by git) even where the environment
+# asks it not to: recompiling the project on every test process costs seconds of each run.
+unexport PYTHONDONTWRITEBYTECODE
+
 # Create the virtualenv once.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

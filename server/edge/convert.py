@@ -12,6 +12,7 @@ from server.domain import (
     MatchStatus,
     MatchSummary,
     MatchView,
+    Notification,
     Player,
     Receipt,
     Seat,
@@ -86,6 +87,18 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         bank_ms=seat.bank_ms,
         covered=seat.covered,
         on_vacation=seat.on_vacation,
+    )
+
+
+def notification_to_pb(note: Notification, text: str) -> pb.WatchResponse:
+    return pb.WatchResponse(
+        notification=pb.WatchNotification(
+            id=note.id,
+            kind=note.kind,
+            match_id=note.match_id,
+            text=text,
+            created_at_ms=note.created_ms,
+        )
     )
 
 

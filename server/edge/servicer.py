@@ -36,6 +36,9 @@ from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
 _WATCH_POLL_SECONDS = 0.5
+NOTIFICATION_POLL_SECONDS = 30.0
+"""How often a Watch stream with notifications reads the log when nothing changed (for the
+reminders, which no change announces)."""
 """How often an idle Watch stream checks its token's expiry and the server's shutdown."""
 
 Request = TypeVar("Request")
@@ -96,10 +99,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         docstring); its error ends the call."""
         sender = _sender(context)
         try:
-            if self.on_loop:
-                return body(request, sender)
-            loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self.executor, body, request, sender)
+            return await self._body(body, request, sender)
         except Exception as exc:
             await _refuse(context, exc)
 
@@ -306,6 +306,11 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 loop.call_soon_threadsafe(news.set)
 
         subscription.on_news(wake)
+        # With notifications: the caller's log from the id they last saw, read again after
+        # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
+        # from the deadline sweep, not from a change).
+        last_note = request.after_notification_id if request.notifications else -1
+        next_read = 0.0
         try:
             for change in initial:
                 yield convert.change_to_pb(change)
@@ -317,6 +322,19 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                     await _refuse(
                         context, UnauthenticatedError("the token expired: authenticate again")
                     )
+                if last_note >= 0 and loop.time() >= next_read:
+                    try:
+                        notes = await self._body(
+                            self.service.notifications_after, caller, last_note
+                        )
+                    except Exception as exc:
+                        await _refuse(context, exc)
+                    for note, text in notes:
+                        last_note = note.id
+                        yield convert.notification_to_pb(note, text)
+                    next_read = loop.time() + (0 if notes else NOTIFICATION_POLL_SECONDS)
+                    if notes:
+                        continue  # there may be more pages
                 latest = subscription.poll()
                 if latest is None:
                     news.clear()
@@ -325,9 +343,17 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                     with suppress(TimeoutError):
                         await asyncio.wait_for(news.wait(), _WATCH_POLL_SECONDS)
                     continue
+                next_read = 0.0  # a change: its notifications were stored with it
                 yield convert.change_to_pb(latest)
         finally:
             subscription.close()
+
+    async def _body(self, function: Callable[..., Response], *args: Any) -> Response:
+        """Run a blocking service call where bodies run (on the loop, or in a worker)."""
+        if self.on_loop:
+            return function(*args)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, function, *args)
 
     async def _subscribed(
         self, request: pb.WatchRequest, sender: Sender

@@ -58,6 +58,7 @@ from server.domain import (
     History,
     MatchSummary,
     MatchView,
+    Notification,
     Player,
     Receipt,
     ServerInfo,
@@ -176,6 +177,10 @@ class CanastaService:
     ) -> tuple[Subscription, list[Change]]:
         """Changes of these matches (none: all the caller's) while ``token`` stays valid."""
         return self.play.watch(caller.player, match_ids, token_hash(token) if token else b"")
+
+    def notifications_after(self, caller: Caller, after_id: int) -> list[tuple[Notification, str]]:
+        """A page of the caller's notifications after ``after_id``, with their sentence."""
+        return self.outbox.log(caller.player.id, after_id)
 
 
 def _viewer(caller: Caller | None) -> int | None:

@@ -63,6 +63,8 @@ FIRST_RETRY_MS = 30_000
 DIGEST_LIMIT = 200
 """Most notifications in one digest (the rest go into the next)."""
 WEBHOOK_TIMEOUT_SECONDS = 10
+LOG_PAGE = 100
+"""Most notifications one read of the log returns (a Watch stream reads on until caught up)."""
 
 MailSender = Callable[[EmailMessage], None]
 WebhookPoster = Callable[[str, bytes, dict[str, str]], int]
@@ -263,6 +265,26 @@ class Outbox:
         if not 200 <= status < 300:
             raise DeliveryError(f"the webhook answered HTTP {status}")
         return "sent"
+
+    # -- the log, for Watch ----------------------------------------------------------------------
+
+    def log(
+        self, player_id: int, after_id: int, limit: int = LOG_PAGE
+    ) -> list[tuple[Notification, str]]:
+        """The player's notifications after ``after_id`` with their sentence, oldest first;
+        never an e-mail code (it must come by mail, or it would prove nothing)."""
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            settings = repo.settings(player_id)
+            found = repo.notifications_of(player_id, after_id, limit)
+        if settings is None:
+            return []
+        return [
+            (note, letters.headline(note, None, settings))
+            for note in found
+            if note.kind != "verify_email"
+        ]
 
     # -- the thread -----------------------------------------------------------------------------
 

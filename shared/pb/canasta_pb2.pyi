@@ -1798,6 +1798,13 @@ class WatchRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_IDS_FIELD_NUMBER: _builtins.int
+    NOTIFICATIONS_FIELD_NUMBER: _builtins.int
+    AFTER_NOTIFICATION_ID_FIELD_NUMBER: _builtins.int
+    notifications: _builtins.bool
+    """Also stream the caller's notifications (as mailed), from after_notification_id on: a
+    watcher that reconnects with the last id it saw misses none and gets none twice.
+    """
+    after_notification_id: _builtins.int
     @_builtins.property
     def match_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Empty: every match the caller sits in, including ones joined later."""
@@ -1806,17 +1813,54 @@ class WatchRequest(_message.Message):
         self,
         *,
         match_ids: _abc.Iterable[_builtins.str] | None = ...,
+        notifications: _builtins.bool = ...,
+        after_notification_id: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_ids", b"match_ids"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_notification_id", b"after_notification_id", "match_ids", b"match_ids", "notifications", b"notifications"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___WatchRequest: _TypeAlias = WatchRequest  # noqa: Y015
 
 @_typing.final
+class WatchNotification(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    CREATED_AT_MS_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    kind: _builtins.str
+    """your_turn, partner_asks, hand_ended, match_ended, reminder, deadline_passed, bot_played."""
+    match_id: _builtins.str
+    text: _builtins.str
+    """One sentence, as in the mail (deadlines in the caller's time zone)."""
+    created_at_ms: _builtins.int
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        text: _builtins.str = ...,
+        created_at_ms: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at_ms", b"created_at_ms", "id", b"id", "kind", b"kind", "match_id", b"match_id", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchNotification: _TypeAlias = WatchNotification  # noqa: Y015
+
+@_typing.final
 class WatchResponse(_message.Message):
+    """A change of a match (match_id set), or one of the caller's notifications (notification set)."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
@@ -1824,11 +1868,14 @@ class WatchResponse(_message.Message):
     REVISION_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     TO_ACT_FIELD_NUMBER: _builtins.int
+    NOTIFICATION_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     revision: _builtins.int
     status: Global___MatchStatus.ValueType
     to_act: _builtins.int
+    @_builtins.property
+    def notification(self) -> Global___WatchNotification: ...
     def __init__(
         self,
         *,
@@ -1837,10 +1884,11 @@ class WatchResponse(_message.Message):
         revision: _builtins.int = ...,
         status: Global___MatchStatus.ValueType = ...,
         to_act: _builtins.int | None = ...,
+        notification: Global___WatchNotification | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "to_act", b"to_act"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "notification", b"notification", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "match_id", b"match_id", "revision", b"revision", "status", b"status", "to_act", b"to_act", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "match_id", b"match_id", "notification", b"notification", "revision", b"revision", "status", b"status", "to_act", b"to_act", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015

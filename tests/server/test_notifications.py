@@ -430,6 +430,7 @@ CARD = re.compile(
 )
 
 
+@pytest.mark.slow  # sixty moves with mail and webhooks: in make test, not the inner loop
 def test_leak_audit_of_mails_and_webhooks_over_many_moves(
     app: App, clock: FakeClock, players: Callable[..., PlayerClient],
     mailbox: tuple[Mailbox, int], hooks: Hooks,
@@ -469,3 +470,58 @@ def test_leak_audit_of_mails_and_webhooks_over_many_moves(
     assert audited >= 10
     assert cards_seen >= 50  # the mails do show hands: the check above has teeth
     assert webhooks >= 10
+
+
+def _watch_notes(client: PlayerClient, after: int, count: int) -> list[pb.WatchNotification]:
+    """The first ``count`` notifications of a Watch stream resumed after ``after``."""
+    stream = client.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=after),
+        metadata=client.metadata,
+        timeout=20,
+    )
+    found: list[pb.WatchNotification] = []
+    try:
+        for response in stream:
+            if response.HasField("notification"):
+                found.append(response.notification)
+                if len(found) == count:
+                    break
+    finally:
+        stream.cancel()
+    return found
+
+
+def test_watch_streams_notifications_and_resumes_after_the_last_seen(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient]
+) -> None:
+    match_id, clients = _two_humans(app, players)
+    for client in clients.values():
+        _update(client, email="someone@example.org")  # a code mail: never on the stream
+    cutter = clients[0].view(match_id).match.to_act
+    player = clients[cutter]
+    (first,) = _watch_notes(player, 0, 1)
+    assert first.kind == "your_turn"
+    assert first.match_id == match_id
+    assert "your turn" in first.text
+    player.deal(player.view(match_id))
+    app.bots.drain()
+    for _ in range(6):  # both players move on; each hears of their turns
+        seat = clients[0].view(match_id).match.to_act
+        view = clients[seat].view(match_id)
+        clients[seat].submit(view, plain_turn(view))
+        app.bots.drain()
+    with app.db.read() as session:
+        mine = app.service.ctx.repo(session).notifications_of(player_id(app, player), 0, 100)
+    expected = [n.id for n in mine if n.kind != "verify_email"]
+    assert len(expected) >= 2
+    resumed = _watch_notes(player, first.id, len(expected) - 1)
+    assert [n.id for n in resumed] == expected[1:]  # from after the last seen: none twice
+    assert all(n.kind != "verify_email" for n in resumed)
+    assert all("code" not in n.text.lower() for n in resumed)
+
+
+def player_id(app: App, client: PlayerClient) -> int:
+    with app.db.read() as session:
+        found = app.service.ctx.repo(session).player_by_key(client.public_key)
+    assert found is not None
+    return found.id
