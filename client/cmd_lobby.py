@@ -198,3 +198,28 @@ def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
         common.print_json(pb.ListMyMatchesResponse(matches=found))
         return
     typer.echo(render_matches(found, color=common.color()))
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta abort\n\n  canasta abort --match 3f2a",
+)
+def abort(
+    match: Annotated[
+        str | None, typer.Option("--match", "-m", help="Match id or a unique prefix.")
+    ] = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Abandon a match before its first deal: it ends when every player seated asked."""
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        response = conn.call("AbortMatch", pb.AbortMatchRequest(match_id=match_id))
+    if json:
+        common.print_json(response)
+        return
+    if response.match.aborted:
+        typer.echo(f"match {match_id[:8]} abandoned")
+    else:
+        typer.echo(f"asked to abandon match {match_id[:8]}; it ends when the others agree")

@@ -228,6 +228,13 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
     if clock:
         lines.append(clock)
     lines += [_cover_text(seat, names) for seat in view.match.seats if seat.covered]
+    if view.match.aborted:
+        lines.append("This match was abandoned before its first deal.")
+    lines += [
+        f"{names.full(s.seat)} asks to abandon the match: `canasta abort` agrees"
+        for s in view.match.seats
+        if s.abort_asked and s.seat != names.me and not view.match.aborted
+    ]
     lines += [
         f"{'You are' if s.seat == names.me else names.full(s.seat) + ' is'} on vacation: "
         "the clock stands still"
@@ -579,7 +586,11 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
     elif m.status == pb.MATCH_STATUS_FINISHED:
         columns = _columns(m.seats, len(m.scores), ())
         won = [names.group(columns[w]) for w in m.winners if w < len(columns)]
-        parts.append(("won by " + " and ".join(won)) if won else "over")
+        parts.append(
+            "abandoned before its first deal"
+            if m.aborted
+            else (("won by " + " and ".join(won)) if won else "over")
+        )
     else:
         if m.hand_number:
             parts.append(f"hand {m.hand_number}")

@@ -84,6 +84,9 @@ class ServerConfig:
     deadline_sweep_seconds: float = 60.0
     """How often this process looks for overdue turns of timed matches
     (``server.service.absence``); a turn is handled at most this long after its deadline."""
+    waiting_match_days: int = 30
+    """A match still waiting for players this many days after it was created is abandoned
+    (1 to 3650)."""
     vacation_days_per_year: int = 30
     """Days of vacation each player may take in a calendar year (UTC); their clocks stand
     still meanwhile. 0: no vacations."""
@@ -136,6 +139,8 @@ class ServerConfig:
         if not 10 <= self.outbox_poll_ms <= 3_600_000:
             raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
         reminder_ms(self.reminder_hours)
+        if not 1 <= self.waiting_match_days <= 3650:
+            raise ConfigFileError("waiting_match_days must be 1 to 3650")
         if not 0 <= self.vacation_days_per_year <= 366:
             raise ConfigFileError("vacation_days_per_year must be 0 to 366")
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
@@ -176,7 +181,7 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
          "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
-         "vacation_days_per_year"}  # fmt: skip
+         "vacation_days_per_year", "waiting_match_days"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds"}
 _BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")

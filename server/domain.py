@@ -102,6 +102,8 @@ class Seat:
     """Why a bot plays this human seat for now (a ``Cover`` value); empty if it does not."""
     on_vacation: bool = False
     """The player is on vacation: their clocks stand still."""
+    abort_asked: bool = False
+    """The player asked to abandon the match (before its first deal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,8 @@ class Match:
     """None: no clock (a friendly match)."""
     clock: TurnClock | None = None
     """The turn being timed (None without a time control or when nobody is to act)."""
+    aborted: bool = False
+    """Abandoned before its first deal: ``FINISHED``, with no winner."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:

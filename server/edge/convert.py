@@ -87,6 +87,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         bank_ms=seat.bank_ms,
         covered=seat.covered,
         on_vacation=seat.on_vacation,
+        abort_asked=seat.abort_asked,
     )
 
 
@@ -165,6 +166,7 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         winners=list(summary.winners),
         created_at_ms=match.created_ms,
         time_control=time_control_to_pb(match.time_control),
+        aborted=match.aborted,
     )
     if match.clock is not None:
         message.clock.CopyFrom(

@@ -196,6 +196,13 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
+    async def AbortMatch(self, request: pb.AbortMatchRequest, context: Any) -> Any:
+        return await self._run(context, self._abort_match, request)
+
+    def _abort_match(self, request: pb.AbortMatchRequest, sender: Sender) -> pb.AbortMatchResponse:
+        summary = self.service.abort_match(self._writer(sender), request.match_id)
+        return pb.AbortMatchResponse(match=convert.summary_to_pb(summary))
+
     async def SetCover(self, request: pb.SetCoverRequest, context: Any) -> Any:
         return await self._run(context, self._set_cover, request)
 

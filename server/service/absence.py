@@ -36,6 +36,7 @@ from server.domain import (
 from server.service import clocks, matches, notices
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError
+from server.service.lobby import abandon
 from server.store.repository import Repository
 from shared.rules import GameState
 
@@ -75,6 +76,7 @@ class Absence:
         ctx = self.ctx
         now = ctx.clock() if now is None else now
         self.end_spent_vacations(now)
+        self.abandon_unfilled(now)
         self.remind(now)
         with ctx.db.read() as session:
             due = ctx.repo(session).clocks_due(now, SWEEP_BATCH)
@@ -95,6 +97,27 @@ class Absence:
             self._publish(match, state)
             handled += 1
         return handled
+
+    def abandon_unfilled(self, now: int) -> int:
+        """Abandon every match still waiting for players ``waiting_match_days`` after it was
+        created (it holds its creator's open-match allowance)."""
+        ctx = self.ctx
+        before = now - ctx.config.waiting_match_days * DAY_MS
+        with ctx.db.read() as session:
+            stale = ctx.repo(session).waiting_since_before(before, SWEEP_BATCH)
+        ended = 0
+        for match_id in stale:
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                match = matches.require_match(repo, match_id, for_update=True)
+                if match.status is not MatchStatus.WAITING or match.created_ms >= before:
+                    continue
+                state = matches.load_state(ctx, repo, match)
+                match = abandon(repo, match, state, now)
+            log.info("match %s: no players came; abandoned", match.id)
+            self._publish(match, state)
+            ended += 1
+        return ended
 
     # -- vacation ---------------------------------------------------------------------------------
 

@@ -136,6 +136,9 @@ class CanastaService:
     def start_match(self, caller: Caller, match_id: str) -> MatchSummary:
         return self.lobby.start(caller.player, match_id)
 
+    def abort_match(self, caller: Caller, match_id: str) -> MatchSummary:
+        return self.lobby.abort(caller.player, match_id)
+
     def set_cover(self, caller: Caller, match_id: str, covered: bool) -> MatchSummary:
         return self.absence.set_cover(caller.player, match_id, covered)
 

@@ -21,6 +21,8 @@ SUBJECTS = {
     "hand_ended": "Hand over",
     "match_ended": "Match over",
     "reminder": "Reminder: your move is due soon",
+    "abort_asked": "A player asks to abandon the match",
+    "match_aborted": "Match abandoned",
     "deadline_passed": "Your time ran out",
     "verify_email": "Your Canasta e-mail code",
 }
@@ -52,6 +54,13 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     elif note.kind == "match_ended":
         text = f"Match {note.match_id[:8]} is over. Final scores: {_scores(facts)}."
         text += _winners(facts, match)
+    elif note.kind == "abort_asked":
+        text = (
+            f"Seat {facts.get('seat', '?')} asks to abandon match {note.match_id[:8]} before "
+            f"its first deal: canasta abort --match {note.match_id} agrees."
+        )
+    elif note.kind == "match_aborted":
+        text = f"Match {note.match_id[:8]} was abandoned before its first deal."
     elif note.kind == "reminder":
         text = f"Reminder: it is still your move in match {note.match_id[:8]}."
     elif note.kind == "deadline_passed":

@@ -137,6 +137,43 @@ class Lobby:
         self._publish(match, state)
         return self._summary(match, state, player)
 
+    def abort(self, player: Player, match_id: str) -> MatchSummary:
+        """Ask to abandon a match that has not been dealt yet; it ends (no winner) once every
+        person seated in it asked, or at once while nobody else has joined."""
+        ctx = self.ctx
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id, for_update=True)
+            mine = matches.require_seat(match, player.id)
+            if match.status is MatchStatus.FINISHED:
+                raise ConflictError("the match is over already")
+            if match.version > 0:
+                raise ConflictError(
+                    "the first hand has been dealt: a side may resign instead (canasta resign)"
+                )
+            now = ctx.clock()
+            state = matches.load_state(ctx, repo, match)
+            others = [s for s in match.seats if s.kind is SeatKind.HUMAN and s.seat != mine]
+            repo.set_abort_asked(match.id, mine)
+            asked = matches.with_abort_asked(match, mine)
+            if all(s.abort_asked for s in others):
+                match = abandon(repo, asked, state, now)
+            else:
+                revision = match.revision + 1
+                if not repo.save_match(
+                    match.id,
+                    expected_revision=match.revision,
+                    status=match.status,
+                    revision=revision,
+                    now=now,
+                ):
+                    raise ConflictError("the match changed meanwhile; try again")
+                match = dataclasses.replace(asked, revision=revision, updated_ms=now)
+                repo.add_notices(notices.abort_asked(match, mine), now)
+            repo.set_seen(match.id, mine, match.revision)
+        self._publish(match, state)
+        return self._summary(match, state, player)
+
     def list_mine(
         self, player: Player, page_size: int, page_token: str, active_only: bool
     ) -> tuple[list[MatchSummary], str]:
@@ -299,3 +336,29 @@ def _new_match(
         seats=seats,
         time_control=control,
     )
+
+
+def abandon(repo: Repository, match: Match, state: GameState, now: int) -> Match:
+    """End a match that was never dealt, with no winner (by agreement, or when the first
+    cut is overdue): ``FINISHED`` and ``aborted``, its clock stopped, its players told."""
+    revision = match.revision + 1
+    if not repo.save_match(
+        match.id,
+        expected_revision=match.revision,
+        status=MatchStatus.FINISHED,
+        revision=revision,
+        now=now,
+        clock=None,
+        aborted=True,
+    ):
+        raise ConflictError("the match changed meanwhile; try again")
+    ended = dataclasses.replace(
+        match,
+        status=MatchStatus.FINISHED,
+        revision=revision,
+        updated_ms=now,
+        clock=None,
+        aborted=True,
+    )
+    repo.add_notices(notices.match_aborted(ended, state), now)
+    return ended

@@ -120,6 +120,13 @@ def bot_to_act(match: Match, state: GameState) -> bool:
     return taken.kind is SeatKind.BOT or bool(taken.covered)
 
 
+def with_abort_asked(match: Match, seat: int) -> Match:
+    seats = tuple(
+        dataclasses.replace(s, abort_asked=True) if s.seat == seat else s for s in match.seats
+    )
+    return dataclasses.replace(match, seats=seats)
+
+
 def with_cover(match: Match, seat: int, cover: str, bank_ms: int | None = None) -> Match:
     """The match with ``seat``'s cover set (``""``: the player plays it again), and its
     bank if given."""

@@ -12,6 +12,9 @@ Kinds:
 * ``partner_asks``: the same, when partner asked "may I go out?" and it is theirs to answer;
 * ``hand_ended``: a hand was scored (to every human player of the match);
 * ``match_ended``: the match is over (to every human player);
+* ``abort_asked``: another player asks to abandon the match before its first deal;
+* ``match_aborted``: the match was abandoned before its first deal (agreed, or its first cut
+  was overdue);
 * ``reminder``: the recipient's deadline is nearer than one of the server's ``reminder_hours``;
 * ``deadline_passed``: the recipient's turn ran out and a bot now plays their seat (or resigns
   it, under the policy ``forfeit``).
@@ -51,6 +54,20 @@ def turn_started(match: Match, state: GameState) -> list[Notice]:
         return []
     kind = "partner_asks" if state.phase is Phase.ANSWER else "your_turn"
     return [Notice(taken.player_id, match.id, kind, _facts(match, state))]
+
+
+def abort_asked(match: Match, seat: int) -> list[Notice]:
+    """The other people seated: ``seat``'s player asks to abandon the match."""
+    facts: dict[str, object] = {"seat": seat, "version": match.version}
+    return [
+        Notice(s.player_id, match.id, "abort_asked", facts)
+        for s in match.seats
+        if s.kind is SeatKind.HUMAN and s.player_id is not None and s.seat != seat
+    ]
+
+
+def match_aborted(match: Match, state: GameState) -> list[Notice]:
+    return _everyone(match, "match_aborted", state)
 
 
 def reminder(match: Match, state: GameState, seat: int) -> list[Notice]:

@@ -92,6 +92,8 @@ class MatchRow(SQLModel, table=True):
     """When the timed turn is overdue (0: no clock running); indexed for the deadline sweep."""
     clock_reminded: int = 0
     """How many of the server's reminders (``reminder_hours``) the timed turn has had."""
+    aborted: bool = False
+    """Abandoned before its first deal (``finished`` then, with no winner)."""
 
 
 class SeatRow(SQLModel, table=True):
@@ -107,6 +109,8 @@ class SeatRow(SQLModel, table=True):
     """What is left of this seat's reserve bank of time."""
     covered: str = ""
     """Why a bot plays this human seat for now (``timeout``, ``asked``); empty: it does not."""
+    abort_asked: bool = False
+    """This seat's player asked to abandon the match (before its first deal)."""
 
 
 class LogEntryRow(SQLModel, table=True):

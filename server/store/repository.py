@@ -85,6 +85,10 @@ _REMINDED = text(
     "UPDATE match SET clock_reminded = :count WHERE id = :id AND clock_started_ms = :started"
     " AND clock_reminded = :was"
 )
+_WAITING_BEFORE = text(
+    "SELECT id FROM match WHERE status = 'waiting' AND created_ms < :before"
+    " ORDER BY created_ms LIMIT :limit"
+)
 _ON_VACATION = text(
     "SELECT id FROM player WHERE vacation_started_ms > 0 AND vacation_started_ms < :before"
     " ORDER BY vacation_started_ms LIMIT :limit"
@@ -390,6 +394,13 @@ class Repository:
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
+    def set_abort_asked(self, match_id: str, seat: int) -> None:
+        self.session.execute(
+            update(SeatRow)
+            .where(col(SeatRow.match_id) == match_id, col(SeatRow.seat) == seat)
+            .values(abort_asked=True)
+        )
+
     def set_covered(self, match_id: str, seat: int, cover: str, bank_ms: int | None = None) -> None:
         """Note why a bot plays ``seat`` for now (``""``: it does not); and its bank, if given."""
         values: dict[str, object] = {"covered": cover}
@@ -414,6 +425,13 @@ class Repository:
             _REMINDED, {"id": match_id, "started": started_ms, "was": was, "count": count}
         )
         return bool(result.rowcount)
+
+    def waiting_since_before(self, before_ms: int, limit: int) -> list[str]:
+        """Ids of matches still waiting for players, created before ``before_ms``."""
+        rows = self.session.connection().execute(
+            _WAITING_BEFORE, {"before": before_ms, "limit": limit}
+        )
+        return [str(r[0]) for r in rows]
 
     def clocks_due(self, now: int, limit: int) -> list[str]:
         """Ids of up to ``limit`` matches in play whose timed turn is overdue at ``now``,
@@ -635,6 +653,7 @@ class Repository:
         head_hash: bytes | None = None,
         state: GameState | None = None,
         clock: TurnClock | Literal["keep"] | None = "keep",
+        aborted: bool = False,
     ) -> bool:
         """Update a match only if nobody changed it since ``expected_revision`` (its turn clock
         too, unless ``clock`` is ``"keep"``)."""
@@ -643,6 +662,8 @@ class Repository:
             "revision": revision,
             "updated_ms": now,
         }
+        if aborted:
+            values["aborted"] = True
         if clock != "keep":
             params = _clock_params(clock)
             values["clock_reminded"] = 0
@@ -690,6 +711,7 @@ class Repository:
                 if row.clock_seat >= 0
                 else None
             ),
+            aborted=row.aborted,
         )
 
     def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:
@@ -709,6 +731,7 @@ class Repository:
             bank_ms=row.bank_ms,
             covered=row.covered,
             on_vacation=player.vacation_started_ms > 0,
+            abort_asked=row.abort_asked,
         )
 
     # -- the log --------------------------------------------------------------------------------

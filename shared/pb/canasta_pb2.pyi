@@ -453,6 +453,7 @@ class SeatInfo(_message.Message):
     BANK_MS_FIELD_NUMBER: _builtins.int
     COVERED_FIELD_NUMBER: _builtins.int
     ON_VACATION_FIELD_NUMBER: _builtins.int
+    ABORT_ASKED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -468,6 +469,8 @@ class SeatInfo(_message.Message):
     """
     on_vacation: _builtins.bool
     """The seat's player is on vacation: their clock stands still."""
+    abort_asked: _builtins.bool
+    """The seat's player asked to abandon the match (before its first deal)."""
     def __init__(
         self,
         *,
@@ -479,10 +482,11 @@ class SeatInfo(_message.Message):
         bank_ms: _builtins.int = ...,
         covered: _builtins.str = ...,
         on_vacation: _builtins.bool = ...,
+        abort_asked: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -575,6 +579,7 @@ class MatchSummary(_message.Message):
     CREATED_AT_MS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
+    ABORTED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     preset: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -595,6 +600,8 @@ class MatchSummary(_message.Message):
     target: _builtins.int
     hand_number: _builtins.int
     created_at_ms: _builtins.int
+    aborted: _builtins.bool
+    """Abandoned before its first deal (status finished, no winner)."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     @_builtins.property
@@ -631,10 +638,11 @@ class MatchSummary(_message.Message):
         created_at_ms: _builtins.int = ...,
         time_control: Global___TimeControl | None = ...,
         clock: Global___TurnClock | None = ...,
+        aborted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "clock", b"clock", "my_seat", b"my_seat", "time_control", b"time_control", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__clock: _TypeAlias = _typing.Literal["clock"]  # noqa: Y015
     _WhichOneofArgType__clock: _TypeAlias = _typing.Literal["_clock", b"_clock"]  # noqa: Y015
@@ -1002,6 +1010,45 @@ class SetCoverResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SetCoverResponse: _TypeAlias = SetCoverResponse  # noqa: Y015
+
+@_typing.final
+class AbortMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AbortMatchRequest: _TypeAlias = AbortMatchRequest  # noqa: Y015
+
+@_typing.final
+class AbortMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> Global___MatchSummary: ...
+    def __init__(
+        self,
+        *,
+        match: Global___MatchSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AbortMatchResponse: _TypeAlias = AbortMatchResponse  # noqa: Y015
 
 @_typing.final
 class StartMatchRequest(_message.Message):

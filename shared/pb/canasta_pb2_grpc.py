@@ -74,6 +74,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.StartMatchRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.StartMatchResponse.FromString,
                 _registered_method=True)
+        self.AbortMatch = channel.unary_unary(
+                '/canasta.v1.Canasta/AbortMatch',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.AbortMatchRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.AbortMatchResponse.FromString,
+                _registered_method=True)
         self.SetCover = channel.unary_unary(
                 '/canasta.v1.Canasta/SetCover',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
@@ -174,6 +179,14 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AbortMatch(self, request, context):
+        """Ask to abandon a match before its first deal; it ends, with no winner, once every person
+        seated in it asked (at once while nobody else has joined).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SetCover(self, request, context):
         """A bot plays the caller's seat from now on (on), or no longer (off: "I am back").
         """
@@ -269,6 +282,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.StartMatch,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.StartMatchRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.StartMatchResponse.SerializeToString,
+            ),
+            'AbortMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortMatch,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.AbortMatchRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.AbortMatchResponse.SerializeToString,
             ),
             'SetCover': grpc.unary_unary_rpc_method_handler(
                     servicer.SetCover,
@@ -527,6 +545,33 @@ class Canasta:
             '/canasta.v1.Canasta/StartMatch',
             shared_dot_pb_dot_canasta__pb2.StartMatchRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.StartMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/AbortMatch',
+            shared_dot_pb_dot_canasta__pb2.AbortMatchRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.AbortMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -62,6 +62,10 @@ class CanastaStub:
     FillSeatWithBot: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.FillSeatWithBotRequest, _canasta_pb2.FillSeatWithBotResponse]
     StartMatch: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.StartMatchRequest, _canasta_pb2.StartMatchResponse]
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+    AbortMatch: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.AbortMatchRequest, _canasta_pb2.AbortMatchResponse]
+    """Ask to abandon a match before its first deal; it ends, with no winner, once every person
+    seated in it asked (at once while nobody else has joined).
+    """
     SetCover: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
     GetSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]
@@ -96,6 +100,10 @@ class CanastaAsyncStub(CanastaStub):
     FillSeatWithBot: _aio.UnaryUnaryMultiCallable[_canasta_pb2.FillSeatWithBotRequest, _canasta_pb2.FillSeatWithBotResponse]  # type: ignore[assignment]
     StartMatch: _aio.UnaryUnaryMultiCallable[_canasta_pb2.StartMatchRequest, _canasta_pb2.StartMatchResponse]  # type: ignore[assignment]
     """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+    AbortMatch: _aio.UnaryUnaryMultiCallable[_canasta_pb2.AbortMatchRequest, _canasta_pb2.AbortMatchResponse]  # type: ignore[assignment]
+    """Ask to abandon a match before its first deal; it ends, with no winner, once every person
+    seated in it asked (at once while nobody else has joined).
+    """
     SetCover: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]  # type: ignore[assignment]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
     GetSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
@@ -175,6 +183,16 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.StartMatchResponse, _abc.Awaitable[_canasta_pb2.StartMatchResponse]]:
         """Fill every empty seat with a bot and start. A match also starts by itself once full."""
+
+    @_abc_1.abstractmethod
+    def AbortMatch(
+        self,
+        request: _canasta_pb2.AbortMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.AbortMatchResponse, _abc.Awaitable[_canasta_pb2.AbortMatchResponse]]:
+        """Ask to abandon a match before its first deal; it ends, with no winner, once every person
+        seated in it asked (at once while nobody else has joined).
+        """
 
     @_abc_1.abstractmethod
     def SetCover(

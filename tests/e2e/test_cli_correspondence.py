@@ -55,6 +55,10 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
     history = ann.run("history", match_id).stdout
     assert "#1    you (seat 0): resign -> resigned the match" in history
 
+    ann.run("create", "--bot", "1", "--bot", "2", "--bot", "3")
+    assert "abandoned" in ann.run("abort").stdout  # nobody else to agree
+    assert "abandoned before its first deal" in ann.run("matches").stdout
+
 
 def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
     """``canasta notify email`` mails a code (through a real SMTP server) that ``canasta

@@ -340,3 +340,65 @@ def test_a_vacation_ends_when_the_allowance_is_spent(
         _vacation(clients[away], True)
     assert spent.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "all 30 days" in (spent.value.details() or "")
+
+
+# -- abandoning a match before its first deal ---------------------------------------------------
+
+
+def _abort(client: PlayerClient, match_id: str) -> pb.MatchSummary:
+    response: pb.AbortMatchResponse = client.stub.AbortMatch(
+        pb.AbortMatchRequest(match_id=match_id), metadata=client.metadata
+    )
+    return response.match
+
+
+def test_a_match_is_abandoned_when_every_player_agrees_before_the_first_deal(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, _ = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=2))
+    asked = _abort(clients[0], match_id)
+    assert not asked.aborted
+    assert asked.status == pb.MATCH_STATUS_PLAYING
+    assert clients[1].view(match_id).match.seats[0].abort_asked  # the other one sees it
+    with pytest.raises(grpc.RpcError) as stranger:
+        _abort(players("eve"), match_id)
+    assert stranger.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    ended = _abort(clients[1], match_id)
+    assert ended.aborted
+    assert ended.status == pb.MATCH_STATUS_FINISHED
+    assert list(ended.winners) == []
+    assert not ended.HasField("clock")
+    assert app.service.absence.sweep() == 0
+
+
+def test_a_dealt_match_cannot_be_abandoned_only_resigned(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, _ = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=2))
+    cutter = clients[0].view(match_id).match.to_act
+    clients[cutter].deal(clients[cutter].view(match_id))
+    with pytest.raises(grpc.RpcError) as refused:
+        _abort(clients[0], match_id)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "resign" in (refused.value.details() or "")
+
+
+def test_a_match_nobody_joins_is_abandoned_after_the_servers_waiting_days(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    app, clock = clocked
+    ann = players("ann")
+    waiting = ann.create_match(bot_seats=[2, 3])  # seat 1 stays open
+    match_id = waiting.match.match_id
+    clock.now += 29 * DAY_MS
+    app.service.absence.sweep()
+    assert ann.view(match_id).match.status == pb.MATCH_STATUS_WAITING
+    clock.now += 2 * DAY_MS
+    app.service.absence.sweep()
+    ended = ann.view(match_id).match
+    assert ended.aborted
+    assert ended.status == pb.MATCH_STATUS_FINISHED
+    alone = ann.create_match(bot_seats=[2])  # alone in it: abandoning needs nobody else
+    assert _abort(ann, alone.match.match_id).aborted

@@ -386,8 +386,8 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                    "webhook_secret", "vacation_started_ms", "vacation_used_ms",
                    "vacation_year"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
-                  "clock_due_ms", "clock_reminded"),
-        "seat": ("bank_ms", "covered"),
+                  "clock_due_ms", "clock_reminded", "aborted"),
+        "seat": ("bank_ms", "covered", "abort_asked"),
     }  # fmt: skip
     for table, columns in later.items():
         for row in rows.get(table, []):

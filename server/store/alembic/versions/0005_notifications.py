@@ -1,6 +1,7 @@
 """Notifications and absence: each player's delivery settings (a verified e-mail address and
 its mode, a webhook) and vacation; the outbox of notifications, written in the same commit as
-their cause; and how many reminders a timed turn has had.
+their cause; how many reminders a timed turn has had; and abandoning a match before its first
+deal.
 
 Revision ID: 0005
 Revises: 0004
@@ -36,6 +37,12 @@ def upgrade() -> None:
         op.add_column("player", column)
     op.add_column(
         "match", sa.Column("clock_reminded", sa.Integer(), nullable=False, server_default="0")
+    )
+    op.add_column(
+        "match", sa.Column("aborted", sa.Boolean(), nullable=False, server_default=sa.false())
+    )
+    op.add_column(
+        "seat", sa.Column("abort_asked", sa.Boolean(), nullable=False, server_default=sa.false())
     )
     op.create_table(
         "notification",
