@@ -21,6 +21,7 @@ SUBJECTS = {
     "hand_ended": "Hand over",
     "match_ended": "Match over",
     "reminder": "Reminder: your move is due soon",
+    "bot_played": "A bot played your turn",
     "abort_asked": "A player asks to abandon the match",
     "match_aborted": "Match abandoned",
     "deadline_passed": "Your time ran out",
@@ -61,6 +62,11 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
         )
     elif note.kind == "match_aborted":
         text = f"Match {note.match_id[:8]} was abandoned before its first deal."
+    elif note.kind == "bot_played":
+        text = (
+            f"A bot played your turn in match {note.match_id[:8]}: canasta cover off "
+            f"--match {note.match_id} to play again."
+        )
     elif note.kind == "reminder":
         text = f"Reminder: it is still your move in match {note.match_id[:8]}."
     elif note.kind == "deadline_passed":

@@ -15,6 +15,7 @@ Kinds:
 * ``abort_asked``: another player asks to abandon the match before its first deal;
 * ``match_aborted``: the match was abandoned before its first deal (agreed, or its first cut
   was overdue);
+* ``bot_played``: a bot played a turn of the recipient's seat, which it covers;
 * ``reminder``: the recipient's deadline is nearer than one of the server's ``reminder_hours``;
 * ``deadline_passed``: the recipient's turn ran out and a bot now plays their seat (or resigns
   it, under the policy ``forfeit``).
@@ -28,10 +29,20 @@ from shared.rules import GameState, Phase
 
 
 def after_move(
-    before: Match, before_state: GameState, after: Match, after_state: GameState
+    before: Match,
+    before_state: GameState,
+    after: Match,
+    after_state: GameState,
+    played_for: int | None = None,
 ) -> list[Notice]:
-    """The notices a stored move causes."""
+    """The notices a stored move causes (``played_for``: the human seat a bot moved for)."""
     found: list[Notice] = []
+    turn_over = matches.turn_key(after, after_state) != matches.turn_key(before, before_state)
+    if played_for is not None and turn_over:
+        absent = after.seats[played_for]
+        if absent.player_id is not None:
+            facts = _facts(after, after_state)
+            found.append(Notice(absent.player_id, after.id, "bot_played", facts))
     scored = after_state.last_hand
     if scored is not None and scored.hand_number == before_state.hand_number != (
         before_state.last_hand.hand_number if before_state.last_hand is not None else 0
@@ -39,7 +50,7 @@ def after_move(
         found += _everyone(after, "hand_ended", after_state)
     if after.status is MatchStatus.FINISHED and before.status is not MatchStatus.FINISHED:
         found += _everyone(after, "match_ended", after_state)
-    if matches.turn_key(after, after_state) != matches.turn_key(before, before_state):
+    if turn_over:
         found += turn_started(after, after_state)
     return found
 

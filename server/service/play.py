@@ -363,7 +363,8 @@ class Play:
             created_ms=now,
         )
         seen = move.seat if signer == seat.public_key and seat.kind is SeatKind.HUMAN else None
-        told = notices.after_move(match, state, new_match, effects.state)
+        played_for = move.seat if signer != seat.public_key else None
+        told = notices.after_move(match, state, new_match, effects.state, played_for)
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
     def _rules(

@@ -184,6 +184,13 @@ def test_an_overdue_seat_is_played_by_a_bot_until_its_player_is_back(
     assert view.match.clock.seat == present
     by_bot = [e for e in _history(clients[present], match_id) if e.seat == absent]
     assert by_bot
+    with app.db.read() as session:
+        told = app.service.ctx.repo(session).notifications_of(
+            _player_id(app, clients[absent]), 0, 100
+        )
+    kinds = [n.kind for n in told]
+    assert "deadline_passed" in kinds
+    assert "bot_played" in kinds  # told once per turn the bot played
     assert all(e.played_by_bot for e in by_bot)
     assert all(
         not e.played_by_bot for e in _history(clients[present], match_id) if e.seat == present
@@ -402,3 +409,10 @@ def test_a_match_nobody_joins_is_abandoned_after_the_servers_waiting_days(
     assert ended.status == pb.MATCH_STATUS_FINISHED
     alone = ann.create_match(bot_seats=[2])  # alone in it: abandoning needs nobody else
     assert _abort(ann, alone.match.match_id).aborted
+
+
+def _player_id(app: App, client: PlayerClient) -> int:
+    with app.db.read() as session:
+        found = app.service.ctx.repo(session).player_by_key(client.public_key)
+    assert found is not None
+    return found.id
