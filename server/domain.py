@@ -286,6 +286,8 @@ class Settings:
     webhook_url: str
     webhook_secret: str
     digest_sent_ms: int
+    email_code_hash: str = ""
+    """SHA-256 (hex) of the latest code mailed to ``email_pending``."""
     vacation_started_ms: int = 0
     vacation_used_ms: int = 0
     """Vacation taken in ``vacation_year`` (UTC), the running one not included."""

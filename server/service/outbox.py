@@ -140,7 +140,10 @@ class Outbox:
             state = "failed"
             email, webhook = email or "failed", webhook or "failed"
         with self.ctx.db.write() as session:
-            self.ctx.repo(session).settle_notification(
+            repo = self.ctx.repo(session)
+            if note.kind == "verify_email":  # the code's only copy outside a hash: gone
+                repo.scrub_notification(note.id)
+            repo.settle_notification(
                 note.id,
                 state=state,
                 email_state=email,
@@ -159,8 +162,10 @@ class Outbox:
             return "off"
         if note.kind == "verify_email":
             address = str(note.facts.get("address", ""))
-            if not address or address != settings.email_pending:
-                return "off"  # another address was asked for since: this code is void
+            code = str(note.facts.get("code", ""))
+            latest = hashlib.sha256(code.encode()).hexdigest() == settings.email_code_hash
+            if not address or address != settings.email_pending or not latest:
+                return "off"  # another code was asked for since: this one is void
             self._send(
                 address, letters.subject(note), letters.mail_body([note], {}, settings), note
             )

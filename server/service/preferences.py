@@ -1,11 +1,12 @@
 """A player's own settings: time zone, e-mail address (proved by a code sent to it) and how
 mail comes (each notification, a daily digest, or none), and a webhook.
 
-An address is used only once its owner has given back the code mailed to it: a player cannot
-make the server mail someone else's address more than the one code mail. The code is random
-(50 bits), stored only as its SHA-256, and expires after ``EMAIL_CODE_TTL_MS``. A webhook gets
-a fresh random secret when set, shown in that one answer: the player checks each delivery's
-``X-Canasta-Signature`` with it.
+An address is used only once its owner has given back the code mailed to it. Code mails are
+limited to one every ``EMAIL_CODE_INTERVAL_MS`` per player, and only the latest code is mailed
+(an older one still waiting is dropped), so the server is no way to flood an inbox. The code
+is random (50 bits), stored only as its SHA-256 (its mail's copy is blanked once sent), and
+expires after ``EMAIL_CODE_TTL_MS``. A webhook gets a fresh random secret when set, shown in
+that one answer: the player checks each delivery's ``X-Canasta-Signature`` with it.
 
 A new time zone moves the weekends of the player's clocks from the next turn on; their
 unfinished matches are marked changed so that every server process reloads their seats.
@@ -20,10 +21,18 @@ import secrets
 from server.domain import EmailMode, Notice, Player, Settings
 from server.service.clocks import zone
 from server.service.context import ServiceContext
-from server.service.errors import InvalidRequestError, NotFoundError, PermissionDeniedError
+from server.service.errors import (
+    InvalidRequestError,
+    LimitExceededError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from server.service.outbox import DeliveryError, check_webhook_url
 
 EMAIL_CODE_TTL_MS = 3_600_000
+EMAIL_CODE_INTERVAL_MS = 600_000
+"""A player may have a code mailed at most once in this long (to any address): the server
+must not become a way to flood someone else's inbox."""
 MAX_EMAIL = 254
 _CODE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 _CODE_LENGTH = 10
@@ -98,6 +107,14 @@ class Preferences:
                 values.update(email="", email_verified=False, email_pending="", email_code_hash="")
         with ctx.db.write() as session:
             repo = ctx.repo(session)
+            if values.get("email_code_hash"):
+                _, _, expires = repo.email_code(player.id)
+                if expires and now < expires - EMAIL_CODE_TTL_MS + EMAIL_CODE_INTERVAL_MS:
+                    wait = (expires - EMAIL_CODE_TTL_MS + EMAIL_CODE_INTERVAL_MS - now) // 60_000
+                    raise LimitExceededError(
+                        f"a code was mailed a moment ago: wait {wait + 1} minutes before "
+                        "asking for another"
+                    )
             if change.email_code is not None:
                 pending, digest, expires = repo.email_code(player.id)
                 given = change.email_code.strip().lower()

@@ -494,6 +494,14 @@ class Repository:
         row = self.session.get(NotificationRow, notification_id)
         return _notification(row) if row else None
 
+    def scrub_notification(self, notification_id: int) -> None:
+        """Forget a notification's facts (an e-mail code, once it went out or never will)."""
+        self.session.execute(
+            update(NotificationRow)
+            .where(col(NotificationRow.id) == notification_id)
+            .values(detail_json="{}")
+        )
+
     def settle_notification(
         self,
         notification_id: int,
@@ -584,6 +592,7 @@ class Repository:
             vacation_started_ms=row.vacation_started_ms,
             vacation_used_ms=row.vacation_used_ms,
             vacation_year=row.vacation_year,
+            email_code_hash=row.email_code_hash,
         )
 
     def email_code(self, player_id: int) -> tuple[str, str, int]:

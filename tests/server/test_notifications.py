@@ -525,3 +525,30 @@ def player_id(app: App, client: PlayerClient) -> int:
         found = app.service.ctx.repo(session).player_by_key(client.public_key)
     assert found is not None
     return found.id
+
+
+def test_a_player_cannot_flood_an_inbox_with_codes(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """One code mail per player every ten minutes; only the latest code is ever mailed, and
+    the stored notification forgets it once sent."""
+    box, _ = mailbox
+    eve = players("eve")
+    _update(eve, email="victim@example.org")
+    for _ in range(5):
+        with pytest.raises(grpc.RpcError) as limited:
+            _update(eve, email="victim@example.org")
+        assert limited.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    clock.now += 11 * 60_000
+    _update(eve, email="victim2@example.org")  # the first code, not yet mailed, is void now
+    app.service.outbox.deliver()
+    assert len(box.to("victim@example.org")) == 0
+    assert len(box.to("victim2@example.org")) == 1
+    with app.db.read() as session:
+        rows = (
+            session.connection()
+            .exec_driver_sql("SELECT detail_json FROM notification WHERE kind = 'verify_email'")
+            .all()
+        )
+    assert rows
+    assert all("code" not in r[0] for r in rows)
