@@ -22,7 +22,9 @@ update of the player's ``digest_sent_ms``.
 Webhooks: an HTTP POST of JSON (``server.service.letters.webhook_json``: no hand) with the
 header ``X-Canasta-Signature: sha256=<hex HMAC-SHA256 of the body with the player's secret>``.
 Unless ``webhook_allow_private`` is set, a webhook whose host resolves to a loopback, private,
-link-local or otherwise non-public address is refused, at each delivery (DNS may change).
+link-local, NAT64, 6to4 or otherwise non-public address is refused, at each delivery (DNS may
+change); the connection goes to the very address checked, with one deadline for the whole
+exchange.
 """
 
 from __future__ import annotations
@@ -36,9 +38,8 @@ import smtplib
 import socket
 import ssl
 import threading
-import urllib.error
+import time
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
@@ -67,7 +68,7 @@ LOG_PAGE = 100
 """Most notifications one read of the log returns (a Watch stream reads on until caught up)."""
 
 MailSender = Callable[[EmailMessage], None]
-WebhookPoster = Callable[[str, bytes, dict[str, str]], int]
+WebhookPoster = Callable[[str, bytes, dict[str, str], bool], int]
 
 
 class DeliveryError(Exception):
@@ -254,7 +255,6 @@ class Outbox:
     def _webhook(self, note: Notification, settings: Settings) -> str:
         if not settings.webhook_url or note.kind == "verify_email":
             return "off"
-        check_webhook_url(settings.webhook_url, self.ctx.config.webhook_allow_private)
         body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
         signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
         headers = {
@@ -264,7 +264,9 @@ class Outbox:
             "X-Canasta-Delivery": str(note.id),
         }
         try:
-            status = self.post(settings.webhook_url, body, headers)
+            status = self.post(
+                settings.webhook_url, body, headers, self.ctx.config.webhook_allow_private
+            )
         except (OSError, ValueError) as exc:
             raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
         if not 200 <= status < 300:
@@ -324,42 +326,87 @@ def _digest_time(now: int, time_zone: str, hour: int) -> int:
 
 
 MAX_WEBHOOK_URL = 500
+_NOT_PUBLIC = (
+    ipaddress.ip_network("64:ff9b::/96"),  # NAT64: reaches IPv4 behind the translator
+    ipaddress.ip_network("64:ff9b:1::/48"),
+    ipaddress.ip_network("2002::/16"),  # 6to4: an IPv4 address inside
+)
 
 
-def check_webhook_url(url: str, allow_private: bool) -> None:
-    """Refuse a webhook URL that is not http(s), too long, or (unless allowed) reaches a
-    non-public address: ``DeliveryError`` at delivery, ``ValueError`` when set."""
-    parts = urllib.parse.urlsplit(url)
-    if len(url) > MAX_WEBHOOK_URL or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise DeliveryError("a webhook is an http:// or https:// URL of at most 500 characters")
-    if allow_private:
-        return
+def check_webhook_url(url: str) -> tuple[str, str, int, str]:
+    """The URL's scheme, host, port and path (with query), or ``DeliveryError`` if it is not
+    an http(s) URL of at most ``MAX_WEBHOOK_URL`` characters. Only its form: no lookup."""
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise DeliveryError("that is not a URL") from None
+    if (
+        len(url) > MAX_WEBHOOK_URL
+        or parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or not url.isprintable()
+        or any(c.isspace() for c in url)
+    ):
+        raise DeliveryError("a webhook is an http:// or https:// URL of at most 500 characters")
+    default = 443 if parts.scheme == "https" else 80
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.scheme, parts.hostname, port or default, path
+
+
+def _public_address(host: str, port: int, allow_private: bool) -> str:
+    """One address of ``host`` that the webhook may reach, looked up once: the connection
+    goes to this very address, so a second lookup cannot send it elsewhere."""
+    try:
+        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
     except (OSError, UnicodeError):
-        raise DeliveryError(f"the webhook's host {parts.hostname!r} does not resolve") from None
+        raise DeliveryError(f"the webhook's host {host!r} does not resolve") from None
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if not address.is_global:
-            raise DeliveryError(
-                f"the webhook's host {parts.hostname!r} is not a public address ({address})"
-            )
+        mapped = getattr(address, "ipv4_mapped", None)
+        public = (mapped or address).is_global and not any(address in n for n in _NOT_PUBLIC)
+        if not public and not allow_private:
+            raise DeliveryError(f"the webhook's host {host!r} is not a public address")
+        return str(address)
+    raise DeliveryError(f"the webhook's host {host!r} does not resolve")
 
 
-def http_post(url: str, body: bytes, headers: dict[str, str]) -> int:
-    """POST ``body`` and return the HTTP status (redirects are not followed)."""
+def http_post(url: str, body: bytes, headers: dict[str, str], allow_private: bool = False) -> int:
+    """POST ``body`` to ``url`` and return the HTTP status, in at most
+    ``WEBHOOK_TIMEOUT_SECONDS`` in all (a slow or dribbling endpoint cannot hold the
+    outbox), to the one address checked; redirects are not followed (a 3xx is a failure)."""
+    scheme, host, port, path = check_webhook_url(url)
+    address = _public_address(host, port, allow_private)
+    deadline = time.monotonic() + WEBHOOK_TIMEOUT_SECONDS
 
-    class _NoRedirect(urllib.request.HTTPRedirectHandler):
-        def redirect_request(self, *args: object, **kwargs: object) -> None:
-            return None
+    def left() -> float:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeliveryError("the webhook did not answer in time")
+        return remaining
 
-    opener = urllib.request.build_opener(_NoRedirect)
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-    try:
-        with opener.open(request, timeout=WEBHOOK_TIMEOUT_SECONDS) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return int(exc.code)
+    named = f"[{host}]" if ":" in host else host
+    lines = [f"POST {path} HTTP/1.1", f"Host: {named}:{port}", "Connection: close"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    lines.append(f"Content-Length: {len(body)}")
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+    with socket.create_connection((address, port), timeout=left()) as raw:
+        sock: socket.socket = raw
+        if scheme == "https":
+            sock = ssl.create_default_context().wrap_socket(raw, server_hostname=host)
+        sock.settimeout(left())
+        sock.sendall(request)
+        answer = b""
+        while b"\r\n" not in answer and len(answer) < 1024:
+            sock.settimeout(left())
+            chunk = sock.recv(1024)
+            if not chunk:
+                break
+            answer += chunk
+    status = answer.split(b"\r\n", 1)[0].split()
+    if len(status) < 2 or not status[0].startswith(b"HTTP/") or not status[1].isdigit():
+        raise DeliveryError("the webhook did not answer HTTP")
+    return int(status[1])
 
 
 def smtp_sender(config: ServerConfig) -> MailSender:

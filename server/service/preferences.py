@@ -84,7 +84,7 @@ class Preferences:
         if change.webhook_url is not None:
             if change.webhook_url:
                 try:
-                    check_webhook_url(change.webhook_url, ctx.config.webhook_allow_private)
+                    check_webhook_url(change.webhook_url)  # its form; the address at delivery
                 except DeliveryError as exc:
                     raise InvalidRequestError(str(exc)) from None
                 secret = secrets.token_hex(32)

@@ -325,17 +325,33 @@ def test_bad_settings_are_refused_and_change_nothing(
     assert ann.stub.GetSettings(pb.GetSettingsRequest(), metadata=ann.metadata) == before
 
 
-def test_webhooks_to_private_addresses_are_refused_by_default(
-    make_app: AppFactory, players: Callable[..., PlayerClient]
+def test_webhooks_never_reach_private_addresses_by_default(
+    make_app: AppFactory, players: Callable[..., PlayerClient], hooks: Hooks
 ) -> None:
-    strict = make_app("strict")
+    """A webhook on loopback (here: a real receiver on 127.0.0.1) is looked up at delivery,
+    refused, and never called; refused for good after its retries."""
+    strict = make_app("strict", token_ttl_seconds=365 * 86_400)
+    clock = FakeClock(MONDAY_7AM)
+    strict.service.ctx.clock = clock
     with grpc.insecure_channel(f"127.0.0.1:{strict.port}") as channel:
         ann = PlayerClient(channel).join_server("ann")
-        for url in ("http://127.0.0.1:8080/x", "http://169.254.169.254/latest", "http://[::1]/"):
-            with pytest.raises(grpc.RpcError) as refused:
-                _update(ann, webhook_url=url)
-            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-            assert "not a public address" in (refused.value.details() or "")
+        _update(ann, webhook_url=hooks.url)  # only its form is checked when it is set
+        ann.create_match(bot_seats=[1, 2, 3])  # her turn to cut: a notification
+        for _ in range(10):
+            strict.service.outbox.deliver()
+            clock.now += 3 * HOUR
+        assert hooks.received == []
+        with strict.db.read() as session:
+            states = (
+                session.connection()
+                .exec_driver_sql("SELECT state, webhook_state FROM notification")
+                .all()
+            )
+        assert ("failed", "failed") in [tuple(r) for r in states]
+    for url in ("ftp://example.org/x", "http://example.org:99999/", "http://[::1/", "http://a b/"):
+        with pytest.raises(grpc.RpcError) as refused:
+            _update(players("bob"), webhook_url=url)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_reminders_come_before_the_deadline_once_each(
@@ -552,3 +568,23 @@ def test_a_player_cannot_flood_an_inbox_with_codes(
         )
     assert rows
     assert all("code" not in r[0] for r in rows)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/",
+        "http://[::1]/",
+        "http://[::ffff:127.0.0.1]/",  # IPv4-mapped loopback
+        "http://[64:ff9b::a00:1]/",  # NAT64 to 10.0.0.1
+        "http://[2002:a00:1::1]/",  # 6to4 from 10.0.0.1
+        "http://169.254.169.254/latest/meta-data",
+        "http://localhost:8080/",
+    ],
+)
+def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> None:
+    from server.service.outbox import DeliveryError, http_post
+
+    with pytest.raises(DeliveryError, match="not a public address") as refused:
+        http_post(url, b"{}", {}, False)
+    assert "10.0" not in str(refused.value)  # the address found is not echoed
