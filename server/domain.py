@@ -73,6 +73,13 @@ class TurnClock:
     seat: int
     started_ms: int
     due_ms: int
+    """0 while paused."""
+    paused_left_ms: int = 0
+    """Stopped mid-turn (vacation, cover asked): the clock time left when it runs again."""
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_left_ms > 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -168,7 +168,7 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         time_control=time_control_to_pb(match.time_control),
         aborted=match.aborted,
     )
-    if match.clock is not None:
+    if match.clock is not None and not match.clock.paused:  # a paused clock has no deadline
         message.clock.CopyFrom(
             pb.TurnClock(
                 seat=match.clock.seat,

@@ -62,6 +62,11 @@ class Absence:
             if match.status is not MatchStatus.PLAYING:
                 raise ConflictError("only a match in play has seats to cover")
             cover = Cover.ASKED.value if covered else ""
+            if match.seats[seat].covered == Cover.FORFEIT:
+                raise ConflictError(
+                    "your time ran out and this match's policy is forfeit: the bot resigns "
+                    "for your side"
+                )
             if bool(match.seats[seat].covered) == covered:
                 state = matches.load_state(ctx, repo, match)
             else:
@@ -133,10 +138,11 @@ class Absence:
     def set_vacation(self, player: Player, on: bool, now: int | None = None) -> None:
         """Start or end the player's vacation: their clocks stop, or start afresh.
 
-        A turn running when the vacation starts is charged to the bank as when a turn ends
-        (time beyond its days comes out of the bank); when the vacation ends, each turn of the
-        player's starts anew, with its full days. The player's matches are marked changed so
-        that every server process reloads their seats (``Seat.on_vacation``).
+        A turn running when the vacation starts is paused with the clock time it has left, and
+        runs on with that time when the vacation ends (going away does not renew a turn); a
+        turn that came during the vacation starts then, with its full days. The player's
+        matches are marked changed so that every server process reloads their seats
+        (``Seat.on_vacation``).
         """
         ctx = self.ctx
         now = ctx.clock() if now is None else now
@@ -174,11 +180,13 @@ class Absence:
                 if seat is None or matches.to_act(match, state) != seat:
                     changed.append((match, state))
                     continue
-                timed, banks = clocks.restart(match, seat, now)
-                if banks:
-                    repo.set_covered(
-                        match.id, seat, match.seats[seat].covered, timed.seats[seat].bank_ms
-                    )
+                clock = match.clock
+                if on:
+                    timed = clocks.pause(match, now)
+                elif clock is not None and clock.paused:
+                    timed = clocks.resume(match, now)
+                else:  # the turn came during the vacation: nothing of it was used
+                    timed, _ = clocks.restart(match, seat, now)
                 revision = match.revision + 1
                 if not repo.save_match(
                     match.id,
@@ -246,12 +254,21 @@ class Absence:
         self, repo: Repository, match: Match, seat: int, cover: str, now: int, *, bank: int | None
     ) -> tuple[Match, GameState]:
         """Store the seat's new cover (and bank, if given). When the seat is the one to act,
-        its turn restarts now: a covered seat is not timed (the bot moves at once), an
-        uncovered one is timed afresh."""
+        its clock follows: stopped at a timeout (the bot moves at once), paused by a cover
+        asked for (keeping the time left), running again, with that time, when the player is
+        back."""
         state = matches.load_state(self.ctx, repo, match)
         changed = matches.with_cover(match, seat, cover, bank)
+        clock = changed.clock
         if matches.to_act(changed, state) == seat:
-            changed, _ = clocks.restart(changed, seat, now)
+            if cover in (Cover.TIMEOUT, Cover.FORFEIT):
+                changed = dataclasses.replace(changed, clock=None)
+            elif cover:
+                changed = clocks.pause(changed, now)
+            elif clock is not None and clock.paused:
+                changed = clocks.resume(changed, now)
+            elif clock is None:
+                changed, _ = clocks.restart(changed, seat, now)
         revision = match.revision + 1
         repo.set_covered(match.id, seat, cover, changed.seats[seat].bank_ms)
         if not repo.save_match(

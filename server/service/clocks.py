@@ -110,12 +110,6 @@ def due_ms(start_ms: int, allowance_ms: int, time_zone: str, weekends_off: bool)
     raise AssertionError("unreachable: _days never ends")  # pragma: no cover
 
 
-def charge(bank_ms: int, used_ms: int, per_move_ms: int) -> int:
-    """The bank left after a turn that ran ``used_ms`` of clock: the excess over the turn's
-    allowance comes out of the bank, which never goes below zero."""
-    return max(0, bank_ms - max(0, used_ms - per_move_ms))
-
-
 def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int, ...]]:
     """A new turn begins at ``now`` for ``seat`` (None: nobody's): charge the turn that ran
     to the bank of its seat, and start the clock of the new one. Returns the match with its
@@ -132,8 +126,9 @@ def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int,
     running = match.clock
     if running is not None:
         ran = seats[running.seat]
-        used = counted_ms(running.started_ms, now, ran.time_zone, control.weekends_off)
-        bank = charge(ran.bank_ms, used, control.per_move_ms)
+        # What a turn leaves of its days and bank is what its seat keeps of the bank (the
+        # turn's own days are used first): the same, however often the clock was paused.
+        bank = max(0, min(ran.bank_ms, left_ms(running, now, ran.time_zone, control.weekends_off)))
         if bank != ran.bank_ms:
             seats = tuple(
                 dataclasses.replace(s, bank_ms=bank) if s.seat == running.seat else s for s in seats
@@ -151,6 +146,33 @@ def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int,
         due = due_ms(now, allowance, mover.time_zone, control.weekends_off)
         clock = TurnClock(mover.seat, now, due)
     return dataclasses.replace(match, seats=seats, clock=clock), banks
+
+
+def left_ms(clock: TurnClock, now: int, time_zone: str, weekends_off: bool) -> int:
+    """Clock time the turn has left at ``now`` (what it had when paused, if it is)."""
+    if clock.paused:
+        return clock.paused_left_ms
+    return counted_ms(now, clock.due_ms, time_zone, weekends_off)
+
+
+def pause(match: Match, now: int) -> Match:
+    """Stop the running clock, keeping the time it has left (vacation, a cover asked for)."""
+    clock, control = match.clock, match.time_control
+    if clock is None or control is None or clock.paused:
+        return match
+    mover = match.seats[clock.seat]
+    left = max(1, left_ms(clock, now, mover.time_zone, control.weekends_off))
+    return dataclasses.replace(match, clock=TurnClock(clock.seat, now, 0, left))
+
+
+def resume(match: Match, now: int) -> Match:
+    """Run a paused clock again from ``now`` with the time it had left."""
+    clock, control = match.clock, match.time_control
+    if clock is None or control is None or not clock.paused:
+        return match
+    mover = match.seats[clock.seat]
+    due = due_ms(now, clock.paused_left_ms, mover.time_zone, control.weekends_off)
+    return dataclasses.replace(match, clock=TurnClock(clock.seat, now, due))
 
 
 def _days(start_ms: int, time_zone: str) -> Iterator[tuple[int, int, bool]]:

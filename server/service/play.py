@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError
 
 from server.domain import (
     Change,
+    Cover,
     Entry,
     Hand,
     History,
@@ -294,11 +295,18 @@ class Play:
         signer = seat.public_key
         if not verify(signer, payload, signature):
             signer = ctx.keys.bot_public  # a bot covering an absent player signs for the seat
-            if not (seat.covered and verify(signer, payload, signature)):
+            if not verify(signer, payload, signature):
                 raise UnauthenticatedError(
                     f"the move's signature does not verify with the key of seat {move.seat}"
                 )
+            if not seat.covered:  # our bot, with a newer copy than ours: look again
+                raise _MatchMovedError
         back = bool(seat.covered) and signer == seat.public_key  # the player moves again
+        if back and seat.covered == Cover.FORFEIT:
+            raise ConflictError(
+                "your time ran out and this match's policy is forfeit: the bot resigns for "
+                "your side"
+            )
         if blocked:
             raise PermissionDeniedError("this key is blocked on this server")
         version = match.version
@@ -345,7 +353,7 @@ class Play:
             updated_ms=now,
         )
         if back:
-            new_match = matches.with_cover(new_match, move.seat, "")
+            new_match = clocks.resume(matches.with_cover(new_match, move.seat, ""), now)
         banks: tuple[int, ...] = ()
         after = matches.turn_key(new_match, effects.state)
         if back or after != matches.turn_key(match, state):

@@ -92,6 +92,9 @@ class MatchRow(SQLModel, table=True):
     """When the timed turn is overdue (0: no clock running); indexed for the deadline sweep."""
     clock_reminded: int = 0
     """How many of the server's reminders (``reminder_hours``) the timed turn has had."""
+    clock_paused_left_ms: int = _big()
+    """A clock stopped mid-turn (its player on vacation, or covered by request): the clock
+    time that was left, given back when it runs again. ``clock_due_ms`` is 0 meanwhile."""
     aborted: bool = False
     """Abandoned before its first deal (``finished`` then, with no winner)."""
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from sqlalchemy import TextClause, delete, func, text, tuple_, update
+from sqlalchemy import TextClause, case, delete, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
 from server.domain import (
@@ -60,7 +60,8 @@ _SAVE_HEAD = (
     "UPDATE match SET status = :status, version = :version, revision = :revision,"
     " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
     " clock_reminded = CASE WHEN clock_started_ms = :clock_started THEN clock_reminded ELSE 0 END,"
-    " clock_started_ms = :clock_started, clock_due_ms = :clock_due"
+    " clock_started_ms = :clock_started, clock_due_ms = :clock_due,"
+    " clock_paused_left_ms = :clock_paused"
 )
 _SAVE_MOVE = text(_SAVE_HEAD + _MOVE_GUARD)
 _SAVE_MOVE_SNAPSHOT = text(
@@ -675,10 +676,18 @@ class Repository:
             values["aborted"] = True
         if clock != "keep":
             params = _clock_params(clock)
-            values["clock_reminded"] = 0
+            # A new turn (another start) has had no reminders; the same turn keeps its count.
+            values["clock_reminded"] = case(
+                (
+                    col(MatchRow.clock_started_ms) == params["clock_started"],
+                    MatchRow.clock_reminded,
+                ),
+                else_=0,
+            )
             values["clock_seat"] = params["clock_seat"]
             values["clock_started_ms"] = params["clock_started"]
             values["clock_due_ms"] = params["clock_due"]
+            values["clock_paused_left_ms"] = params["clock_paused"]
         if version is not None:
             values["version"] = version
         if head_hash is not None:
@@ -716,7 +725,9 @@ class Repository:
             seats=seats,
             time_control=_time_control(row.time_control_json),
             clock=(
-                TurnClock(row.clock_seat, row.clock_started_ms, row.clock_due_ms)
+                TurnClock(
+                    row.clock_seat, row.clock_started_ms, row.clock_due_ms, row.clock_paused_left_ms
+                )
                 if row.clock_seat >= 0
                 else None
             ),
@@ -841,8 +852,13 @@ class StoredMove:
 
 def _clock_params(clock: TurnClock | None) -> dict[str, int]:
     if clock is None:
-        return {"clock_seat": -1, "clock_started": 0, "clock_due": 0}
-    return {"clock_seat": clock.seat, "clock_started": clock.started_ms, "clock_due": clock.due_ms}
+        return {"clock_seat": -1, "clock_started": 0, "clock_due": 0, "clock_paused": 0}
+    return {
+        "clock_seat": clock.seat,
+        "clock_started": clock.started_ms,
+        "clock_due": clock.due_ms,
+        "clock_paused": clock.paused_left_ms,
+    }
 
 
 def _time_control_json(control: TimeControl | None) -> str:

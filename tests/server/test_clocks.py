@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from server.domain import DAY_MS, TimeControl, TimeoutPolicy
-from server.service.clocks import charge, counted_ms, due_ms, time_control, zone
+from server.domain import DAY_MS, TimeControl, TimeoutPolicy, TurnClock
+from server.service.clocks import counted_ms, due_ms, left_ms, time_control, zone
 from server.service.errors import InvalidRequestError
 
 HOUR = 3_600_000
@@ -64,10 +64,15 @@ def test_due_is_where_the_counted_time_reaches_the_allowance(tz: str, days: int)
         assert counted_ms(start, due - 1, tz, True) == days * DAY_MS - 1
 
 
-def test_the_bank_pays_for_slow_turns_and_never_goes_negative() -> None:
-    assert charge(3 * DAY_MS, 2 * DAY_MS, 3 * DAY_MS) == 3 * DAY_MS  # in time: bank untouched
-    assert charge(3 * DAY_MS, 4 * DAY_MS, 3 * DAY_MS) == 2 * DAY_MS
-    assert charge(DAY_MS, 9 * DAY_MS, 3 * DAY_MS) == 0
+def test_a_turn_has_left_what_its_clock_has_not_run_or_what_it_had_when_paused() -> None:
+    friday = at("2026-12-04 12:00")
+    running = TurnClock(0, friday, friday + 3 * DAY_MS)
+    assert left_ms(running, friday + DAY_MS, "UTC", False) == 2 * DAY_MS
+    assert left_ms(running, friday + DAY_MS, "UTC", True) == 12 * HOUR  # Monday morning only
+    assert left_ms(running, friday + 5 * DAY_MS, "UTC", False) == 0  # overdue: nothing
+    paused = TurnClock(0, friday, 0, 7 * HOUR)
+    assert paused.paused
+    assert left_ms(paused, friday + 9 * DAY_MS, "UTC", False) == 7 * HOUR  # time stood still
 
 
 def test_time_controls_have_ranges() -> None:

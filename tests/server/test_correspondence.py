@@ -301,7 +301,7 @@ def _vacation(client: PlayerClient, on: bool) -> pb.Settings:
     return settings
 
 
-def test_a_vacation_stops_the_clock_and_the_turn_starts_afresh_after_it(
+def test_a_vacation_pauses_the_clock_and_it_runs_on_with_the_time_left(
     clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
 ) -> None:
     app, clock = clocked
@@ -309,25 +309,46 @@ def test_a_vacation_stops_the_clock_and_the_turn_starts_afresh_after_it(
     summary = clients[0].view(match_id).match
     away = summary.clock.seat
     other = clients[1 - away]
-    clock.now += 3 * DAY_MS  # a day into the bank
+    clock.now += 3 * DAY_MS  # a day into the bank: one day left of the four
     settings = _vacation(clients[away], True)
     assert settings.vacation_since_ms == clock.now
     assert settings.vacation_left_ms == 30 * DAY_MS  # the server's default allowance
     seen = other.view(match_id).match
     assert seen.seats[away].on_vacation  # the others see it
-    assert not seen.HasField("clock")
-    assert seen.seats[away].bank_ms == DAY_MS  # the time before the vacation was charged
+    assert not seen.HasField("clock")  # paused: no deadline
     clock.now += 10 * DAY_MS
     assert app.service.absence.sweep() == 0  # nothing times out on vacation
     assert _vacation(clients[away], False).vacation_left_ms == 20 * DAY_MS
     back = other.view(match_id).match
     assert not back.seats[away].on_vacation
     assert back.clock.seat == away
-    assert back.clock.started_at_ms == clock.now
-    assert back.clock.due_at_ms == clock.now + 2 * DAY_MS + DAY_MS
+    assert back.clock.due_at_ms == clock.now + DAY_MS  # the day that was left, no more
     with pytest.raises(grpc.RpcError) as twice:
         _vacation(clients[away], False)
     assert twice.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    clock.now += 6 * HOUR
+    clients[away].deal(clients[away].view(match_id))  # the turn ends: 18 h of bank remain
+    assert other.view(match_id).match.seats[away].bank_ms == 18 * HOUR
+
+
+def test_going_away_and_back_does_not_renew_a_turn(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    """Vacation or cover switched on and off again: the clock keeps what it had left."""
+    app, clock = clocked
+    match_id, clients = _two_humans(app, players, pb.TimeControl(days_per_move=1))
+    app.bots.stop()  # so that a covered seat's turn waits
+    due = clients[0].view(match_id).match.clock.due_at_ms
+    away = clients[0].view(match_id).match.clock.seat
+    for _ in range(3):
+        clock.now += 4 * HOUR
+        _vacation(clients[away], True)
+        _vacation(clients[away], False)
+        _set_cover(clients[away], match_id, True)
+        _set_cover(clients[away], match_id, False)
+    assert clients[0].view(match_id).match.clock.due_at_ms == due
+    clock.now = due
+    assert app.service.absence.sweep() == 1
 
 
 def test_a_vacation_ends_when_the_allowance_is_spent(

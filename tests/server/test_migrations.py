@@ -386,7 +386,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                    "webhook_secret", "vacation_started_ms", "vacation_used_ms",
                    "vacation_year"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
-                  "clock_due_ms", "clock_reminded", "aborted"),
+                  "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms"),
         "seat": ("bank_ms", "covered", "abort_asked"),
     }  # fmt: skip
     for table, columns in later.items():

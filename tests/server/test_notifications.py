@@ -386,6 +386,12 @@ def test_reminders_come_before_the_deadline_once_each(
     assert "Due " in _body(reminders()[0])  # the deadline, in the player's time zone
     clock.now = due - 3 * HOUR
     assert len(reminders()) == 1  # once per threshold
+    other = clients[1 - cutter]
+    for covered in (True, False, True, False):  # the other player's changes renew nothing
+        other.stub.SetCover(
+            pb.SetCoverRequest(match_id=match_id, covered=covered), metadata=other.metadata
+        )
+        assert len(reminders()) == 1
     clock.now = due - HOUR
     assert len(reminders()) == 2
     clients[cutter].deal(clients[cutter].view(match_id))  # the turn ends: no more reminders

@@ -39,6 +39,10 @@ def upgrade() -> None:
         "match", sa.Column("clock_reminded", sa.Integer(), nullable=False, server_default="0")
     )
     op.add_column(
+        "match",
+        sa.Column("clock_paused_left_ms", sa.BigInteger(), nullable=False, server_default="0"),
+    )
+    op.add_column(
         "match", sa.Column("aborted", sa.Boolean(), nullable=False, server_default=sa.false())
     )
     op.add_column(
