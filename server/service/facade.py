@@ -68,6 +68,7 @@ from server.service.absence import Absence
 from server.service.accounts import Accounts, Caller, Token, token_hash
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
+from server.service.errors import InvalidRequestError
 from server.service.lobby import Lobby
 from server.service.notify import Subscription
 from server.service.outbox import Outbox
@@ -146,9 +147,13 @@ class CanastaService:
         return self._with_vacation_left(self.preferences.get(caller.player))
 
     def update_settings(self, caller: Caller, change: SettingsChange) -> Settings:
-        """Apply ``change``: the vacation first (it may be refused), then the rest."""
+        """Apply ``change``, all or nothing: a vacation starts or ends in a request of its own
+        (it changes the player's matches), the other settings together in one transaction."""
         if change.vacation is not None:
+            if dataclasses.replace(change, vacation=None) != SettingsChange():
+                raise InvalidRequestError("start or end a vacation in a request of its own")
             self.absence.set_vacation(caller.player, change.vacation)
+            return self.settings(caller)
         return self._with_vacation_left(self.preferences.update(caller.player, change))
 
     def _with_vacation_left(self, settings: Settings) -> Settings:

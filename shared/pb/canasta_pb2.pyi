@@ -879,7 +879,9 @@ class UpdateSettingsRequest(_message.Message):
     webhook_url: _builtins.str
     """An http(s) URL for a POST per notification, or "" for none."""
     vacation: _builtins.bool
-    """Start (true) or end (false) a vacation: the caller's clocks stand still meanwhile."""
+    """Start (true) or end (false) a vacation: the caller's clocks stand still meanwhile. Set
+    alone: a request with it and another field is refused, changing nothing.
+    """
     def __init__(
         self,
         *,

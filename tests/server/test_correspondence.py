@@ -437,3 +437,19 @@ def _player_id(app: App, client: PlayerClient) -> int:
         found = app.service.ctx.repo(session).player_by_key(client.public_key)
     assert found is not None
     return found.id
+
+
+def test_a_refused_settings_request_starts_no_vacation(
+    clocked: tuple[App, FakeClock], players: Callable[..., PlayerClient]
+) -> None:
+    ann = players("ann")
+    for request in (
+        pb.UpdateSettingsRequest(vacation=True, time_zone="Not/AZone"),
+        pb.UpdateSettingsRequest(vacation=True, time_zone="Europe/Berlin"),
+    ):
+        with pytest.raises(grpc.RpcError) as refused:
+            ann.stub.UpdateSettings(request, metadata=ann.metadata)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    settings = ann.stub.GetSettings(pb.GetSettingsRequest(), metadata=ann.metadata)
+    assert settings.vacation_since_ms == 0
+    assert settings.time_zone == "UTC"
