@@ -29,7 +29,11 @@ from server.edge import convert
 from server.edge.limits import RateLimit, peer_host
 from server.edge.status import status_of
 from server.service.accounts import Caller
-from server.service.errors import LimitExceededError, UnauthenticatedError
+from server.service.errors import (
+    InvalidRequestError,
+    LimitExceededError,
+    UnauthenticatedError,
+)
 from server.service.facade import CanastaService
 from server.service.notify import Subscription
 from shared.pb import canasta_pb2 as pb
@@ -316,6 +320,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         # With notifications: the caller's log from the id they last saw, read again after
         # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
         # from the deadline sweep, not from a change).
+        if request.after_notification_id >= 2**63:
+            await _refuse(context, InvalidRequestError("that notification id is out of range"))
         last_note = request.after_notification_id if request.notifications else -1
         next_read = 0.0
         try:
@@ -330,17 +336,20 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                         context, UnauthenticatedError("the token expired: authenticate again")
                     )
                 if last_note >= 0 and loop.time() >= next_read:
+                    start = last_note
                     try:
                         notes = await self._body(
                             self.service.notifications_after, caller, last_note
                         )
                     except Exception as exc:
                         await _refuse(context, exc)
-                    for note, text in notes:
-                        last_note = note.id
+                    scanned, shown = notes
+                    for note, text in shown:
                         yield convert.notification_to_pb(note, text)
-                    next_read = loop.time() + (0 if notes else NOTIFICATION_POLL_SECONDS)
-                    if notes:
+                    last_note = max(last_note, scanned)
+                    more = scanned > start
+                    next_read = loop.time() + (0 if more else NOTIFICATION_POLL_SECONDS)
+                    if more:
                         continue  # there may be more pages
                 latest = subscription.poll()
                 if latest is None:

@@ -87,21 +87,27 @@ class Absence:
             due = ctx.repo(session).clocks_due(now, SWEEP_BATCH)
         handled = 0
         for match_id in due:
-            with ctx.db.write() as session:
-                repo = ctx.repo(session)
-                match = matches.require_match(repo, match_id, for_update=True)
-                clock, control = match.clock, match.time_control
-                if clock is None or control is None or clock.due_ms > now:
-                    continue  # moved, or handled by another process, meanwhile
-                cover = (
-                    Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
-                )
-                match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
-                repo.add_notices(notices.deadline_passed(match, state, clock.seat, cover), now)
-            log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
-            self._publish(match, state)
-            handled += 1
+            try:
+                handled += self._time_out(match_id, now)
+            except Exception:  # one match that will not load stops no other
+                log.exception("match %s: applying the timeout policy failed", match_id)
         return handled
+
+    def _time_out(self, match_id: str, now: int) -> int:
+        """Apply the timeout policy to one overdue match; 1 if this process did it."""
+        ctx = self.ctx
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id, for_update=True)
+            clock, control = match.clock, match.time_control
+            if clock is None or control is None or clock.due_ms > now:
+                return 0  # moved, or handled by another process, meanwhile
+            cover = Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
+            match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
+            repo.add_notices(notices.deadline_passed(match, state, clock.seat, cover), now)
+        log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
+        self._publish(match, state)
+        return 1
 
     def abandon_unfilled(self, now: int) -> int:
         """Abandon every match still waiting for players ``waiting_match_days`` after it was
@@ -206,11 +212,12 @@ class Absence:
     def end_spent_vacations(self, now: int) -> int:
         """End every vacation whose allowance ran out by ``now``."""
         ctx = self.ctx
+        allowance = ctx.config.vacation_days_per_year * DAY_MS
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             found = [
                 (player_id, repo.settings(player_id), repo.player_by_id(player_id))
-                for player_id in repo.vacations_started_before(now, SWEEP_BATCH)
+                for player_id in repo.vacations_spent(now, allowance, _year(now), SWEEP_BATCH)
             ]
         ended = 0
         for _, settings, player in found:
@@ -231,7 +238,9 @@ class Absence:
         if not thresholds:
             return 0
         with ctx.db.read() as session:
-            candidates = ctx.repo(session).clocks_to_remind(now + thresholds[0], SWEEP_BATCH)
+            candidates = ctx.repo(session).clocks_to_remind(
+                now + thresholds[0], len(thresholds), SWEEP_BATCH
+            )
         sent = 0
         for match_id, due, had in candidates:
             crossed = sum(1 for ahead in thresholds if due - now <= ahead)

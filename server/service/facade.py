@@ -186,8 +186,11 @@ class CanastaService:
         """Changes of these matches (none: all the caller's) while ``token`` stays valid."""
         return self.play.watch(caller.player, match_ids, token_hash(token) if token else b"")
 
-    def notifications_after(self, caller: Caller, after_id: int) -> list[tuple[Notification, str]]:
-        """A page of the caller's notifications after ``after_id``, with their sentence."""
+    def notifications_after(
+        self, caller: Caller, after_id: int
+    ) -> tuple[int, list[tuple[Notification, str]]]:
+        """A page of the caller's notifications after ``after_id``, with their sentence, and
+        the last id it covered."""
         return self.outbox.log(caller.player.id, after_id)
 
 

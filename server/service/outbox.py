@@ -6,8 +6,8 @@ or by ``deliver(now)`` (tests call it directly, with the service's clock moved).
 
 Once, not twice. A notification is *claimed* by a conditional update (``pending`` to
 ``sending``, with a lease) before anything leaves, so of several server processes on one
-database exactly one delivers it. Each channel's outcome is stored as soon as it is known: a
-channel that got it is never tried again when another channel is retried. A delivery that
+database exactly one delivers it. Both channels' outcomes are stored together after the
+attempt: a channel that got it is never tried again when the other is retried. A delivery that
 fails in a way that says it did not arrive (a refused connection, an SMTP error reply, a
 webhook answering other than 2xx) is retried with exponential backoff, up to
 ``MAX_ATTEMPTS``. A process that dies between handing a message over and storing that it did
@@ -226,11 +226,20 @@ class Outbox:
         for player_id in players:
             with ctx.db.read() as session:
                 settings = ctx.repo(session).settings(player_id)
-            if settings is None or not settings.email_verified:
+            if settings is None:
+                continue
+            if not settings.email_verified or settings.email_mode is not EmailMode.DIGEST:
+                with ctx.db.write() as session:  # mail turned off since: these never go
+                    repo = ctx.repo(session)
+                    repo.set_email_state(
+                        [n.id for n in repo.digest_waiting(player_id, DIGEST_LIMIT)], "off"
+                    )
                 continue
             since = _digest_time(now, settings.time_zone, ctx.config.digest_hour)
             if settings.digest_sent_ms >= since:
                 continue  # today's has gone out
+            # Claimed and marked in one commit: a crash after it loses a digest at worst,
+            # never mails one twice.
             with ctx.db.write() as session:
                 repo = ctx.repo(session)
                 notes = repo.digest_waiting(player_id, DIGEST_LIMIT)
@@ -238,17 +247,17 @@ class Outbox:
                     continue  # all of it came after the last digest hour: the next one
                 if not repo.claim_digest(player_id, settings.digest_sent_ms, now):
                     continue
+                repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
             body = letters.mail_body(notes, self._tables(notes, player_id), settings)
             try:
                 self._send(settings.email, subject, body, None)
             except DeliveryError as exc:
                 log.info("digest for player %d not delivered: %s", player_id, exc)
-                with ctx.db.write() as session:  # let the next round try again
-                    ctx.repo(session).claim_digest(player_id, now, settings.digest_sent_ms)
-                continue
-            with ctx.db.write() as session:
-                ctx.repo(session).mark_digested([n.id for n in notes])
+                with ctx.db.write() as session:  # it did not go: the next round tries again
+                    repo = ctx.repo(session)
+                    repo.set_email_state([n.id for n in notes], "digest")
+                    repo.claim_digest(player_id, now, settings.digest_sent_ms)
 
     # -- webhooks -------------------------------------------------------------------------------
 
@@ -277,17 +286,19 @@ class Outbox:
 
     def log(
         self, player_id: int, after_id: int, limit: int = LOG_PAGE
-    ) -> list[tuple[Notification, str]]:
-        """The player's notifications after ``after_id`` with their sentence, oldest first;
-        never an e-mail code (it must come by mail, or it would prove nothing)."""
+    ) -> tuple[int, list[tuple[Notification, str]]]:
+        """A page of the player's notifications after ``after_id``, oldest first, with their
+        sentence, and the last id the page covered (resume after it); never an e-mail code
+        (it must come by mail, or it would prove nothing)."""
         ctx = self.ctx
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             settings = repo.settings(player_id)
             found = repo.notifications_of(player_id, after_id, limit)
+        last = found[-1].id if found else after_id
         if settings is None:
-            return []
-        return [
+            return last, []
+        return last, [
             (note, letters.headline(note, None, settings))
             for note in found
             if note.kind != "verify_email"

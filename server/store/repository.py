@@ -80,7 +80,8 @@ _TOKEN = text(
 )
 _TO_REMIND = text(
     "SELECT id, clock_due_ms, clock_reminded FROM match WHERE clock_due_ms > 0"
-    " AND clock_due_ms <= :before AND status = 'playing' ORDER BY clock_due_ms LIMIT :limit"
+    " AND clock_due_ms <= :before AND clock_reminded < :reminders AND status = 'playing'"
+    " ORDER BY clock_due_ms LIMIT :limit"
 )
 _REMINDED = text(
     "UPDATE match SET clock_reminded = :count WHERE id = :id AND clock_started_ms = :started"
@@ -90,9 +91,14 @@ _WAITING_BEFORE = text(
     "SELECT id FROM match WHERE status = 'waiting' AND created_ms < :before"
     " ORDER BY created_ms LIMIT :limit"
 )
-_ON_VACATION = text(
-    "SELECT id FROM player WHERE vacation_started_ms > 0 AND vacation_started_ms < :before"
+_VACATION_SPENT = text(
+    "SELECT id FROM player WHERE vacation_started_ms > 0 AND vacation_started_ms"
+    " + :allowance - CASE WHEN vacation_year = :year THEN vacation_used_ms ELSE 0 END <= :now"
     " ORDER BY vacation_started_ms LIMIT :limit"
+)
+_DIGEST_PLAYERS = text(
+    "SELECT p.id FROM player p WHERE p.id IN (SELECT n.player_id FROM notification n"
+    " WHERE n.email_state = 'digest') ORDER BY p.digest_sent_ms, p.id LIMIT :limit"
 )
 _DUE_NOTIFICATIONS = text(
     "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
@@ -413,10 +419,15 @@ class Repository:
             .values(**values)
         )
 
-    def clocks_to_remind(self, before_ms: int, limit: int) -> list[tuple[str, int, int]]:
+    def clocks_to_remind(
+        self, before_ms: int, reminders: int, limit: int
+    ) -> list[tuple[str, int, int]]:
         """``(id, due, reminders had)`` of matches in play whose timed turn is due by
-        ``before_ms`` (the reminder sweep picks those that crossed a new threshold)."""
-        rows = self.session.connection().execute(_TO_REMIND, {"before": before_ms, "limit": limit})
+        ``before_ms`` and has had fewer than ``reminders`` (the sweep picks those that
+        crossed a new threshold)."""
+        rows = self.session.connection().execute(
+            _TO_REMIND, {"before": before_ms, "reminders": reminders, "limit": limit}
+        )
         return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def set_reminded(self, match_id: str, started_ms: int, was: int, count: int) -> bool:
@@ -538,21 +549,17 @@ class Repository:
         return [_notification(r) for r in rows]
 
     def players_with_digests(self, limit: int) -> list[int]:
-        return list(
-            self.session.exec(
-                select(NotificationRow.player_id)
-                .where(NotificationRow.email_state == "digest")
-                .distinct()
-                .limit(limit)
-            )
-        )
+        """Players with notifications waiting for a digest, those whose last digest is the
+        oldest first (so that players already served today do not crowd out the others)."""
+        rows = self.session.connection().execute(_DIGEST_PLAYERS, {"limit": limit})
+        return [int(r[0]) for r in rows]
 
-    def mark_digested(self, ids: Sequence[int]) -> None:
+    def set_email_state(self, ids: Sequence[int], state: str) -> None:
         if ids:
             self.session.execute(
                 update(NotificationRow)
                 .where(col(NotificationRow.id).in_(list(ids)))
-                .values(email_state="digested")
+                .values(email_state=state)
             )
 
     def claim_digest(self, player_id: int, last_sent_ms: int, now: int) -> bool:
@@ -616,10 +623,12 @@ class Repository:
             return 0, 0, 0
         return row.vacation_started_ms, row.vacation_used_ms, row.vacation_year
 
-    def vacations_started_before(self, before_ms: int, limit: int) -> list[int]:
-        """Players on vacation since before ``before_ms``."""
+    def vacations_spent(self, now: int, allowance_ms: int, year: int, limit: int) -> list[int]:
+        """Players on vacation whose allowance (``allowance_ms`` a year; ``year`` now) has
+        run out by ``now``."""
         rows = self.session.connection().execute(
-            _ON_VACATION, {"before": before_ms, "limit": limit}
+            _VACATION_SPENT,
+            {"now": now, "allowance": allowance_ms, "year": year, "limit": limit},
         )
         return [int(r[0]) for r in rows]
 

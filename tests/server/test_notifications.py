@@ -594,3 +594,52 @@ def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> Non
     with pytest.raises(DeliveryError, match="not a public address") as refused:
         http_post(url, b"{}", {}, False)
     assert "10.0" not in str(refused.value)  # the address found is not echoed
+
+
+def test_no_digest_goes_out_after_mail_was_turned_off(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    _verified(app, box, clients[0], "ann@example.org", "digest")
+    _verified(app, box, clients[1], "ben@example.org", "digest")
+    for _ in range(8):  # both players have news
+        seat = clients[0].view(match_id).match.to_act
+        view = clients[seat].view(match_id)
+        if view.HasField("dealing_seat"):
+            clients[seat].deal(view)
+        else:
+            clients[seat].submit(view, plain_turn(view))
+        app.bots.drain()
+    app.service.outbox.deliver()  # marked for the digest
+    with app.db.read() as session:
+        waiting = (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT COUNT(DISTINCT player_id) FROM notification WHERE email_state = 'digest'"
+            )
+            .scalar_one()
+        )
+    assert waiting == 2
+    _update(clients[0], email_mode="off")
+    clock.now += 2 * HOUR  # past the digest hour
+    app.service.outbox.deliver()
+    assert box.to("ann@example.org") == []
+    assert len(box.to("ben@example.org")) == 1  # the other still gets theirs, once
+    clock.now += HOUR
+    app.service.outbox.deliver()
+    assert len(box.to("ben@example.org")) == 1
+
+
+def test_a_watch_resumed_after_an_impossible_id_is_refused(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    ann = players("ann")
+    stream = ann.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=2**64 - 1),
+        metadata=ann.metadata,
+        timeout=10,
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        next(iter(stream))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
