@@ -47,14 +47,14 @@ class App:
         self.server.start()
         self.bots.start()
         self.feed.start()
-        self.service.absence.start()
-        self.service.outbox.start()
+        self.service.absence.rounds.start()
+        self.service.outbox.rounds.start()
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
         self.server.stop(grace)
-        self.service.absence.stop()
-        self.service.outbox.stop()
+        self.service.absence.rounds.stop()
+        self.service.outbox.rounds.stop()
         self.feed.stop()
         self.bots.stop()
         self.db.dispose()

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 from datetime import UTC, datetime
 
 from server.domain import (
@@ -37,6 +36,7 @@ from server.service import clocks, matches, notices
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError
 from server.service.lobby import abandon
+from server.service.periodic import Periodic
 from server.store.repository import Repository
 from shared.rules import GameState
 
@@ -49,8 +49,10 @@ SWEEP_BATCH = 100
 class Absence:
     def __init__(self, ctx: ServiceContext) -> None:
         self.ctx = ctx
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.rounds = Periodic(
+            "canasta-deadlines", lambda: ctx.config.deadline_sweep_seconds, self.sweep
+        )
+        """The thread that runs ``sweep`` again and again (``start``/``stop``)."""
 
     def set_cover(self, player: Player, match_id: str, covered: bool) -> MatchSummary:
         """Let a bot play the caller's seat from now on, or stop it ("I am back")."""
@@ -193,19 +195,7 @@ class Absence:
                     timed = clocks.resume(match, now)
                 else:  # the turn came during the vacation: nothing of it was used
                     timed, _ = clocks.restart(match, seat, now)
-                revision = match.revision + 1
-                if not repo.save_match(
-                    match.id,
-                    expected_revision=match.revision,
-                    status=match.status,
-                    revision=revision,
-                    now=now,
-                    clock=timed.clock,
-                ):
-                    raise ConflictError("a match changed meanwhile; try again")
-                changed.append(
-                    (dataclasses.replace(timed, revision=revision, updated_ms=now), state)
-                )
+                changed.append((matches.store_change(repo, match, timed, now), state))
         for match, state in changed:
             self._publish(match, state)
 
@@ -278,43 +268,13 @@ class Absence:
                 changed = clocks.resume(changed, now)
             elif clock is None:
                 changed, _ = clocks.restart(changed, seat, now)
-        revision = match.revision + 1
         repo.set_covered(match.id, seat, cover, changed.seats[seat].bank_ms)
-        if not repo.save_match(
-            match.id,
-            expected_revision=match.revision,
-            status=match.status,
-            revision=revision,
-            now=now,
-            clock=changed.clock,
-        ):
-            raise ConflictError("the match changed meanwhile; try again")
-        return dataclasses.replace(changed, revision=revision, updated_ms=now), state
+        return matches.store_change(repo, match, changed, now), state
 
     def _publish(self, match: Match, state: GameState) -> None:
         self.ctx.matches.put(match.id, match)
         self.ctx.states.put(match.id, match.revision, state)
         self.ctx.notifier.publish(matches.change(match, state))
-
-    # -- the sweep's thread -----------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="canasta-deadlines", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.ctx.config.deadline_sweep_seconds):
-            try:
-                self.sweep()
-            except Exception:  # logged; the next sweep tries again
-                log.exception("the deadline sweep failed")
 
 
 def _year(ms: int) -> int:

@@ -159,16 +159,7 @@ class Lobby:
             if all(s.abort_asked for s in others):
                 match = abandon(repo, asked, state, now)
             else:
-                revision = match.revision + 1
-                if not repo.save_match(
-                    match.id,
-                    expected_revision=match.revision,
-                    status=match.status,
-                    revision=revision,
-                    now=now,
-                ):
-                    raise ConflictError("the match changed meanwhile; try again")
-                match = dataclasses.replace(asked, revision=revision, updated_ms=now)
+                match = matches.store_change(repo, match, asked, now)
                 repo.add_notices(notices.abort_asked(match, mine), now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)
@@ -341,24 +332,11 @@ def _new_match(
 def abandon(repo: Repository, match: Match, state: GameState, now: int) -> Match:
     """End a match that was never dealt, with no winner (by agreement, or when the first
     cut is overdue): ``FINISHED`` and ``aborted``, its clock stopped, its players told."""
-    revision = match.revision + 1
-    if not repo.save_match(
-        match.id,
-        expected_revision=match.revision,
-        status=MatchStatus.FINISHED,
-        revision=revision,
-        now=now,
-        clock=None,
-        aborted=True,
-    ):
-        raise ConflictError("the match changed meanwhile; try again")
-    ended = dataclasses.replace(
+    ended = matches.store_change(
+        repo,
         match,
-        status=MatchStatus.FINISHED,
-        revision=revision,
-        updated_ms=now,
-        clock=None,
-        aborted=True,
+        dataclasses.replace(match, status=MatchStatus.FINISHED, clock=None, aborted=True),
+        now,
     )
     repo.add_notices(notices.match_aborted(ended, state), now)
     return ended

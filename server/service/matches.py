@@ -217,6 +217,23 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     return started, state
 
 
+def store_change(repo: Repository, before: Match, after: Match, now: int) -> Match:
+    """Store ``after`` (``before`` with a new status, clock or end) as the next revision, if
+    nobody changed ``before`` meanwhile; returns it as stored."""
+    revision = before.revision + 1
+    if not repo.save_match(
+        before.id,
+        expected_revision=before.revision,
+        status=after.status,
+        revision=revision,
+        now=now,
+        clock=after.clock,
+        aborted=after.aborted,
+    ):
+        raise ConflictError("the match changed meanwhile; try again")
+    return dataclasses.replace(after, revision=revision, updated_ms=now)
+
+
 def turn_key(match: Match, state: GameState) -> tuple[int | None, int, bool]:
     """What identifies a turn for the clock: who acts, in which hand, and whether it is the
     cut between hands (the same seat may cut after going out)."""

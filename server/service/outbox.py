@@ -37,7 +37,6 @@ import logging
 import smtplib
 import socket
 import ssl
-import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from server.domain import EmailMode, Match, Notification, Settings
 from server.service import letters, matches
 from server.service.clocks import zone
 from server.service.context import ServiceContext
+from server.service.periodic import Periodic
 from shared.rules import GameState
 
 log = logging.getLogger(__name__)
@@ -85,8 +85,10 @@ class Outbox:
         self.ctx = ctx
         self.send_mail = send_mail or smtp_sender(ctx.config)
         self.post = post or http_post
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.rounds = Periodic(
+            "canasta-outbox", lambda: ctx.config.outbox_poll_ms / 1000, self.deliver
+        )
+        """The thread that runs ``deliver`` again and again (``start``/``stop``)."""
 
     @property
     def mail_on(self) -> bool:
@@ -303,26 +305,6 @@ class Outbox:
             for note in found
             if note.kind != "verify_email"
         ]
-
-    # -- the thread -----------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="canasta-outbox", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.ctx.config.outbox_poll_ms / 1000):
-            try:
-                self.deliver()
-            except Exception:  # logged; the next round tries again
-                log.exception("delivering notifications failed")
 
 
 def _digest_time(now: int, time_zone: str, hour: int) -> int:
