@@ -100,23 +100,50 @@ class Outbox:
         """Deliver what is due at ``now`` (and the digests due); returns how many were handled."""
         ctx = self.ctx
         now = ctx.clock() if now is None else now
-        with ctx.db.write() as session:
-            abandoned = ctx.repo(session).abandon_stale_sendings(now)
-        if abandoned:
-            log.warning("%d notifications were interrupted mid-delivery; not sent again", abandoned)
         with ctx.db.read() as session:
-            due = ctx.repo(session).due_notifications(now, BATCH)
-        handled = 0
-        for notification_id in due:
+            repo = ctx.repo(session)
+            stale = repo.stale_sendings(now)
+            due = [
+                n for n in (repo.notification(i) for i in repo.due_notifications(now, BATCH)) if n
+            ]
+            players = {p: repo.settings(p) for p in {n.player_id for n in due}}
+        if stale:
+            with ctx.db.write() as session:
+                abandoned = ctx.repo(session).abandon_stale_sendings(now)
+            log.warning("%d notifications were interrupted mid-delivery; not sent again", abandoned)
+        # Most notifications go nowhere but the player's log (no mail, no webhook, or mail
+        # kept for the digest): settled together in one commit, with no claim.
+        quiet: list[tuple[int, str, str]] = []
+        loud: list[int] = []
+        for note in due:
+            found = players.get(note.player_id)
+            email = note.email_state or (self._email_plan(note, found) if found else "off")
+            webhook = note.webhook_state or (
+                "send" if found and found.webhook_url and note.kind != "verify_email" else "off"
+            )
+            if "send" in (email, webhook):
+                loud.append(note.id)
+            else:
+                quiet.append((note.id, email, webhook))
+        if quiet:
+            codes = [n.id for n in due if n.kind == "verify_email"]
+            with ctx.db.write() as session:
+                repo = ctx.repo(session)
+                repo.settle_quietly(quiet, now)
+                for notification_id in codes:  # a code that will not go out: forgotten
+                    if any(q[0] == notification_id for q in quiet):
+                        repo.scrub_notification(notification_id)
+        handled = len(quiet)
+        for notification_id in loud:
             with ctx.db.write() as session:
                 repo = ctx.repo(session)
                 if not repo.claim_notification(notification_id, now, now + LEASE_MS):
                     continue  # another process has it
-                note = repo.notification(notification_id)
-                settings = repo.settings(note.player_id) if note is not None else None
-            if note is None or settings is None:
+                claimed = repo.notification(notification_id)
+                mine = repo.settings(claimed.player_id) if claimed is not None else None
+            if claimed is None or mine is None:
                 continue
-            self._attempt(note, settings, now)
+            self._attempt(claimed, mine, now)
             handled += 1
         self._digests(now)
         return handled
@@ -158,9 +185,9 @@ class Outbox:
 
     # -- e-mail ---------------------------------------------------------------------------------
 
-    def _email(self, note: Notification, settings: Settings) -> str:
-        """Send ``note`` by mail now (``sent``), leave it for the digest (``digest``), or not
-        at all (``off``)."""
+    def _email_plan(self, note: Notification, settings: Settings) -> str:
+        """Whether ``note`` is to be mailed now (``send``), kept for the digest (``digest``),
+        or not mailed at all (``off``)."""
         if not self.mail_on:
             return "off"
         if note.kind == "verify_email":
@@ -169,14 +196,25 @@ class Outbox:
             latest = hashlib.sha256(code.encode()).hexdigest() == settings.email_code_hash
             if not address or address != settings.email_pending or not latest:
                 return "off"  # another code was asked for since: this one is void
-            self._send(
-                address, letters.subject(note), letters.mail_body([note], {}, settings), note
-            )
-            return "sent"
+            return "send"
         if not settings.email_verified or settings.email_mode is EmailMode.OFF:
             return "off"
         if settings.email_mode is EmailMode.DIGEST:
             return "digest"
+        return "send"
+
+    def _email(self, note: Notification, settings: Settings) -> str:
+        """Send ``note`` by mail now (``sent``), leave it for the digest (``digest``), or not
+        at all (``off``)."""
+        plan = self._email_plan(note, settings)
+        if plan != "send":
+            return plan
+        if note.kind == "verify_email":
+            address = str(note.facts.get("address", ""))
+            self._send(
+                address, letters.subject(note), letters.mail_body([note], {}, settings), note
+            )
+            return "sent"
         tables = self._tables([note], settings.player_id)
         self._send(
             settings.email, letters.subject(note), letters.mail_body([note], tables, settings), note

@@ -100,6 +100,18 @@ _DIGEST_PLAYERS = text(
     "SELECT p.id FROM player p WHERE p.id IN (SELECT n.player_id FROM notification n"
     " WHERE n.email_state = 'digest') ORDER BY p.digest_sent_ms, p.id LIMIT :limit"
 )
+_ADD_NOTICE = text(
+    "INSERT INTO notification (player_id, match_id, kind, detail_json, created_ms, state,"
+    " attempts, next_attempt_ms, lease_until_ms, email_state, webhook_state, done_ms)"
+    " VALUES (:player, :match, :kind, :detail, :now, 'pending', 0, :now, 0, '', '', 0)"
+)
+_STALE_SENDING = text(
+    "SELECT id FROM notification WHERE state = 'sending' AND lease_until_ms < :now LIMIT 1"
+)
+_SETTLE_QUIETLY = text(
+    "UPDATE notification SET state = 'done', email_state = :email, webhook_state = :webhook,"
+    " attempts = attempts + 1, done_ms = :now WHERE id = :id AND state = 'pending'"
+)
 _DUE_NOTIFICATIONS = text(
     "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
     " ORDER BY id LIMIT :limit"
@@ -463,18 +475,16 @@ class Repository:
     def add_notices(self, notices: Sequence[Notice], now: int) -> None:
         """Store notices to deliver, in the caller's transaction (the change that causes them)."""
         for notice in notices:
-            self.session.add(
-                NotificationRow(
-                    player_id=notice.player_id,
-                    match_id=notice.match_id,
-                    kind=notice.kind,
-                    detail_json=json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
-                    created_ms=now,
-                    next_attempt_ms=now,
-                )
+            self._run(
+                _ADD_NOTICE,
+                {
+                    "player": notice.player_id,
+                    "match": notice.match_id,
+                    "kind": notice.kind,
+                    "detail": json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
+                    "now": now,
+                },
             )
-        if notices:
-            self.session.flush()
 
     def due_notifications(self, now: int, limit: int) -> list[int]:
         """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first."""
@@ -490,6 +500,20 @@ class Repository:
             .values(state="sending", lease_until_ms=lease_until)
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def stale_sendings(self, now: int) -> bool:
+        """Whether a delivery was interrupted (a ``sending`` row past its lease)."""
+        row = self.session.connection().execute(_STALE_SENDING, {"now": now}).first()
+        return row is not None
+
+    def settle_quietly(self, outcomes: Sequence[tuple[int, str, str]], now: int) -> None:
+        """Settle notifications that go to no channel now: ``(id, email state, webhook
+        state)`` each; only those still pending (another process may have taken one)."""
+        for notification_id, email, webhook in outcomes:
+            self._run(
+                _SETTLE_QUIETLY,
+                {"id": notification_id, "email": email, "webhook": webhook, "now": now},
+            )
 
     def abandon_stale_sendings(self, now: int) -> int:
         """Notifications whose delivery was interrupted (their process died mid-way): they
