@@ -111,6 +111,9 @@ class Seat:
     """The player is on vacation: their clocks stand still."""
     abort_asked: bool = False
     """The player asked to abandon the match (before its first deal)."""
+    reachable: bool = False
+    """The player has a way to hear of news (verified mail not off, or a webhook): only
+    their notifications wait for the outbox; the others go to their log alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +257,8 @@ class Notice:
     match_id: str
     kind: str
     facts: dict[str, object]
+    deliver: bool = True
+    """False: the player has no channel; the notice only joins their log (for Watch)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ def after_move(
         absent = after.seats[played_for]
         if absent.player_id is not None:
             facts = _facts(after, after_state)
-            found.append(Notice(absent.player_id, after.id, "bot_played", facts))
+            found.append(Notice(absent.player_id, after.id, "bot_played", facts, absent.reachable))
     scored = after_state.last_hand
     if scored is not None and scored.hand_number == before_state.hand_number != (
         before_state.last_hand.hand_number if before_state.last_hand is not None else 0
@@ -64,14 +64,14 @@ def turn_started(match: Match, state: GameState) -> list[Notice]:
     if taken.kind is not SeatKind.HUMAN or taken.covered or taken.player_id is None:
         return []
     kind = "partner_asks" if state.phase is Phase.ANSWER else "your_turn"
-    return [Notice(taken.player_id, match.id, kind, _facts(match, state))]
+    return [Notice(taken.player_id, match.id, kind, _facts(match, state), taken.reachable)]
 
 
 def abort_asked(match: Match, seat: int) -> list[Notice]:
     """The other people seated: ``seat``'s player asks to abandon the match."""
     facts: dict[str, object] = {"seat": seat, "version": match.version}
     return [
-        Notice(s.player_id, match.id, "abort_asked", facts)
+        Notice(s.player_id, match.id, "abort_asked", facts, s.reachable)
         for s in match.seats
         if s.kind is SeatKind.HUMAN and s.player_id is not None and s.seat != seat
     ]
@@ -85,7 +85,7 @@ def reminder(match: Match, state: GameState, seat: int) -> list[Notice]:
     taken = match.seats[seat]
     if taken.player_id is None:
         return []
-    return [Notice(taken.player_id, match.id, "reminder", _facts(match, state))]
+    return [Notice(taken.player_id, match.id, "reminder", _facts(match, state), taken.reachable)]
 
 
 def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> list[Notice]:
@@ -93,13 +93,13 @@ def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> li
     if taken.player_id is None:
         return []
     facts = {**_facts(match, state), "cover": cover}
-    return [Notice(taken.player_id, match.id, "deadline_passed", facts)]
+    return [Notice(taken.player_id, match.id, "deadline_passed", facts, taken.reachable)]
 
 
 def _everyone(match: Match, kind: str, state: GameState) -> list[Notice]:
     facts = _facts(match, state)
     return [
-        Notice(s.player_id, match.id, kind, facts)
+        Notice(s.player_id, match.id, kind, facts, s.reachable)
         for s in match.seats
         if s.kind is SeatKind.HUMAN and s.player_id is not None
     ]

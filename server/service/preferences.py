@@ -134,8 +134,8 @@ class Preferences:
             if values:
                 repo.update_player(player.id, **values)
             repo.add_notices(notices, now)
-            if "time_zone" in values:
-                repo.touch_matches_of(player.id, now)
+            if {"time_zone", "email", "email_mode", "webhook_url"} & values.keys():
+                repo.touch_matches_of(player.id, now)  # seats carry the zone and reachability
             found = repo.settings(player.id)
         if found is None:
             raise NotFoundError("no such player")

@@ -103,7 +103,7 @@ _DIGEST_PLAYERS = text(
 _ADD_NOTICE = text(
     "INSERT INTO notification (player_id, match_id, kind, detail_json, created_ms, state,"
     " attempts, next_attempt_ms, lease_until_ms, email_state, webhook_state, done_ms)"
-    " VALUES (:player, :match, :kind, :detail, :now, 'pending', 0, :now, 0, '', '', 0)"
+    " VALUES (:player, :match, :kind, :detail, :now, :state, 0, :now, 0, '', '', 0)"
 )
 _STALE_SENDING = text(
     "SELECT id FROM notification WHERE state = 'sending' AND lease_until_ms < :now LIMIT 1"
@@ -483,6 +483,7 @@ class Repository:
                     "kind": notice.kind,
                     "detail": json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
                     "now": now,
+                    "state": "pending" if notice.deliver else "done",
                 },
             )
 
@@ -785,6 +786,8 @@ class Repository:
             covered=row.covered,
             on_vacation=player.vacation_started_ms > 0,
             abort_asked=row.abort_asked,
+            reachable=(player.email_verified and player.email_mode != "off")
+            or bool(player.webhook_url),
         )
 
     # -- the log --------------------------------------------------------------------------------
