@@ -35,9 +35,7 @@ def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> st
             continue
         due = match.clock.due_at_ms
         summary = f"Canasta: your move ({match.preset}, match {match.match_id[:8]})"
-        detail = (
-            f"Due at the end of this event. canasta show --match {match.match_id} (server {server})"
-        )
+        detail = f"Due at the end of this event. canasta show {match.match_id} (server {server})"
         lines += [
             "BEGIN:VEVENT",
             f"UID:{match.match_id}-{match.clock.started_at_ms}@canasta",

@@ -28,7 +28,7 @@ SUBJECTS = {
     "verify_email": "Your Canasta e-mail code",
 }
 UNSUBSCRIBE = (
-    "To stop these mails: canasta notify email off (or canasta notify digest for one a day)."
+    "To stop these mails: canasta notify email off (or canasta notify email digest for one a day)."
 )
 
 
@@ -119,7 +119,7 @@ def table_text(match: Match, state: GameState, seat: int) -> list[str]:
     lines.append(f"  scores: {', '.join(str(x) for x in view.scores)}")
     actor = view.actor
     if actor == seat:
-        lines.append(f"  your move: canasta show --match {match.id}")
+        lines.append(f"  your move: canasta show {match.id}")
     elif actor is not None:
         lines.append(f"  {names[actor]} is to move")
     return lines

@@ -187,7 +187,7 @@ def test_each_turn_comes_by_mail_with_the_players_own_hand_only(
     own = clients[mover].view(match_id).view.hand
     hand_lines = [line for line in body.splitlines() if "hand:" in line]
     assert hand_lines == [f"  your hand: {' '.join(own)}"]
-    assert f"canasta show --match {match_id}" in body
+    assert f"canasta show {match_id}" in body  # `show` takes the match as its argument
     assert "canasta notify email off" in body  # the unsubscribe line
     assert mails[-1]["Message-ID"]
     # Delivered once: another round sends nothing more.
