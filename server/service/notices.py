@@ -33,11 +33,12 @@ def after_move(
     before_state: GameState,
     after: Match,
     after_state: GameState,
+    turn_over: bool,
     played_for: int | None = None,
 ) -> list[Notice]:
-    """The notices a stored move causes (``played_for``: the human seat a bot moved for)."""
+    """The notices a stored move causes (``turn_over``: another turn began, as the caller's
+    ``matches.turn_key`` found; ``played_for``: the human seat a bot moved for)."""
     found: list[Notice] = []
-    turn_over = matches.turn_key(after, after_state) != matches.turn_key(before, before_state)
     if played_for is not None and turn_over:
         absent = after.seats[played_for]
         if absent.player_id is not None:

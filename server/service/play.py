@@ -356,7 +356,8 @@ class Play:
             new_match = clocks.resume(matches.with_cover(new_match, move.seat, ""), now)
         banks: tuple[int, ...] = ()
         after = matches.turn_key(new_match, effects.state)
-        if back or after != matches.turn_key(match, state):
+        turn_over = after != matches.turn_key(match, state)
+        if back or turn_over:
             new_match, banks = clocks.restart(new_match, after[0], now)
         entry = Entry(
             seq=seq,
@@ -372,7 +373,7 @@ class Play:
         )
         seen = move.seat if signer == seat.public_key and seat.kind is SeatKind.HUMAN else None
         played_for = move.seat if signer != seat.public_key else None
-        told = notices.after_move(match, state, new_match, effects.state, played_for)
+        told = notices.after_move(match, state, new_match, effects.state, turn_over, played_for)
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
     def _rules(
