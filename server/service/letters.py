@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from server.domain import Match, Notification, SeatKind, Settings
 from server.service.clocks import zone
+from server.service.matches import to_act
 from shared.rules import GameState, cards_text, player_view
 
 SUBJECTS = {
@@ -117,7 +118,7 @@ def table_text(match: Match, state: GameState, seat: int) -> list[str]:
         frozen = " (frozen)" if view.pile_frozen else ""
         lines.append(f"  pile: {view.pile_size} cards, top {top}{frozen}")
     lines.append(f"  scores: {', '.join(str(x) for x in view.scores)}")
-    actor = view.actor
+    actor = to_act(match, state)  # the engine's actor, or the seat that cuts the next deal
     if actor == seat:
         lines.append(f"  your move: canasta show {match.id}")
     elif actor is not None:

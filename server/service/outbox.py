@@ -231,8 +231,6 @@ class Outbox:
         domain = config.mail_from.rpartition("@")[2] or None
         idstring = f"canasta-notification-{note.id}" if note is not None else None
         message["Message-ID"] = make_msgid(idstring=idstring, domain=domain)
-        if note is not None and note.kind != "verify_email":
-            message["List-Unsubscribe"] = "<mailto:" + config.mail_from + "?subject=unsubscribe>"
         message.set_content(body)
         try:
             self.send_mail(message)

@@ -18,6 +18,7 @@ from server.config import ServerConfig
 from tests.testkit import PlayerClient
 
 from ..postgres import PostgresServer
+from .mailkit import hooks, mailbox  # noqa: F401  (fixtures, shared by the notification tests)
 
 AppFactory = Callable[..., App]
 

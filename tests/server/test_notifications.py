@@ -5,105 +5,27 @@ directly (``Outbox.deliver``) instead of waiting for the worker's thread."""
 
 from __future__ import annotations
 
-import email
 import hashlib
 import hmac
 import json
-import re
-import socket
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from datetime import datetime
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import grpc
 import pytest
-from aiosmtpd.controller import Controller
 
 from server.app import App
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient, plain_turn
 
 from .conftest import AppFactory
+from .mailkit import CARD, FakeClock, Hooks, Mailbox, mail_text, update, verified
 
 MONDAY_7AM = int(datetime(2026, 12, 7, 7, tzinfo=ZoneInfo("UTC")).timestamp() * 1000)
 HOUR = 3_600_000
-
-
-class FakeClock:
-    def __init__(self, now: int) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-
-@dataclass
-class Mailbox:
-    """What the SMTP server received."""
-
-    messages: list[Message] = field(default_factory=list)
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
-        self.messages.append(email.message_from_bytes(envelope.content))
-        return "250 OK"
-
-    def to(self, address: str) -> list[Message]:
-        return [m for m in self.messages if m["To"] == address]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def mailbox() -> Iterator[tuple[Mailbox, int]]:
-    box = Mailbox()
-    port = _free_port()
-    controller = Controller(box, hostname="127.0.0.1", port=port)
-    controller.start()
-    yield box, port
-    controller.stop()
-
-
-@dataclass
-class Hooks:
-    """A webhook receiver: each POST's body and headers; answers the next status queued."""
-
-    received: list[tuple[bytes, dict[str, str]]] = field(default_factory=list)
-    statuses: list[int] = field(default_factory=list)
-    url: str = ""
-
-
-@pytest.fixture
-def hooks() -> Iterator[Hooks]:
-    found = Hooks()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            found.received.append((body, dict(self.headers.items())))
-            status = found.statuses.pop(0) if found.statuses else 200
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    found.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield found
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -125,32 +47,6 @@ def clock(app: App) -> FakeClock:
     return fake
 
 
-def _update(client: PlayerClient, **fields: Any) -> pb.Settings:
-    settings: pb.Settings = client.stub.UpdateSettings(
-        pb.UpdateSettingsRequest(**fields), metadata=client.metadata
-    )
-    return settings
-
-
-def _verified(app: App, box: Mailbox, client: PlayerClient, address: str, mode: str) -> None:
-    """Set and prove an address the way a player does: the code comes by mail."""
-    pending = _update(client, email=address)
-    assert pending.email_pending == address
-    assert not pending.email_verified
-    app.service.outbox.deliver()
-    (mail,) = box.to(address)
-    assert "code" in mail["Subject"].lower()
-    code = re.search(r"Your code is ([a-z0-9]+)", _body(mail))
-    assert code is not None
-    with pytest.raises(grpc.RpcError) as wrong:
-        _update(client, email_code="not-the-code")
-    assert wrong.value.code() == grpc.StatusCode.PERMISSION_DENIED
-    settings = _update(client, email_code=code[1], email_mode=mode)
-    assert settings.email == address
-    assert settings.email_verified
-    box.messages.clear()
-
-
 def _two_humans(
     app: App, players: Callable[..., PlayerClient]
 ) -> tuple[str, dict[int, PlayerClient]]:
@@ -161,19 +57,13 @@ def _two_humans(
     return created.match.match_id, {0: ann, 1: ben}
 
 
-def _body(message: Message) -> str:
-    payload = message.get_payload(decode=True)
-    assert isinstance(payload, bytes)
-    return payload.decode()
-
-
 def test_each_turn_comes_by_mail_with_the_players_own_hand_only(
     app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
 ) -> None:
     box, _ = mailbox
     match_id, clients = _two_humans(app, players)
     for seat, client in clients.items():
-        _verified(app, box, client, f"p{seat}@example.org", "each")
+        verified(app, box, client, f"p{seat}@example.org", "each")
     cutter = clients[0].view(match_id).match.to_act
     view = clients[cutter].view(match_id)
     clients[cutter].deal(view)
@@ -182,13 +72,16 @@ def test_each_turn_comes_by_mail_with_the_players_own_hand_only(
     mover = clients[0].view(match_id).match.to_act
     mails = box.to(f"p{mover}@example.org")
     assert mails, "the player to move got no mail"
-    body = _body(mails[-1])
+    body = mail_text(mails[-1])
     assert mails[-1]["Subject"] == f"Your turn - match {match_id[:8]}"
     own = clients[mover].view(match_id).view.hand
     hand_lines = [line for line in body.splitlines() if "hand:" in line]
     assert hand_lines == [f"  your hand: {' '.join(own)}"]
     assert f"canasta show {match_id}" in body  # `show` takes the match as its argument
     assert "canasta notify email off" in body  # the unsubscribe line
+    # No List-Unsubscribe header: nothing reads mail sent to the server yet, so a mail
+    # client's "unsubscribe" button would promise what does not happen.
+    assert mails[-1]["List-Unsubscribe"] is None
     assert mails[-1]["Message-ID"]
     # Delivered once: another round sends nothing more.
     count = len(box.messages)
@@ -201,7 +94,7 @@ def test_a_digest_comes_once_a_day_at_the_players_hour(
 ) -> None:
     box, _ = mailbox
     match_id, clients = _two_humans(app, players)
-    _verified(app, box, clients[0], "ann@example.org", "digest")
+    verified(app, box, clients[0], "ann@example.org", "digest")
     for _ in range(6):  # moves until ann has had news a few times
         seat = clients[0].view(match_id).match.to_act
         client = clients[seat]
@@ -217,7 +110,7 @@ def test_a_digest_comes_once_a_day_at_the_players_hour(
     app.service.outbox.deliver()
     (digest,) = box.to("ann@example.org")
     assert "notification" in digest["Subject"]
-    assert _body(digest).count("It is your turn") >= 1
+    assert mail_text(digest).count("It is your turn") >= 1
     app.service.outbox.deliver()
     clock.now += 3 * HOUR
     app.service.outbox.deliver()
@@ -228,10 +121,10 @@ def test_webhooks_are_signed_retried_and_delivered_once(
     app: App, clock: FakeClock, players: Callable[..., PlayerClient], hooks: Hooks
 ) -> None:
     match_id, clients = _two_humans(app, players)
-    settings = _update(clients[0], webhook_url=hooks.url)
+    settings = update(clients[0], webhook_url=hooks.url)
     secret = settings.webhook_secret
     assert len(secret) == 64
-    assert _update(clients[0], time_zone="Europe/Berlin").webhook_secret == ""  # shown once
+    assert update(clients[0], time_zone="Europe/Berlin").webhook_secret == ""  # shown once
     hooks.statuses = [503]
     for _ in range(6):  # news for ann after her webhook was set (earlier news went nowhere)
         seat = clients[0].view(match_id).match.to_act
@@ -268,8 +161,8 @@ def test_nothing_is_lost_or_sent_twice_across_a_restart(
 ) -> None:  # fmt: skip
     box, port = mailbox
     match_id, clients = _two_humans(app, players)
-    _verified(app, box, clients[0], "ann@example.org", "each")
-    _verified(app, box, clients[1], "ben@example.org", "each")
+    verified(app, box, clients[0], "ann@example.org", "each")
+    verified(app, box, clients[1], "ben@example.org", "each")
     cutter = clients[0].view(match_id).match.to_act
     clients[cutter].deal(clients[cutter].view(match_id))
     app.bots.drain()
@@ -321,7 +214,7 @@ def test_bad_settings_are_refused_and_change_nothing(
     ann = players("ann")
     before = ann.stub.GetSettings(pb.GetSettingsRequest(), metadata=ann.metadata)
     with pytest.raises(grpc.RpcError) as refused:
-        _update(ann, **fields, email_mode="digest") if "email_mode" not in fields else _update(
+        update(ann, **fields, email_mode="digest") if "email_mode" not in fields else update(
             ann, **fields
         )
     assert refused.value.code() == status
@@ -339,7 +232,7 @@ def test_webhooks_never_reach_private_addresses_by_default(
     strict.service.ctx.clock = clock
     with grpc.insecure_channel(f"127.0.0.1:{strict.port}") as channel:
         ann = PlayerClient(channel).join_server("ann")
-        _update(ann, webhook_url=hooks.url)  # only its form is checked when it is set
+        update(ann, webhook_url=hooks.url)  # only its form is checked when it is set
         ann.create_match(bot_seats=[1, 2, 3])  # her turn to cut: a notification
         for _ in range(10):
             strict.service.outbox.deliver()
@@ -354,7 +247,7 @@ def test_webhooks_never_reach_private_addresses_by_default(
         assert ("failed", "failed") in [tuple(r) for r in states]
     for url in ("ftp://example.org/x", "http://example.org:99999/", "http://[::1/", "http://a b/"):
         with pytest.raises(grpc.RpcError) as refused:
-            _update(players("bob"), webhook_url=url)
+            update(players("bob"), webhook_url=url)
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
 
 
@@ -373,7 +266,7 @@ def test_reminders_come_before_the_deadline_once_each(
     match_id = created.match.match_id
     summary = ann.view(match_id).match
     cutter = summary.clock.seat
-    _verified(app, box, clients[cutter], "late@example.org", "each")
+    verified(app, box, clients[cutter], "late@example.org", "each")
     app.service.outbox.deliver()
     box.messages.clear()
 
@@ -387,7 +280,7 @@ def test_reminders_come_before_the_deadline_once_each(
     assert reminders() == []
     clock.now = due - 23 * HOUR
     assert len(reminders()) == 1
-    assert "Due " in _body(reminders()[0])  # the deadline, in the player's time zone
+    assert "Due " in mail_text(reminders()[0])  # the deadline, in the player's time zone
     clock.now = due - 3 * HOUR
     assert len(reminders()) == 1  # once per threshold
     other = clients[1 - cutter]
@@ -417,7 +310,7 @@ def test_two_server_processes_handle_each_deadline_and_mail_once(
     created = ann.stub.CreateMatch(request, metadata=ann.metadata)
     ben.join_match(created.invite_code, seat=1)
     for client, address in ((ann, "ann@example.org"), (ben, "ben@example.org")):
-        _verified(app, box, client, address, "each")
+        verified(app, box, client, address, "each")
     replica = make_app(
         token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
         smtp_security="none", mail_from="canasta@example.org",
@@ -451,11 +344,6 @@ def test_two_server_processes_handle_each_deadline_and_mail_once(
     assert len(timed_out) == 1
 
 
-CARD = re.compile(
-    r"(?<![0-9a-z])(?:10|[2-9]|[tjqka])[cdhs](?![0-9a-z])|(?<![0-9a-z])jk(?![0-9a-z])"
-)
-
-
 @pytest.mark.slow  # sixty moves with mail and webhooks: in make test, not the inner loop
 def test_leak_audit_of_mails_and_webhooks_over_many_moves(
     app: App, clock: FakeClock, players: Callable[..., PlayerClient],
@@ -466,8 +354,8 @@ def test_leak_audit_of_mails_and_webhooks_over_many_moves(
     box, _ = mailbox
     match_id, clients = _two_humans(app, players)
     for seat, client in clients.items():
-        _verified(app, box, client, f"p{seat}@example.org", "each")
-        _update(client, webhook_url=hooks.url)
+        verified(app, box, client, f"p{seat}@example.org", "each")
+        update(client, webhook_url=hooks.url)
     audited = webhooks = cards_seen = 0
     for _ in range(60):
         seat = clients[0].view(match_id).match.to_act
@@ -486,7 +374,7 @@ def test_leak_audit_of_mails_and_webhooks_over_many_moves(
             mine = client.view(match_id).view
             allowed = set(mine.hand) | ({mine.pile_top} if mine.HasField("pile_top") else set())
             for mail in box.to(f"p{reader}@example.org"):
-                shown = set(CARD.findall(_body(mail).lower()))
+                shown = set(CARD.findall(mail_text(mail).lower()))
                 assert shown <= {c.lower() for c in allowed}, (reader, shown - allowed)
                 audited += 1
                 cards_seen += len(shown)
@@ -522,7 +410,7 @@ def test_watch_streams_notifications_and_resumes_after_the_last_seen(
 ) -> None:
     match_id, clients = _two_humans(app, players)
     for client in clients.values():
-        _update(client, email="someone@example.org")  # a code mail: never on the stream
+        update(client, email="someone@example.org")  # a code mail: never on the stream
     cutter = clients[0].view(match_id).match.to_act
     player = clients[cutter]
     (first,) = _watch_notes(player, 0, 1)
@@ -560,13 +448,13 @@ def test_a_player_cannot_flood_an_inbox_with_codes(
     the stored notification forgets it once sent."""
     box, _ = mailbox
     eve = players("eve")
-    _update(eve, email="victim@example.org")
+    update(eve, email="victim@example.org")
     for _ in range(5):
         with pytest.raises(grpc.RpcError) as limited:
-            _update(eve, email="victim@example.org")
+            update(eve, email="victim@example.org")
         assert limited.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     clock.now += 11 * 60_000
-    _update(eve, email="victim2@example.org")  # the first code, not yet mailed, is void now
+    update(eve, email="victim2@example.org")  # the first code, not yet mailed, is void now
     app.service.outbox.deliver()
     assert len(box.to("victim@example.org")) == 0
     assert len(box.to("victim2@example.org")) == 1
@@ -605,8 +493,8 @@ def test_no_digest_goes_out_after_mail_was_turned_off(
 ) -> None:
     box, _ = mailbox
     match_id, clients = _two_humans(app, players)
-    _verified(app, box, clients[0], "ann@example.org", "digest")
-    _verified(app, box, clients[1], "ben@example.org", "digest")
+    verified(app, box, clients[0], "ann@example.org", "digest")
+    verified(app, box, clients[1], "ben@example.org", "digest")
     for _ in range(8):  # both players have news
         seat = clients[0].view(match_id).match.to_act
         view = clients[seat].view(match_id)
@@ -625,7 +513,7 @@ def test_no_digest_goes_out_after_mail_was_turned_off(
             .scalar_one()
         )
     assert waiting == 2
-    _update(clients[0], email_mode="off")
+    update(clients[0], email_mode="off")
     clock.now += 2 * HOUR  # past the digest hour
     app.service.outbox.deliver()
     assert box.to("ann@example.org") == []
