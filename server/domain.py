@@ -136,6 +136,9 @@ class Match:
     """The turn being timed (None without a time control or when nobody is to act)."""
     aborted: bool = False
     """Abandoned before its first deal: ``FINISHED``, with no winner."""
+    header: bytes = b""
+    """The canonical match header the chain starts from (``shared.transcript``); empty while
+    the match waits for players, and for matches started before transcripts existed."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:

@@ -10,8 +10,8 @@ apart on a byte:
   hands, which names the published ``deal_commitment``;
 * ``receipt_matches``: the server's receipt covers exactly the envelope that was sent (the
   entry hash recomputed locally) and is signed by the pinned server key;
-* ``dealt_deck`` / ``verify_deal``: recompute a revealed deal from its secret and the cut's
-  signature, after checking the secret against its commitment.
+* ``transcript_of``: a match's history, as shown, as a transcript ``shared.transcript``
+  verifies offline (the hands that are over).
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import time
 from collections.abc import Sequence
 
 from shared.crypto.chain import entry_hash, verify_receipt
-from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
 from shared.crypto.keys import PrivateKey, public_key_raw, sign
 from shared.pb import canasta_pb2 as pb
-from shared.rules import Card, RuleConfig, deck
+from shared.transcript import HandSecret, LoggedMove, Transcript
 from shared.wire import (
     DEAL_ACTION,
     Move,
@@ -145,41 +144,36 @@ def receipt_matches(
     )
 
 
-def dealt_deck(
-    config: RuleConfig, secret: bytes, match_id: str, hand_number: int, cut_signature: bytes
-) -> list[Card]:
-    """The deck order (top first) of a hand, from its revealed secret and the cut's signature."""
-    cards = deck(config.decks, config.jokers_per_deck)
-    seed = deal_seed(secret, match_id, hand_number, [cut_signature])
-    return [cards[i] for i in shuffle(len(cards), seed)]
-
-
-def verify_deal(
-    config: RuleConfig,
-    match_id: str,
-    hand: pb.HandRecord,
-    cut: pb.HistoryEntry,
-) -> list[Card] | None:
-    """Check a revealed hand against its commitment and the cut; its deck, or None if it fails.
-
-    ``cut`` is the hand's ``deal`` entry. A hand whose secret is not revealed yet cannot be
-    checked and also gives None.
-    """
-    if not hand.secret or cut.seq != hand.deal_seq:
-        return None
-    if not verify_commitment(hand.secret, match_id, hand.hand_number, hand.commitment):
-        return None
-    return dealt_deck(config, hand.secret, match_id, hand.hand_number, cut.signature)
+def transcript_of(
+    header: bytes, entries: Sequence[pb.HistoryEntry], hands: Sequence[pb.HandRecord]
+) -> Transcript:
+    """The verifiable transcript of a match's history as the server showed it: every entry
+    up to the cut of the first hand whose secret is not revealed yet (in a running match, the
+    hands already over; in a finished one, everything), and the secrets of those hands."""
+    revealed = {h.hand_number: h for h in hands if h.secret}
+    logged: list[LoggedMove] = []
+    for entry in entries:
+        if entry.actions == [DEAL_ACTION] and entry.hand_number not in revealed:
+            break
+        logged.append(
+            LoggedMove(entry.seq, entry.payload, entry.signature, entry.receipt_signature)
+        )
+    dealt = {e.hand_number for e in entries[: len(logged)] if e.actions == [DEAL_ACTION]}
+    secrets = tuple(
+        HandSecret(h.hand_number, h.commitment, h.secret, h.deal_seq)
+        for number, h in sorted(revealed.items())
+        if number in dealt
+    )
+    return Transcript(header, tuple(logged), secrets)
 
 
 __all__ = [
     "auth_request",
     "deal_request",
-    "dealt_deck",
     "move_request",
     "now_ms",
     "receipt_matches",
     "register_request",
-    "verify_deal",
+    "transcript_of",
     "view_move_request",
 ]

@@ -6,7 +6,6 @@ build, sign and submit move envelopes from the last view it saw.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,12 +15,12 @@ from typing import Any, cast
 import grpc
 
 from shared import protocol
-from shared.crypto.chain import chain_hashes, verify_receipt
-from shared.crypto.keys import PrivateKey, generate_private_key, public_key_raw, verify
+from shared.crypto.chain import entry_hash, verify_receipt
+from shared.crypto.keys import PrivateKey, generate_private_key, public_key_raw
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
-from shared.rules import GameState, RuleConfig, apply_turn, deal_hand, new_match
-from shared.wire import move_from_bytes, parse_actions
+from shared.rules import GameState
+from shared.transcript import header_hash, verify
 
 
 class PlayerClient:
@@ -222,43 +221,25 @@ def replay_history(
     entries: Sequence[pb.HistoryEntry],
     server_key: bytes,
 ) -> GameState:
-    """Check a finished (or running) match's record offline and replay it through the engine.
-
-    Checks every signature against its seat's key, the hash chain, every receipt, and every
-    revealed deal against its commitment; raises ``AssertionError`` on the first problem and
-    returns the engine's state after the last entry (in a running match: before the deal of
-    the hand in play, whose secret is not revealed yet).
-    """
-    config = RuleConfig.from_dict(json.loads(history.config_json))
-    seat_keys = {s.seat: s.public_key for s in history.seats}
-    hands = {h.hand_number: h for h in history.hands}
-    hashes = chain_hashes(match_id, [(e.payload, e.signature) for e in entries])
-    state = new_match(config, seed=match_id)
-    replaying = True
-    for entry, digest in zip(entries, hashes, strict=True):
-        move = move_from_bytes(entry.payload)
-        assert move.match_id == match_id
-        assert move.seat == entry.seat
-        assert entry.signer_public_key == seat_keys[entry.seat], f"entry {entry.seq}: signer"
-        assert verify(seat_keys[entry.seat], entry.payload, entry.signature), f"{entry.seq}: sig"
+    """Check a match's record as ``canasta verify`` does (``shared.transcript.verify``): every
+    signature, the chain from the header, every receipt, every revealed deal, every move
+    replayed. Raises ``TranscriptError`` on the first problem; returns the engine's state after
+    the hands that are over (in a running match, before the cut of the hand in play, whose
+    secret is not revealed yet). Also checks that the header names ``server_key``, the key the
+    client pinned, and that every entry after the transcript's end links to it."""
+    transcript = protocol.transcript_of(history.header, entries, history.hands)
+    report = verify(transcript)
+    assert report.header.match_id == match_id
+    assert report.header.server_key == server_key, "the header names another server key"
+    rest = list(entries[len(transcript.entries) :])
+    hashes = [e.entry_hash for e in entries[: len(transcript.entries)]]
+    prev = hashes[-1] if hashes else header_hash(history.header)
+    for entry in rest:  # the hand in play: no replay yet, but the chain and receipts hold
+        digest = entry_hash(prev, entry.payload, entry.signature)
         assert digest == entry.entry_hash, f"entry {entry.seq}: chain broken"
         assert verify_receipt(server_key, match_id, entry.seq, digest, entry.receipt_signature)
-        if move.is_deal:
-            hand = hands[entry.hand_number]
-            assert hand.deal_seq == entry.seq
-            assert move.deal_commitment == hand.commitment
-            if not hand.secret:  # the hand in play: its deal cannot be checked yet
-                replaying = False
-            if not replaying:
-                continue
-            cards = protocol.verify_deal(config, match_id, hand, entry)
-            assert cards is not None, (
-                f"hand {hand.hand_number}: secret not revealed or not the committed one"
-            )
-            state = deal_hand(state, cards)
-        elif replaying:
-            state = apply_turn(state, move.seat, parse_actions(move.actions))
-    return state
+        prev = digest
+    return report.state
 
 
 def authoritative_state(service: Any, match_id: str) -> GameState:

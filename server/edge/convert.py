@@ -243,6 +243,7 @@ def history_to_pb(history: History) -> pb.GetHistoryResponse:
         more=history.more,
         config_json=_config_json(match.config),
         seats=[seat_to_pb(s, match.config) for s in match.seats],
+        header=match.header,
     )
 
 

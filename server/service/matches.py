@@ -13,9 +13,10 @@ from server.service import clocks
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository
-from shared.crypto.fairdeal import commitment, deal_seed, new_secret, shuffle
-from shared.rules import Card, GameState, Phase, apply_turn, deal_hand, deck, new_match
-from shared.wire import move_from_bytes, parse_actions
+from shared.crypto.fairdeal import commitment, new_secret
+from shared.rules import GameState, Phase, new_match
+from shared.transcript import Clock, Header, SeatKey, cutting_seat, header_hash, next_state
+from shared.wire import move_from_bytes
 
 MAX_MATCH_ID = 64
 """Match ids are 32 hex digits; the column holds 64. Longer ones are not looked up."""
@@ -76,30 +77,26 @@ def load_state(ctx: ServiceContext, repo: Repository, match: Match) -> GameState
 def replay(
     match: Match, state: GameState, entries: Sequence[Entry], hand_of: Callable[[int], Hand | None]
 ) -> GameState:
-    """Apply stored entries to a state: the engine for moves, the deal protocol for cuts."""
+    """Apply stored entries to a state (``shared.transcript.next_state``: the engine for
+    moves, the deal protocol for cuts), as ``canasta verify`` replays a transcript."""
     for entry in entries:
         move = move_from_bytes(entry.payload)
+        secret = None
         if move.is_deal:
             hand = hand_of(entry.hand_number)
             if hand is None:
                 raise NotFoundError(f"hand {entry.hand_number} has no commitment")
-            order = deal_order(match, hand.secret, hand.hand_number, entry.signature)
-            state = deal_hand(state, order)
-        else:
-            state = apply_turn(state, move.seat, parse_actions(move.actions))
+            secret = hand.secret
+        state = next_state(state, match.id, move, entry.signature, secret)
     return state
 
 
 def dealing_seat(match: Match, state: GameState) -> int | None:
-    """Between hands, the seat that cuts: the dealer, or the next human clockwise after it."""
+    """Between hands, the seat that cuts (``shared.transcript.cutting_seat``: the dealer, or
+    the next human clockwise after it)."""
     if match.status is not MatchStatus.PLAYING or state.phase is not Phase.DEAL:
         return None
-    players = len(match.seats)
-    for step in range(players):
-        seat = (state.dealer + step) % players
-        if match.seats[seat].kind is SeatKind.HUMAN:
-            return seat
-    return None
+    return cutting_seat([s.kind is SeatKind.BOT for s in match.seats], state.dealer)
 
 
 def to_act(match: Match, state: GameState) -> int | None:
@@ -183,14 +180,6 @@ def commit_hand(repo: Repository, match_id: str, hand_number: int, now: int) -> 
     return hand
 
 
-def deal_order(match: Match, secret: bytes, hand_number: int, cut: bytes) -> list[Card]:
-    """The deck order of a hand: the protocol's shuffle of the engine's canonical deck."""
-    config = match.config
-    cards = deck(config.decks, config.jokers_per_deck)
-    seed = deal_seed(secret, match.id, hand_number, [cut])
-    return [cards[i] for i in shuffle(len(cards), seed)]
-
-
 def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tuple[Match, GameState]:
     """Begin a full match: the position before the first deal, and hand 1's commitment."""
     if any(s.kind is SeatKind.EMPTY for s in match.seats):
@@ -200,8 +189,14 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     state = new_match(match.config, seed=match.id)
     commit_hand(repo, match.id, 1, now)
     revision = match.revision + 1
+    header = match_header(ctx, match, now).to_bytes()
     started = dataclasses.replace(
-        match, status=MatchStatus.PLAYING, revision=revision, updated_ms=now
+        match,
+        status=MatchStatus.PLAYING,
+        revision=revision,
+        updated_ms=now,
+        header=header,
+        head_hash=header_hash(header),
     )
     started, _ = clocks.restart(started, to_act(started, state), now)  # the cut is timed too
     if not repo.save_match(
@@ -212,9 +207,34 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
         now=now,
         state=state,
         clock=started.clock,
+        header=header,
+        head_hash=started.head_hash,
     ):
         raise ConflictError("the match changed meanwhile; try again")
     return started, state
+
+
+def match_header(ctx: ServiceContext, match: Match, now: int) -> Header:
+    """What every move of the match will commit to, fixed as it starts: the rules, the seats'
+    names and keys, the server's keys and the time control (``docs/transcript.md``)."""
+    control = match.time_control
+    return Header(
+        match_id=match.id,
+        config=match.config,
+        seats=tuple(
+            SeatKey(s.seat, s.display_name, s.kind is SeatKind.BOT, s.public_key)
+            for s in match.seats
+        ),
+        server_key=ctx.keys.server_public,
+        bot_key=ctx.keys.bot_public,
+        clock=None
+        if control is None
+        else Clock(
+            control.days_per_move, control.bank_days, control.weekends_off,
+            control.on_timeout.value,
+        ),
+        started_ms=now,
+    )  # fmt: skip
 
 
 def store_change(repo: Repository, before: Match, after: Match, now: int) -> Match:

@@ -53,12 +53,11 @@ from shared.rules import (
     NotYourTurnError,
     Phase,
     WrongPhaseError,
-    apply_turn,
-    deal_hand,
     player_view,
     redact_event,
 )
-from shared.wire import Move, move_from_bytes, parse_actions
+from shared.transcript import next_state
+from shared.wire import Move, move_from_bytes
 
 _NO_SEAT = -1
 """For ``_current`` when no seat's player is to be checked for a block."""
@@ -392,11 +391,11 @@ class Play:
                 raise ConflictError(
                     f"a deal names the published commitment of hand {number}: fetch the view"
                 )
-            dealt = deal_hand(state, matches.deal_order(match, hand.secret, number, signature))
+            dealt = next_state(state, match.id, move, signature, hand.secret)
             return _Effects(dealt, dealt.events, number, dealt_hand=number)
         if move.deal_commitment:
             raise InvalidRequestError("only a deal move names a commitment")
-        new_state = apply_turn(state, move.seat, parse_actions(move.actions))
+        new_state = next_state(state, match.id, move, signature, None)
         events = new_state.events[len(state.events) :]
         if new_state.phase not in (Phase.DEAL, Phase.MATCH_OVER):
             return _Effects(new_state, events, state.hand_number)

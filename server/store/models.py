@@ -97,6 +97,9 @@ class MatchRow(SQLModel, table=True):
     time that was left, given back when it runs again. ``clock_due_ms`` is 0 meanwhile."""
     aborted: bool = False
     """Abandoned before its first deal (``finished`` then, with no winner)."""
+    header: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
+    """The match header (``shared.transcript.Header``) its chain starts from, written when the
+    match starts; NULL while waiting, and for matches started before revision 0006."""
 
 
 class SeatRow(SQLModel, table=True):

@@ -698,6 +698,7 @@ class Repository:
         state: GameState | None = None,
         clock: TurnClock | Literal["keep"] | None = "keep",
         aborted: bool = False,
+        header: bytes | None = None,
     ) -> bool:
         """Update a match only if nobody changed it since ``expected_revision`` (its turn clock
         too, unless ``clock`` is ``"keep"``)."""
@@ -726,6 +727,8 @@ class Repository:
             values["version"] = version
         if head_hash is not None:
             values["head_hash"] = head_hash
+        if header is not None:
+            values["header"] = header
         if state is not None:
             values["state_json"] = json.dumps(state.to_json(), separators=(",", ":"))
             values["snapshot_version"] = version if version is not None else 0
@@ -766,6 +769,7 @@ class Repository:
                 else None
             ),
             aborted=row.aborted,
+            header=row.header or b"",
         )
 
     def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:

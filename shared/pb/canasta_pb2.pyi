@@ -1803,12 +1803,18 @@ class GetHistoryResponse(_message.Message):
     MORE_FIELD_NUMBER: _builtins.int
     CONFIG_JSON_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    HEADER_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     more: _builtins.bool
     """More entries follow: ask again with after_seq = the last seq returned."""
     config_json: _builtins.str
     """The match's rule configuration as a JSON object."""
+    header: _builtins.bytes
+    """The match header (docs/transcript.md): canonical JSON of the rules, the seats' names and
+    keys and the server's keys, fixed when the match started. Its hash is the first entry's
+    prev_hash. Empty before the match starts (and for matches started before version 0006).
+    """
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___HistoryEntry]: ...
     @_builtins.property
@@ -1829,10 +1835,11 @@ class GetHistoryResponse(_message.Message):
         more: _builtins.bool = ...,
         config_json: _builtins.str = ...,
         seats: _abc.Iterable[Global___SeatInfo] | None = ...,
+        header: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_json", b"config_json", "entries", b"entries", "hands", b"hands", "match_id", b"match_id", "more", b"more", "seats", b"seats", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_json", b"config_json", "entries", b"entries", "hands", b"hands", "header", b"header", "match_id", b"match_id", "more", b"more", "seats", b"seats", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -156,10 +156,11 @@ def test_operator_commands(
     migrated = runner.invoke(cli, [*base, "migrate"])
     assert migrated.exit_code == 0, migrated.output
     assert (
-        migrated.output == "applied 0001, 0002, 0003, 0004, 0005; the schema is at revision 0005\n"
+        migrated.output
+        == "applied 0001, 0002, 0003, 0004, 0005, 0006; the schema is at revision 0006\n"
     )
     again = runner.invoke(cli, [*base, "migrate"])
-    assert again.output == "the schema is up to date (revision 0005)\n"
+    assert again.output == "the schema is up to date (revision 0006)\n"
     shown = runner.invoke(cli, [*base, "show-key"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.startswith("server: ed25519:")

@@ -1,0 +1,484 @@
+"""Verifiable transcripts: a match's whole record in one file, checked offline.
+
+A transcript holds the match header (the rules, every option, the seats and their keys, the
+server's keys), every log entry exactly as it was signed and stored, the server's receipt of
+each, and the revealed secret of every hand that is over. ``verify`` checks all of it with
+nothing but the file: every signature against the header's keys, the hash chain from the
+header, every receipt against the header's server key, every deal against its commitment and
+the cut's signature, every move replayed through the engine with the header's rules. It is the
+one replay of a match log: the server loads matches with ``next_state``, the tests and the
+``canasta verify`` command check with ``verify``.
+
+The format is specified byte for byte in ``docs/transcript.md``. In short:
+
+* The header is canonical JSON (keys sorted, no spaces, ASCII only, byte strings as lowercase
+  hex) and ``header_hash = SHA-256(b"canasta.v1/header\\x00" || header)`` is the ``prev_hash``
+  of the match's first entry: every signed move commits to the exact rules and seating.
+* The file is canonical JSON too, one line. ``Transcript.from_bytes`` refuses any other
+  spelling of the same content, so that no byte of a file can change without verification
+  failing: every field is either covered by a hash or signature, or derived and checked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from shared.crypto.chain import entry_hash, verify_receipt
+from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
+from shared.crypto.keys import verify as verify_signature
+from shared.rules import (
+    CanastaError,
+    Card,
+    GameState,
+    HandResult,
+    Phase,
+    RuleConfig,
+    apply_turn,
+    deal_hand,
+    deck,
+    new_match,
+)
+from shared.rules.notation import parse_actions
+from shared.wire import Move, WireError, move_from_bytes
+
+FORMAT = "canasta-transcript/1"
+HEADER_FORMAT = "canasta-header/1"
+HEADER_TAG = b"canasta.v1/header\x00"
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""A transcript larger than this is refused unread (a long match is a few megabytes)."""
+
+
+class TranscriptError(ValueError):
+    """The first problem found, and the log entry (its seq) where it was found, if any."""
+
+    def __init__(self, message: str, seq: int | None = None) -> None:
+        super().__init__(f"entry {seq}: {message}" if seq is not None else message)
+        self.seq = seq
+
+
+def canonical_json(value: object) -> bytes:
+    """The one byte form of a JSON value used for headers and files: sorted keys, no spaces,
+    ASCII only (other characters as ``\\uXXXX``), no NaN or infinity."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return text.encode("ascii")
+
+
+def _parse_canonical(data: bytes, what: str) -> Any:
+    """Parse canonical JSON; anything spelled otherwise (spaces, key order, escapes, numbers
+    written differently) is refused, since those bytes would be covered by nothing."""
+    try:
+        value = json.loads(data.decode("ascii"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise TranscriptError(f"the {what} is not JSON: {exc}") from None
+    if canonical_json(value) != data:
+        raise TranscriptError(f"the {what} is not in canonical form (docs/transcript.md)")
+    return value
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _hex(value: object, what: str, size: int | None = None) -> bytes:
+    if not isinstance(value, str) or value != value.lower():
+        raise TranscriptError(f"{what} must be lowercase hex")
+    try:
+        raw = bytes.fromhex(value)
+    except ValueError:
+        raise TranscriptError(f"{what} must be lowercase hex") from None
+    if raw.hex() != value or (size is not None and len(raw) != size):
+        raise TranscriptError(f"{what} must be {size} bytes of lowercase hex")
+    return raw
+
+
+def _fields(value: object, what: str, names: set[str]) -> Mapping[str, Any]:
+    """A JSON object with exactly the keys ``names``."""
+    if not isinstance(value, dict):
+        raise TranscriptError(f"the {what} must be a JSON object")
+    if set(value) != names:
+        extra, missing = sorted(set(value) - names), sorted(names - set(value))
+        raise TranscriptError(f"the {what} has unknown fields {extra} or lacks {missing}")
+    return value
+
+
+def _int(value: object, what: str, low: int = 0, high: int = 2**63 - 1) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise TranscriptError(f"{what} must be an integer from {low} to {high}")
+    return value
+
+
+def _text(value: object, what: str, longest: int = 200) -> str:
+    if not isinstance(value, str) or len(value) > longest:
+        raise TranscriptError(f"{what} must be text of at most {longest} characters")
+    return value
+
+
+# -- the header --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeatKey:
+    """One seat as the match began: who sat there, and the key that signs its moves."""
+
+    seat: int
+    name: str
+    bot: bool
+    public_key: bytes
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The match's time control, part of what the players agreed to (a bot may play for an
+    absent player under ``substitute``, or resign for them under ``forfeit``)."""
+
+    days_per_move: int
+    bank_days: int
+    weekends_off: bool
+    on_timeout: str
+
+
+@dataclass(frozen=True)
+class Header:
+    """What every signed move of a match commits to (through the chain's first link)."""
+
+    match_id: str
+    config: RuleConfig
+    seats: tuple[SeatKey, ...]
+    server_key: bytes
+    """Signs the receipts."""
+    bot_key: bytes
+    """Signs the moves of bot seats, and of human seats while a bot covers them."""
+    clock: Clock | None
+    started_ms: int
+
+    def to_bytes(self) -> bytes:
+        clock = None
+        if self.clock is not None:
+            clock = {
+                "bank_days": self.clock.bank_days,
+                "days_per_move": self.clock.days_per_move,
+                "on_timeout": self.clock.on_timeout,
+                "weekends_off": self.clock.weekends_off,
+            }
+        return canonical_json(
+            {
+                "format": HEADER_FORMAT,
+                "match_id": self.match_id,
+                "rules": self.config.to_dict(),
+                "seats": [
+                    {"bot": s.bot, "key": s.public_key.hex(), "name": s.name, "seat": s.seat}
+                    for s in self.seats
+                ],
+                "server_key": self.server_key.hex(),
+                "bot_key": self.bot_key.hex(),
+                "clock": clock,
+                "started_ms": self.started_ms,
+            }
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Header:
+        """Read a header, refusing anything but the canonical bytes of a well-formed one."""
+        value = _fields(
+            _parse_canonical(data, "header"),
+            "header",
+            {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
+             "started_ms"},
+        )  # fmt: skip
+        if value["format"] != HEADER_FORMAT:
+            raise TranscriptError(f"the header's format is not {HEADER_FORMAT!r}")
+        rules = value["rules"]
+        try:
+            if not isinstance(rules, dict):
+                raise TypeError("not an object")
+            config = RuleConfig.from_dict(rules)
+        except (CanastaError, TypeError, ValueError, KeyError) as exc:
+            raise TranscriptError(f"the header's rules cannot be used: {exc}") from None
+        if config.to_dict() != rules:
+            raise TranscriptError("the header's rules must name every option, and only once")
+        seats = value["seats"]
+        if not isinstance(seats, list) or len(seats) != config.players:
+            raise TranscriptError(f"the header must list {config.players} seats")
+        keys = []
+        for number, seat in enumerate(seats):
+            seat = _fields(seat, "seat", {"bot", "key", "name", "seat"})
+            if seat["seat"] != number or not isinstance(seat["bot"], bool):
+                raise TranscriptError(f"seat {number} of the header is malformed")
+            keys.append(
+                SeatKey(
+                    number,
+                    _text(seat["name"], "a seat's name"),
+                    seat["bot"],
+                    _hex(seat["key"], "a seat's key", 32),
+                )
+            )
+        clock = None
+        if value["clock"] is not None:
+            fields = _fields(
+                value["clock"], "clock", {"bank_days", "days_per_move", "on_timeout",
+                                          "weekends_off"},
+            )  # fmt: skip
+            if not isinstance(fields["weekends_off"], bool):
+                raise TranscriptError("the clock's weekends_off must be true or false")
+            clock = Clock(
+                _int(fields["days_per_move"], "days_per_move", 1, 14),
+                _int(fields["bank_days"], "bank_days", 0, 30),
+                fields["weekends_off"],
+                _text(fields["on_timeout"], "on_timeout", 20),
+            )
+        return cls(
+            match_id=_text(value["match_id"], "the match id", 64),
+            config=config,
+            seats=tuple(keys),
+            server_key=_hex(value["server_key"], "the server key", 32),
+            bot_key=_hex(value["bot_key"], "the bot key", 32),
+            clock=clock,
+            started_ms=_int(value["started_ms"], "started_ms"),
+        )
+
+
+def header_hash(header: bytes) -> bytes:
+    """The hash a match's chain starts from: the first entry's ``prev_hash``."""
+    return hashlib.sha256(HEADER_TAG + header).digest()
+
+
+# -- the protocol's rules beside the game's ----------------------------------------------------
+
+
+def dealt_deck(
+    config: RuleConfig, secret: bytes, match_id: str, hand_number: int, cut_signature: bytes
+) -> list[Card]:
+    """The deck order (top card first) of a hand: the fair-deal shuffle (``docs/fair-deal.md``)
+    of the engine's canonical deck, seeded by the hand's secret and the cut's signature."""
+    cards = deck(config.decks, config.jokers_per_deck)
+    seed = deal_seed(secret, match_id, hand_number, [cut_signature])
+    return [cards[i] for i in shuffle(len(cards), seed)]
+
+
+def cutting_seat(bots: Sequence[bool], dealer: int) -> int:
+    """Who cuts the deck before a hand: the dealer, or the next human clockwise from the
+    dealer when the dealer is a bot (bots do not cut for humans who could). ``bots[s]`` says
+    whether seat ``s`` is a bot seat; a match always has a human."""
+    for step in range(len(bots)):
+        seat = (dealer + step) % len(bots)
+        if not bots[seat]:
+            return seat
+    raise ValueError("a match needs at least one human seat")
+
+
+def next_state(
+    state: GameState, match_id: str, move: Move, signature: bytes, secret: bytes | None
+) -> GameState:
+    """The state after one log entry: the engine applies a move; a cut deals the next hand
+    from its secret (``secret`` is needed for cuts only). Raises the engine's error for an
+    illegal move."""
+    if move.is_deal:
+        if secret is None:
+            raise ValueError("a cut needs its hand's secret")
+        order = dealt_deck(state.config, secret, match_id, state.hand_number + 1, signature)
+        return deal_hand(state, order)
+    return apply_turn(state, move.seat, parse_actions(move.actions))
+
+
+# -- the file ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoggedMove:
+    """One log entry as stored: the signed payload bytes, their signature, the receipt."""
+
+    seq: int
+    payload: bytes
+    signature: bytes
+    receipt: bytes
+
+
+@dataclass(frozen=True)
+class HandSecret:
+    """A hand that is over: its commitment, the secret revealed, the seq of its cut."""
+
+    hand_number: int
+    commitment: bytes
+    secret: bytes
+    deal_seq: int
+
+
+@dataclass(frozen=True)
+class Transcript:
+    header: bytes
+    entries: tuple[LoggedMove, ...]
+    hands: tuple[HandSecret, ...]
+
+    def to_bytes(self) -> bytes:
+        return (
+            canonical_json(
+                {
+                    "format": FORMAT,
+                    "header": self.header.hex(),
+                    "entries": [
+                        [e.seq, e.payload.hex(), e.signature.hex(), e.receipt.hex()]
+                        for e in self.entries
+                    ],
+                    "hands": [
+                        [h.hand_number, h.commitment.hex(), h.secret.hex(), h.deal_seq]
+                        for h in self.hands
+                    ],
+                }
+            )
+            + b"\n"
+        )
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Transcript:
+        if len(data) > MAX_FILE_BYTES:
+            raise TranscriptError(f"the file is larger than {MAX_FILE_BYTES} bytes")
+        if not data.endswith(b"\n"):
+            raise TranscriptError("the file must end with one newline")
+        value = _fields(
+            _parse_canonical(data[:-1], "file"), "file", {"format", "header", "entries", "hands"}
+        )
+        if value["format"] != FORMAT:
+            raise TranscriptError(f"this is not a {FORMAT} file")
+        entries, hands = value["entries"], value["hands"]
+        if not isinstance(entries, list) or not isinstance(hands, list):
+            raise TranscriptError("entries and hands must be lists")
+        logged = []
+        for row in entries:
+            if not isinstance(row, list) or len(row) != 4:
+                raise TranscriptError("an entry must be [seq, payload, signature, receipt]")
+            seq = _int(row[0], "an entry's seq", 1)
+            logged.append(
+                LoggedMove(
+                    seq,
+                    _hex(row[1], f"entry {seq}'s payload"),
+                    _hex(row[2], f"entry {seq}'s signature", 64),
+                    _hex(row[3], f"entry {seq}'s receipt", 64),
+                )
+            )
+        secrets = []
+        for row in hands:
+            if not isinstance(row, list) or len(row) != 4:
+                raise TranscriptError("a hand must be [number, commitment, secret, deal_seq]")
+            number = _int(row[0], "a hand's number", 1)
+            secrets.append(
+                HandSecret(
+                    number,
+                    _hex(row[1], f"hand {number}'s commitment", 32),
+                    _hex(row[2], f"hand {number}'s secret", 32),
+                    _int(row[3], f"hand {number}'s deal seq", 1),
+                )
+            )
+        return cls(_hex(value["header"], "the header"), tuple(logged), tuple(secrets))
+
+
+# -- verification ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a verified transcript shows."""
+
+    header: Header
+    state: GameState
+    """The position after the last entry."""
+    entries: int
+    by_bot: int
+    """Entries signed by the bot key for a human seat (a bot covered an absent player)."""
+    hands: tuple[HandResult, ...]
+    """The result of every hand that ended, in order."""
+
+    @property
+    def finished(self) -> bool:
+        return self.state.phase is Phase.MATCH_OVER
+
+
+def verify(transcript: Transcript) -> Report:
+    """Check everything in a transcript and replay it; raises ``TranscriptError`` naming the
+    first problem and its entry. See the module docstring for what is checked."""
+    try:
+        header = Header.from_bytes(transcript.header)
+    except TranscriptError as exc:
+        raise TranscriptError(f"header: {exc}") from None
+    hands: dict[int, HandSecret] = {}
+    for hand in transcript.hands:
+        if hand.hand_number != len(hands) + 1:
+            raise TranscriptError("the hands' secrets must be listed once each, in order")
+        hands[hand.hand_number] = hand
+    match_id = header.match_id
+    bots = [s.bot for s in header.seats]
+    prev = header_hash(transcript.header)
+    state = new_match(header.config, seed=match_id)
+    by_bot = 0
+    results: list[HandResult] = []
+    for number, entry in enumerate(transcript.entries, 1):
+        if entry.seq != number:
+            raise TranscriptError(
+                f"expected entry {number} here (entries missing or moved)", entry.seq
+            )
+        try:
+            move = move_from_bytes(entry.payload)
+        except WireError as exc:
+            raise TranscriptError(f"the payload cannot be read: {exc}", number) from None
+        if move.match_id != match_id or move.seq != number:
+            raise TranscriptError("the signed payload names another match or seq", number)
+        if move.prev_hash != prev:
+            raise TranscriptError("the signed payload does not follow the previous entry", number)
+        if not 0 <= move.seat < len(bots):
+            raise TranscriptError(f"there is no seat {move.seat}", number)
+        seat_key = header.seats[move.seat].public_key
+        if verify_signature(seat_key, entry.payload, entry.signature):
+            pass
+        elif verify_signature(header.bot_key, entry.payload, entry.signature):
+            by_bot += 0 if bots[move.seat] else 1  # a bot played for an absent player
+        else:
+            raise TranscriptError(
+                f"the signature is not seat {move.seat}'s (nor the bot's)", number
+            )
+        digest = entry_hash(prev, entry.payload, entry.signature)
+        if not verify_receipt(header.server_key, match_id, number, digest, entry.receipt):
+            raise TranscriptError("the receipt is not the server's signature of this entry", number)
+        secret = None
+        if move.is_deal:
+            secret = _check_cut(header, state, hands, move, number, bots)
+        before = state
+        try:
+            state = next_state(state, match_id, move, entry.signature, secret)
+        except CanastaError as exc:
+            raise TranscriptError(f"the move is not legal: {exc}", number) from None
+        if state.last_hand is not None and state.last_hand is not before.last_hand:
+            results.append(state.last_hand)
+        prev = digest
+    if len(hands) > state.hand_number:
+        raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
+    return Report(header, state, len(transcript.entries), by_bot, tuple(results))
+
+
+def _check_cut(
+    header: Header,
+    state: GameState,
+    hands: Mapping[int, HandSecret],
+    move: Move,
+    seq: int,
+    bots: Sequence[bool],
+) -> bytes:
+    """A cut's checks: the right seat cut, naming the hand's commitment, whose secret is
+    revealed and matches it. Returns the secret."""
+    if state.phase is not Phase.DEAL:
+        raise TranscriptError("a cut in the middle of a hand", seq)
+    if move.seat != cutting_seat(bots, state.dealer):
+        raise TranscriptError(f"seat {move.seat} may not cut this hand", seq)
+    number = state.hand_number + 1
+    hand = hands.get(number)
+    if hand is None:
+        raise TranscriptError(f"hand {number}'s secret is not in the transcript", seq)
+    if hand.deal_seq != seq:
+        raise TranscriptError(f"hand {number}'s record names entry {hand.deal_seq} as its cut", seq)
+    if move.deal_commitment != hand.commitment:
+        raise TranscriptError(f"the cut names another commitment than hand {number}'s", seq)
+    if not verify_commitment(hand.secret, header.match_id, number, hand.commitment):
+        raise TranscriptError(f"hand {number}'s secret does not match its commitment", seq)
+    return hand.secret
