@@ -13,7 +13,15 @@ from typing import Annotated, Any
 
 import typer
 
-from client import cmd_lobby, cmd_move, cmd_settings, cmd_setup, cmd_table, common
+from client import (
+    cmd_lobby,
+    cmd_move,
+    cmd_settings,
+    cmd_setup,
+    cmd_table,
+    cmd_transcript,
+    common,
+)
 from client.errors import CliError
 
 
@@ -99,6 +107,7 @@ app.add_typer(cmd_lobby.app)
 app.add_typer(cmd_table.app)
 app.add_typer(cmd_move.app)
 app.add_typer(cmd_settings.app)
+app.add_typer(cmd_transcript.app)
 app.add_typer(cmd_settings.notify_app, name="notify", rich_help_panel=cmd_settings.PANEL)
 app.add_typer(cmd_setup.server_app, name="server", rich_help_panel=cmd_setup.PANEL)
 

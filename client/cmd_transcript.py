@@ -1,0 +1,130 @@
+"""Transcripts: ``canasta export`` writes a match's verifiable record, ``canasta verify``
+checks one offline, with nothing but the file (``shared.transcript``, ``docs/transcript.md``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from client import common
+from client.errors import CliError
+
+if TYPE_CHECKING:
+    from shared.transcript import Report
+
+PANEL = "Records"
+app = typer.Typer()
+
+MatchArg = Annotated[
+    str | None,
+    typer.Argument(help="The match (id or its first characters); default: your only one."),
+]
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta export\n\n  canasta export 3f2a -o our-match.json",
+)
+def export(
+    match: MatchArg = None,
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write here (default: canasta-MATCH.json)."),
+    ] = None,
+) -> None:
+    """Save a match's record as a transcript anyone can check with `canasta verify`.
+
+    A finished match exports whole; a running one, the hands already over (the hand in play
+    cannot be checked before its deal is revealed). The transcript is verified before it is
+    written: a server that shows a record that does not verify is reported, not saved.
+    """
+    from client.cmd_table import full_history
+    from shared.protocol import transcript_of
+    from shared.transcript import TranscriptError, verify
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        record = full_history(conn, match_id)
+        pinned = conn.pinned_key()
+    if not record.header:
+        raise CliError(
+            f"match {match_id[:8]} has no header: it has not started yet, or it began before "
+            "this server bound the rules into the record, and cannot be exported verifiably"
+        )
+    transcript = transcript_of(record.header, record.entries, record.hands)
+    try:
+        report = verify(transcript)
+    except TranscriptError as exc:
+        raise CliError(
+            f"the server's record of match {match_id[:8]} does not verify: {exc}"
+        ) from None
+    if report.header.server_key != pinned:
+        raise CliError("the record names another server key than the one this profile pinned")
+    path = Path(output or f"canasta-{match_id[:8]}.json")
+    try:
+        path.write_bytes(transcript.to_bytes())
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    state = "finished" if report.finished else "in progress"
+    typer.echo(
+        f"wrote {path}: {report.entries} entries, {len(report.hands)} hand"
+        f"{'' if len(report.hands) == 1 else 's'} over, match {state}"
+    )
+
+
+@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta verify canasta-3f2a09c1.json")
+def verify(
+    file: Annotated[Path, typer.Argument(help="A transcript written by `canasta export`.")],
+) -> None:
+    """Check a transcript offline: every signature, the chain, every receipt, every deal
+    against its commitment, every move replayed through the rules, the scores.
+
+    Prints who played and how it ended; exits 1 naming the first problem (and its entry)
+    when anything is wrong.
+    """
+    from shared.transcript import MAX_FILE_BYTES, Transcript, TranscriptError
+    from shared.transcript import verify as check
+
+    try:
+        size = file.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise CliError(f"{file} is {size} bytes: too large to be a transcript")
+        data = file.read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {file}: {exc.strerror}") from None
+    try:
+        report = check(Transcript.from_bytes(data))
+    except TranscriptError as exc:
+        raise CliError(f"{file} does NOT verify: {exc}") from None
+    typer.echo(report_text(report))
+
+
+def report_text(report: Report) -> str:
+    """The verify report: the match, its players, each hand's scores, the result."""
+    header = report.header
+    config = header.config
+    started = datetime.fromtimestamp(header.started_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"match {header.match_id} ({config.preset}, to {config.target}), began {started}"]
+    names = [s.name or f"seat {s.seat}" for s in header.seats]
+    for seat in header.seats:
+        who = "a bot" if seat.bot else seat.name or "?"
+        lines.append(f"  seat {seat.seat}: {who} (side {config.initial_side(seat.seat)})")
+    for hand in report.hands:
+        totals = ", ".join(f"{c.hand_total:+d} (total {c.cumulative})" for c in hand.columns)
+        lines.append(f"hand {hand.hand_number}: {totals}")
+    state = report.state
+    if report.finished:
+        winners = [
+            names[s.seat] for s in header.seats if config.initial_side(s.seat) in state.winners
+        ]
+        result = " and ".join(winners) if winners else "nobody"
+        lines.append(f"final scores {', '.join(map(str, state.scores))}: won by {result}")
+    else:
+        lines.append(f"in progress: scores {', '.join(map(str, state.scores))} so far")
+    bots = f" ({report.by_bot} played by a bot for an absent player)" if report.by_bot else ""
+    lines.append(f"all {report.entries} entries verified{bots}")
+    return "\n".join(lines)

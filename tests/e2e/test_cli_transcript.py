@@ -1,0 +1,63 @@
+"""``canasta export`` and ``canasta verify`` (issue 13), with the real executables: a match
+played out by bots is exported, verifies offline with nothing but the file, and a file with
+one byte changed is refused, naming the entry."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import Player, Server, one_line_error, start_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = start_server(tmp_path / "server")
+    yield running
+    running.stop()
+
+
+def test_a_match_exports_and_verifies_offline(server: Server, tmp_path: Path) -> None:
+    ann = Player(tmp_path / "ann")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    created = ann.json("create", "--target", "100", "--bot", "1", "--bot", "2", "--bot", "3")
+    match_id = created["match"]["match_id"]
+    early = ann.run("export", "-o", str(tmp_path / "early.json")).stdout
+    assert "0 entries, 0 hands over, match in progress" in early
+    ann.run("cover", "on")  # the bots play Ann's seat too, to the end
+    for _ in range(120):
+        if ann.json("show", match_id)["match"]["status"] == "MATCH_STATUS_FINISHED":
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("the bots did not finish the match")
+    file = tmp_path / "match.json"
+    wrote = ann.run("export", match_id[:6], "-o", str(file)).stdout
+    assert f"wrote {file}: " in wrote
+    assert "match finished" in wrote
+
+    server.stop()  # verify needs nothing but the file
+    report = Player(tmp_path / "stranger").run("verify", str(file)).stdout
+    assert f"match {match_id} (classic, to 100)" in report
+    assert "seat 0: Ann (side 0)" in report
+    assert "seat 1: a bot (side 1)" in report
+    assert "final scores " in report
+    assert "won by " in report
+    assert "entries verified (" in report  # and how many a bot played for Ann
+
+    data = bytearray(file.read_bytes())
+    at = data.index(b'"entries":[[') + 200  # inside the first entry's signed payload
+    data[at] = ord("0") if data[at] != ord("0") else ord("1")
+    tampered = tmp_path / "tampered.json"
+    tampered.write_bytes(bytes(data))
+    refused = Player(tmp_path / "stranger").run("verify", str(tampered), ok=False)
+    assert refused.returncode == 1
+    assert "does NOT verify: entry 1:" in one_line_error(refused)
+    missing = Player(tmp_path / "stranger").run("verify", str(tmp_path / "nope.json"), ok=False)
+    assert missing.returncode == 1
+    assert "cannot read" in one_line_error(missing)

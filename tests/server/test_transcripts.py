@@ -1,0 +1,236 @@
+"""Verifiable transcripts (issue 13): a match's record, exported as the client does it
+(``shared.protocol.transcript_of`` over GetHistory), verifies offline with
+``shared.transcript.verify``; any change to the file, or to the rules it commits to, fails.
+
+Matches are played by the server's own bots (the human seat asks a bot to cover it), on a real
+server, so every entry is signed, chained and receipted as in real play."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from collections.abc import Callable
+
+import pytest
+
+from server.app import App
+from shared import protocol
+from shared.pb import canasta_pb2 as pb
+from shared.rules import PRESETS, Phase
+from shared.transcript import (
+    Header,
+    LoggedMove,
+    Transcript,
+    TranscriptError,
+    canonical_json,
+    verify,
+)
+from tests.testkit import PlayerClient
+
+
+def _bots_play(
+    app: App, client: PlayerClient, preset: str = "classic", target: int = 100
+) -> pb.MatchView:
+    """A match of ``preset`` played to its end by bots (the creator's seat covered)."""
+    players = int(PRESETS[preset].get("players", 4))
+    created = client.create_match(preset, target=target, bot_seats=list(range(1, players)))
+    match_id = created.match.match_id
+    client.stub.SetCover(
+        pb.SetCoverRequest(match_id=match_id, covered=True), metadata=client.metadata
+    )
+    for _ in range(200):
+        app.bots.drain()
+        view = client.view(match_id)
+        if view.match.status == pb.MATCH_STATUS_FINISHED:
+            return view
+    raise AssertionError("the bots did not finish the match")
+
+
+def _export(client: PlayerClient, match_id: str) -> Transcript:
+    entries, history = client.full_history(match_id)
+    return protocol.transcript_of(history.header, entries, history.hands)
+
+
+@pytest.fixture
+def finished(app: App, players: Callable[..., PlayerClient]) -> tuple[pb.MatchView, Transcript]:
+    client = players("ann")
+    view = _bots_play(app, client)
+    return view, _export(client, view.match.match_id)
+
+
+@pytest.mark.parametrize("preset", list(PRESETS))
+def test_an_honest_match_of_every_preset_verifies(
+    app: App, players: Callable[..., PlayerClient], preset: str
+) -> None:
+    client = players("ann")
+    view = _bots_play(app, client, preset)
+    transcript = _export(client, view.match.match_id)
+    report = verify(Transcript.from_bytes(transcript.to_bytes()))
+    assert report.finished
+    assert report.state.phase is Phase.MATCH_OVER
+    assert list(report.state.scores) == list(view.view.scores)
+    assert list(report.state.winners) == list(view.match.winners)
+    assert report.entries == view.version
+    assert report.header.config.preset == preset
+    assert report.header.server_key == client.server_key
+    assert report.by_bot == len(  # the covered human seat's moves, all by the bot key
+        [e for e in client.full_history(view.match.match_id)[0] if e.seat == 0]
+    )
+
+
+def test_a_running_match_exports_the_hands_already_over(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    client = players("ann")
+    view = _bots_play(app, client, target=3000)  # long enough for several hands
+    entries, history = client.full_history(view.match.match_id)
+    cut_of_hand_2 = next(e.seq for e in entries if e.actions == ["deal"] and e.hand_number == 2)
+    # As a player saw it during hand 2: its secret not yet revealed.
+    running = [e for e in entries if e.seq <= cut_of_hand_2 + 5]
+    hands = [h for h in history.hands if h.hand_number <= 2]
+    hidden = pb.HandRecord(hand_number=2, commitment=hands[1].commitment, deal_seq=cut_of_hand_2)
+    transcript = protocol.transcript_of(history.header, running, [hands[0], hidden])
+    report = verify(transcript)
+    assert report.entries == cut_of_hand_2 - 1  # up to the cut of the hand in play
+    assert [h.hand_number for h in report.hands] == [1]
+    assert not report.finished
+
+
+# -- tampering ---------------------------------------------------------------------------------
+
+
+def _rejected(transcript: Transcript) -> str:
+    with pytest.raises(TranscriptError) as refused:
+        verify(Transcript.from_bytes(transcript.to_bytes()))
+    return str(refused.value)
+
+
+def _with_header(transcript: Transcript, change: Callable[[dict[str, object]], None]) -> Transcript:
+    """The transcript with its header re-encoded after ``change``: canonical, and well
+    formed, but not the header the players' moves committed to."""
+    value = json.loads(transcript.header)
+    change(value)
+    return dataclasses.replace(transcript, header=canonical_json(value))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda h: h["rules"].update(going_out_bonus=105),
+        lambda h: h["rules"].update(target=100000),
+        lambda h: h["rules"].update(preset="two_player"),
+        lambda h: h["seats"][1].update(name="mallory"),
+        lambda h: h["seats"][0].update(bot=True),
+        lambda h: h.update(server_key="00" * 32),
+        lambda h: h.update(started_ms=h["started_ms"] + 1),
+        lambda h: h.update(clock={"bank_days": 0, "days_per_move": 1, "on_timeout": "forfeit",
+                                  "weekends_off": False}),
+        lambda h: h.update(match_id="f" * 32),
+    ],
+)  # fmt: skip
+def test_every_header_field_is_bound_into_the_chain(
+    finished: tuple[pb.MatchView, Transcript], change: Callable[[dict[str, object]], None]
+) -> None:
+    _, transcript = finished
+    problem = _rejected(_with_header(transcript, change))
+    assert problem.startswith(("entry 1:", "header:")), problem
+
+
+def test_removing_reordering_or_duplicating_an_entry_is_detected(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    _, transcript = finished
+    entries = list(transcript.entries)
+    assert len(entries) > 10
+    for changed in (
+        entries[:5] + entries[6:],  # one removed
+        [*entries[:5], entries[6], entries[5], *entries[7:]],  # two swapped
+        [*entries[:5], entries[5], *entries[5:]],  # one twice
+        entries[:-1],  # the last one dropped: the match would not be over
+    ):
+        moved = dataclasses.replace(transcript, entries=tuple(changed))
+        if changed == entries[:-1]:
+            assert not verify(moved).finished  # a prefix is an honest record of less
+        else:
+            assert "entry 6" in _rejected(moved) or "entry 7" in _rejected(moved)
+    renumbered = [dataclasses.replace(e, seq=e.seq + 1) for e in entries]
+    assert _rejected(dataclasses.replace(transcript, entries=tuple(renumbered)))
+
+
+def test_a_changed_secret_or_swapped_deals_are_detected(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    client = players("ann")
+    view = _bots_play(app, client, target=2000)
+    transcript = _export(client, view.match.match_id)
+    hands = list(transcript.hands)
+    assert len(hands) >= 2
+    flipped = dataclasses.replace(
+        hands[0], secret=bytes([hands[0].secret[0] ^ 1]) + hands[0].secret[1:]
+    )
+    problem = _rejected(dataclasses.replace(transcript, hands=(flipped, *hands[1:])))
+    assert "hand 1's secret does not match its commitment" in problem
+    swapped = [
+        dataclasses.replace(hands[0], secret=hands[1].secret, commitment=hands[1].commitment),
+        dataclasses.replace(hands[1], secret=hands[0].secret, commitment=hands[0].commitment),
+    ]
+    assert "commitment" in _rejected(dataclasses.replace(transcript, hands=(*swapped, *hands[2:])))
+    assert _rejected(dataclasses.replace(transcript, hands=tuple(hands[1:])))  # one missing
+
+
+def test_a_forged_signature_or_receipt_is_detected(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    _, transcript = finished
+    entries = list(transcript.entries)
+    seventh = entries[6]
+    for forged in (
+        dataclasses.replace(seventh, signature=bytes(64)),
+        dataclasses.replace(seventh, receipt=entries[5].receipt),
+        LoggedMove(7, entries[5].payload, entries[5].signature, entries[5].receipt),
+    ):
+        entries[6] = forged
+        assert "entry 7" in _rejected(dataclasses.replace(transcript, entries=tuple(entries)))
+
+
+def _flip_positions(transcript: Transcript, count: int, seed: int) -> int:
+    """Change one byte at each of ``count`` random positions (each to a random other value);
+    every changed file must fail to verify. Returns how many were tried."""
+    data = transcript.to_bytes()
+    chooser = random.Random(seed)
+    for _ in range(count):
+        at = chooser.randrange(len(data))
+        value = chooser.choice([b for b in range(256) if b != data[at]])
+        changed = data[:at] + bytes([value]) + data[at + 1 :]
+        try:
+            verify(Transcript.from_bytes(changed))
+        except TranscriptError:
+            continue
+        raise AssertionError(f"changing byte {at} to {value:#x} went unnoticed")
+    return count
+
+
+def test_single_byte_changes_are_detected(finished: tuple[pb.MatchView, Transcript]) -> None:
+    """The inner loop's share of the byte-flip test below (fifty positions)."""
+    _, transcript = finished
+    assert _flip_positions(transcript, 50, seed=13) == 50
+
+
+@pytest.mark.slow  # 1,200 verifications of a whole match: in make test
+def test_a_thousand_single_byte_changes_are_all_detected(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    _, transcript = finished
+    assert _flip_positions(transcript, 1200, seed=2026) == 1200
+
+
+def test_the_header_is_canonical_and_read_back_exactly(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    _, transcript = finished
+    header = Header.from_bytes(transcript.header)
+    assert header.to_bytes() == transcript.header
+    spaced = json.dumps(json.loads(transcript.header), sort_keys=True).encode()
+    with pytest.raises(TranscriptError, match="canonical"):
+        Header.from_bytes(spaced)
