@@ -73,10 +73,12 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     if json:
         common.print_json(record)
         return
+    from client.forks import head_line
     from client.render import render_history
 
     seat = seen.seat if seen is not None else _my_seat(conn, record)
     typer.echo(render_history(record, viewer_seat=seat, color=common.color()))
+    typer.echo(head_line(record))  # compare it with the other players
 
 
 def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:

@@ -113,10 +113,12 @@ def resolve_match(conn: Connection, given: str | None) -> str:
 
 
 def fetch_view(conn: Connection, match_id: str) -> pb.MatchView:
-    """The player's view now; the profile remembers its version for the next move."""
+    """The player's view now, after checking that it extends what the player saw before
+    (``client.forks``); the profile remembers its version for the next move."""
+    from client.forks import check_view
     from shared.pb import canasta_pb2 as pb
 
     view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
-    conn.profile.remember(view)
+    conn.profile.remember(view, check_view(conn, view))
     conn.profile.save()
     return view

@@ -45,6 +45,9 @@ class Seen:
     seat: int
     deal_commitment: str = ""
     finished: bool = False
+    header_hash: str = ""
+    """The hash the match's chain starts from, once checked (``client.forks``); empty until
+    the player first looks at the started match."""
 
 
 @dataclass
@@ -137,16 +140,20 @@ class Profile:
     def token_valid(self, now_ms: int) -> bool:
         return bool(self.token) and self.token_expires_ms - TOKEN_MARGIN_MS > now_ms
 
-    def remember(self, view: pb.MatchView) -> Seen:
-        """Keep what a move needs from a view the player was shown (never an older one)."""
+    def remember(self, view: pb.MatchView, header_hash: str | None = None) -> Seen:
+        """Keep what a move needs from a view the player was shown (never an older one), and
+        the checked header hash (kept from before when not given)."""
+        current = self.matches.get(view.match.match_id)
+        if header_hash is None:
+            header_hash = current.header_hash if current is not None else ""
         seen = Seen(
             version=view.version,
             head_hash=view.head_hash.hex(),
             seat=view.view.seat,
             deal_commitment=view.deal_commitment.hex() if view.HasField("dealing_seat") else "",
             finished=view.match.status == 3,  # MATCH_STATUS_FINISHED
+            header_hash=header_hash,
         )
-        current = self.matches.get(view.match.match_id)
         if current is None or current.version <= seen.version:
             self.matches[view.match.match_id] = seen
         return self.matches[view.match.match_id]

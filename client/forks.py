@@ -1,0 +1,232 @@
+"""Fork detection: a server that rewrites a match's history after a player saw it is caught.
+
+The profile remembers, per match, the last entry the player was shown (its seq and hash, in
+``Seen``) and the header hash the chain started from. Every later view must extend that: the
+same entry, or a chain of entries that starts from it (each entry's signed ``prev_hash`` is the
+hash of the one before, and the hashes are recomputed here, not taken from the server). A view
+that goes back, or shows another entry at a seq already seen, or whose new entries do not link
+to the remembered one, means the server rewrote the match or shows different histories to
+different players. That is reported loudly and the evidence saved to a file; nothing is
+remembered from such a view, so every later look reports it again.
+
+The first time a player looks at a started match, the whole chain is checked from its header,
+and the header itself against what the player knows: their own key in their own seat, the
+server key their profile pinned. Players compare heads with ``canasta history``, which prints
+the head's seq and hash.
+
+Only hashing: no signature is checked here (``canasta export`` and ``verify`` check those), so
+``canasta show`` keeps its start-up cost.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, NoReturn
+
+from client.errors import CliError
+
+if TYPE_CHECKING:
+    from client.profiles import Seen
+    from client.rpc import Connection
+    from shared.pb import canasta_pb2 as pb
+
+MAX_CHECKED_ENTRIES = 100_000
+"""More history than a match ever has: a server that keeps paging past it is not believed."""
+
+
+class ForkError(CliError):
+    """The server showed a history that does not extend the one the player saw before."""
+
+
+def check_view(conn: Connection, view: pb.MatchView) -> str:
+    """Check that ``view`` extends what the profile saw of its match; returns the header hash
+    (hex) to remember. Raises ``ForkError`` (after saving the evidence) when it does not."""
+    match_id = view.match.match_id
+    seen = conn.profile.matches.get(match_id)
+    if view.match.status == 1:  # MATCH_STATUS_WAITING: no chain yet
+        return ""
+    head = bytes(view.head_hash)
+    if seen is not None and seen.header_hash:
+        known = bytes.fromhex(seen.head_hash)
+        if view.version < seen.version or (view.version == seen.version and head != known):
+            _fork(conn, view, seen, [], "it shows an earlier or a different entry")
+        if view.version == seen.version:
+            return seen.header_hash
+        entries = _entries(conn, match_id, seen.version, view.version)
+        _follow(conn, view, seen, known, entries)
+        return seen.header_hash
+    # First look at this started match: the whole chain, from a header that names us.
+    header, entries = _header_and_entries(conn, match_id, view.version)
+    start = _check_header(conn, view, header)
+    _follow(conn, view, seen, start, entries)
+    return start.hex()
+
+
+def _follow(
+    conn: Connection,
+    view: pb.MatchView,
+    seen: Seen | None,
+    start: bytes,
+    entries: list[pb.HistoryEntry],
+) -> None:
+    """Recompute the chain from ``start`` through ``entries`` up to the view's head."""
+    from shared.crypto.chain import entry_hash
+    from shared.wire import WireError, move_from_bytes
+
+    prev = start
+    for entry in entries:
+        try:
+            move = move_from_bytes(entry.payload)
+        except WireError:
+            _fork(conn, view, seen, entries, f"entry {entry.seq} cannot be read")
+        if move.prev_hash != prev:
+            _fork(conn, view, seen, entries, f"entry {entry.seq} does not follow the one before")
+        prev = entry_hash(prev, entry.payload, entry.signature)
+    if prev != bytes(view.head_hash):
+        _fork(conn, view, seen, entries, "its head is not the end of the entries it shows")
+
+
+def _entries(conn: Connection, match_id: str, after: int, until: int) -> list[pb.HistoryEntry]:
+    """The entries ``after + 1 .. until`` as the server shows them now."""
+    from shared.pb import canasta_pb2 as pb
+
+    found: list[pb.HistoryEntry] = []
+    while after < until and len(found) < MAX_CHECKED_ENTRIES:
+        page = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=after))
+        fresh = [e for e in page.entries if after < e.seq <= until]
+        if not fresh:
+            break
+        found.extend(fresh)
+        after = fresh[-1].seq
+    return found
+
+
+def _header_and_entries(
+    conn: Connection, match_id: str, until: int
+) -> tuple[bytes, list[pb.HistoryEntry]]:
+    from shared.pb import canasta_pb2 as pb
+
+    first = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=0))
+    entries = [e for e in first.entries if e.seq <= until]
+    if first.more and entries:
+        entries += _entries(conn, match_id, entries[-1].seq, until)
+    return bytes(first.header), entries
+
+
+def _check_header(conn: Connection, view: pb.MatchView, header: bytes) -> bytes:
+    """The hash the chain starts from, after checking the header against what we know."""
+    from shared.crypto.chain import genesis_hash
+    from shared.crypto.keytext import public_key_from_text
+    from shared.transcript import Header, TranscriptError, header_hash
+
+    if not header:  # a match begun before headers existed: its chain starts at genesis
+        return genesis_hash(view.match.match_id)
+    try:
+        parsed = Header.from_bytes(header)
+    except TranscriptError as exc:
+        raise CliError(f"the server sent a malformed match header: {exc}") from None
+    mine = public_key_from_text(conn.profile.public_key)
+    problems = []
+    summary = view.match
+    if parsed.match_id != summary.match_id:
+        problems.append("it names another match")
+    seat = view.view.seat
+    if not 0 <= seat < len(parsed.seats) or parsed.seats[seat].public_key != mine:
+        problems.append(f"seat {seat} is not your key in it")
+    if [s.public_key for s in parsed.seats] != [bytes(s.public_key) for s in summary.seats]:
+        problems.append("its seats' keys are not the table's")
+    if parsed.server_key != conn.pinned_key():
+        problems.append("it names another server key than the one you pinned")
+    rules = parsed.config
+    if (rules.preset, rules.target, rules.players) != (
+        summary.preset,
+        summary.target,
+        summary.players,
+    ):
+        problems.append(
+            f"its rules ({rules.preset}, {rules.players} players, to {rules.target}) are not "
+            f"the table's ({summary.preset}, {summary.players} players, to {summary.target})"
+        )
+    control = summary.time_control
+    clock = parsed.clock
+    agreed = (
+        None
+        if not control.days_per_move
+        else (control.days_per_move, control.bank_days, control.weekends_off, control.on_timeout)
+    )
+    written = (
+        None
+        if clock is None
+        else (clock.days_per_move, clock.bank_days, clock.weekends_off, clock.on_timeout)
+    )
+    if agreed != written:
+        problems.append("its time control is not the table's")
+    if problems:
+        raise CliError("the match header the server shows is wrong: " + "; ".join(problems))
+    return header_hash(header)
+
+
+def _fork(
+    conn: Connection,
+    view: pb.MatchView,
+    seen: Seen | None,
+    entries: list[pb.HistoryEntry],
+    why: str,
+) -> NoReturn:
+    """Save what was remembered and what the server showed, and stop loudly."""
+    profile = conn.profile
+    match_id = view.match.match_id
+    receipts = []
+    try:
+        with profile.receipts_path.open(encoding="utf-8") as log:
+            receipts = [line for line in log if match_id in line]
+    except OSError:
+        pass
+    evidence = {
+        "what": "a server showed a match history that does not extend one it showed before",
+        "why": why,
+        "server": profile.server,
+        "server_key": profile.server_key,
+        "match_id": match_id,
+        "seen_before": None
+        if seen is None
+        else {"version": seen.version, "head_hash": seen.head_hash},
+        "shown_now": {"version": view.version, "head_hash": bytes(view.head_hash).hex()},
+        "entries_shown": [
+            {"seq": e.seq, "payload": e.payload.hex(), "signature": e.signature.hex(),
+             "entry_hash": e.entry_hash.hex(), "receipt": e.receipt_signature.hex()}
+            for e in entries
+        ],
+        "receipts_held": [json.loads(line) for line in receipts],
+        "noticed_at_ms": time.time_ns() // 1_000_000,
+    }  # fmt: skip
+    folder = profile.directory / "forks"
+    path = folder / f"{match_id}-{evidence['noticed_at_ms']}.json"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(evidence, indent=2) + "\n", encoding="utf-8")
+        saved = f"evidence saved to {path}"
+    except OSError as exc:
+        saved = f"the evidence could not be saved ({exc.strerror})"
+    before = f"version {seen.version}" if seen is not None else "the match's start"
+    raise ForkError(
+        f"FORK DETECTED in match {match_id[:8]}: the server shows version {view.version}, which "
+        f"does not extend {before} that it showed you earlier ({why}). The server rewrote the "
+        f"match's history, or shows different histories to different players; {saved}. "
+        "Compare heads with the other players (canasta history) and tell them."
+    )
+
+
+def head_line(record: pb.GetHistoryResponse) -> str:
+    """The head of a whole history, recomputed from its header: what players compare to know
+    that the server shows them all one history."""
+    from shared.crypto.chain import entry_hash, genesis_hash
+    from shared.transcript import header_hash
+
+    prev = header_hash(record.header) if record.header else genesis_hash(record.match_id)
+    for entry in record.entries:
+        prev = entry_hash(prev, entry.payload, entry.signature)
+    if record.entries and prev != bytes(record.entries[-1].entry_hash):
+        return "Head: the entries do not chain to the hash the server gives for the last one!"
+    return f"Head: entry {len(record.entries)}, hash {prev.hex()}"

@@ -1,0 +1,141 @@
+"""Fork detection (issue 13): an operator who rewrites an entry of a match after a player saw
+it is caught by that player's ``canasta`` client, which saves the evidence; a player who first
+looks after the rewrite sees a consistent history, and the two compare heads with
+``canasta history``.
+
+The real executables; the operator's rewrite is done in the server's SQLite file while the
+server runs, re-chaining every later entry so the server itself carries on."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from shared.crypto.chain import entry_hash
+from shared.transcript import header_hash
+from tests.e2e.harness import Player, Server, one_line_error, start_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = start_server(tmp_path / "server")
+    yield running
+    running.stop()
+
+
+def _rewrite(server: Server, match_id: str, seq: int) -> None:
+    """Change entry ``seq``'s signature bytes and re-chain the entries after it, as an
+    operator hiding a rewrite would; the match's head moves to the new chain's end."""
+    with sqlite3.connect(server.data_dir / "canasta.db") as db:
+        rows = db.execute(
+            "SELECT seq, payload, signature FROM log_entry WHERE match_id = ? AND seq >= ?"
+            " ORDER BY seq",
+            (match_id, seq - 1),
+        ).fetchall()
+        if seq > 1:
+            (prev,) = db.execute(
+                "SELECT entry_hash FROM log_entry WHERE match_id = ? AND seq = ?",
+                (match_id, seq - 1),
+            ).fetchone()
+        else:
+            (header,) = db.execute("SELECT header FROM match WHERE id = ?", (match_id,)).fetchone()
+            prev = header_hash(header)
+        for number, payload, signature in rows:
+            if number < seq:
+                continue
+            if number == seq:
+                signature = signature[:-1] + bytes([signature[-1] ^ 1])
+            prev = entry_hash(prev, payload, signature)
+            db.execute(
+                "UPDATE log_entry SET signature = ?, entry_hash = ? WHERE match_id = ? AND seq = ?",
+                (signature, prev, match_id, number),
+            )
+        # A new revision, as any change of the match: the server's caches see the rewrite.
+        db.execute(
+            "UPDATE match SET head_hash = ?, revision = revision + 1 WHERE id = ?",
+            (prev, match_id),
+        )
+
+
+def _head(player: Player, match_id: str) -> str:
+    lines = player.run("history", match_id).stdout.splitlines()
+    assert lines[-1].startswith("Head: entry ")
+    return lines[-1]
+
+
+def _seen_version(player: Player, match_id: str) -> int:
+    profile = json.loads((player.home / "profiles" / "default" / "profile.json").read_text())
+    return int(profile["matches"][match_id]["version"])
+
+
+def _two_players(tmp_path: Path, server: Server) -> tuple[Player, Player, str]:
+    """Ann (seat 0) and Ben (seat 1) with bots at 2 and 3, the first hand dealt, and Ann to
+    draw (her `wait` returned: the bots have moved)."""
+    ann, ben = Player(tmp_path / "ann"), Player(tmp_path / "ben")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    ben.run("setup", "--server", server.address, "--name", "Ben")
+    created = ann.json("create", "--seat", "0", "--bot", "2", "--bot", "3")
+    match_id = created["match"]["match_id"]
+    ben.run("join", created["invite_code"], "--seat", "1")
+    for _ in range(10):
+        ann.run("wait", match_id, "--timeout", "30", ok=False)
+        view = ann.json("show", match_id)
+        if view["match"].get("to_act", 0) == 0 and "dealing_seat" not in view:
+            return ann, ben, match_id
+        _take_turn(ann if view["match"].get("to_act", 0) == 0 else ben, match_id)
+    raise AssertionError("Ann's turn never came")
+
+
+def _take_turn(player: Player, match_id: str) -> None:
+    """Cut, or draw and discard the last card in hand."""
+    view = player.json("show", match_id)
+    if "dealing_seat" in view:
+        player.run("deal", "--match", match_id)
+        return
+    player.run("draw", "--match", match_id)
+    hand = player.json("show", match_id)["view"]["hand"]
+    player.run("discard", hand[-1], "--match", match_id)
+
+
+def test_a_rewrite_after_a_player_looked_is_caught(server: Server, tmp_path: Path) -> None:
+    ann, ben, match_id = _two_players(tmp_path, server)
+    ben.run("show", match_id)
+    assert _head(ann, match_id) == _head(ben, match_id)  # one history for both
+    version = _seen_version(ann, match_id)
+    assert version >= 1
+
+    _rewrite(server, match_id, version)  # the last entry Ann has seen
+    caught = ann.run("show", match_id, ok=False)
+    assert caught.returncode == 1
+    assert f"FORK DETECTED in match {match_id[:8]}" in one_line_error(caught)
+    evidence = list((ann.home / "profiles" / "default" / "forks").glob(f"{match_id}-*.json"))
+    assert len(evidence) == 1
+    saved = json.loads(evidence[0].read_text())
+    assert saved["seen_before"]["version"] == version
+    assert saved["shown_now"]["head_hash"] != saved["seen_before"]["head_hash"]
+    again = ann.run("show", match_id, ok=False)  # reported every time, never accepted
+    assert "FORK DETECTED" in one_line_error(again)
+    assert _seen_version(ann, match_id) == version  # nothing remembered from the fork
+
+
+def test_new_entries_that_do_not_follow_the_seen_head_are_caught(
+    server: Server, tmp_path: Path
+) -> None:
+    ann, ben, match_id = _two_players(tmp_path, server)
+    _take_turn(ann, match_id)  # Ann's move: the last entry she has seen is her own discard
+    version = _seen_version(ann, match_id)
+    _rewrite(server, match_id, version)
+    # Ben last looked before Ann's move: the rewritten entry follows what he saw, so his
+    # client accepts it; he plays on, and the bots after him, on the rewritten chain.
+    ben.run("wait", match_id, "--timeout", "30")
+    _take_turn(ben, match_id)
+    caught = ann.run("show", match_id, ok=False)
+    assert caught.returncode == 1
+    assert "FORK DETECTED" in one_line_error(caught)
+    assert f"entry {version + 1} does not follow the one before" in one_line_error(caught)
