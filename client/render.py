@@ -64,8 +64,9 @@ _DEAL = "deal"
 engine)."""
 _SAID_BY_ACTION = frozenset({"meld", "layoff", "discard", "ask", "answer"})
 """Events the history leaves out: the mover's action text already says the same."""
-_RECENT = 6
-"""How many events of the hand the table repeats (the history has them all)."""
+_RECENT = 40
+"""At most this many events since the viewer's last move are repeated on the table (more only
+when the viewer was away for many turns; the history has them all, and the table says so)."""
 
 
 # -- names ---------------------------------------------------------------------------------------
@@ -159,7 +160,8 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
         return f"{text}, laid out {shown}" if shown else text
     if kind == "take":
         top = card(event.cards[0], color) if event.cards else "?"
-        return f"{who} took the pile ({_plural(len(event.cards), 'card')}, top {top})"
+        pile = len(event.cards) - _from_hand(event.text)
+        return f"{who} took the pile ({_plural(pile, 'card')}, top {top})"
     if kind == "meld":
         return f"{who} melded {shown}"
     if kind == "layoff":
@@ -180,17 +182,38 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
     return f"{who} {kind} {extra}".rstrip()
 
 
+def _from_hand(text: str) -> int:
+    """How many of a take event's cards came from the taker's hand (the engine's text says
+    ``"2 from hand"``); the rest were the pile, its top first."""
+    count = text.split(" ", 1)[0]
+    return int(count) if count.isdigit() and text.endswith(" from hand") else 0
+
+
+def _moved_this_hand(view: pb.PlayerView) -> bool:
+    """Whether the viewer (or a bot playing for them) has made a move in this hand yet."""
+    return any(e.seat == view.seat and e.kind in _MOVE_KINDS for e in view.events)
+
+
 def _recent(view: pb.PlayerView, names: _Names, color: bool) -> list[str]:
-    """What happened since the viewer's own last move this hand (dealing left out)."""
+    """Everything that happened since the viewer's own last move this hand (dealing left out).
+
+    A player who comes back after others' turns must not miss any of them: all are shown,
+    and only past ``_RECENT`` events (someone away for a long time) are the oldest left out,
+    saying how many and where they are.
+    """
     events = list(view.events)
     start = 0
     for index, event in enumerate(events):
         if event.seat == view.seat and event.kind in _MOVE_KINDS:
             start = index + 1
-    news = [e for e in events[start:] if e.kind != "deal"][-_RECENT:]
+    news = [e for e in events[start:] if e.kind != "deal"]
     if not news:
         return []
-    return _rows("Recent", [describe_event(e, names, color) + ";" for e in news], " ")
+    parts = [describe_event(e, names, color) + ";" for e in news[-_RECENT:]]
+    if len(news) > _RECENT:
+        left_out = len(news) - _RECENT
+        parts.insert(0, f"({_plural(left_out, 'earlier event')} in `canasta history`)")
+    return _rows("Recent", parts, " ")
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -219,7 +242,9 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
             lines += _side_rows(v, sv, names, color)
     if v.hand:
         lines += _hand_rows(v, color)
-    if v.HasField("last_hand") and v.last_hand.hand_number:
+    # The last hand's result until the viewer's first move of the new hand; then `history`.
+    shown = not in_hand or not _moved_this_hand(v)
+    if v.HasField("last_hand") and v.last_hand.hand_number and shown:
         lines += _last_hand_rows(v, names, full=not in_hand)
     if in_hand:
         lines += _recent(v, names, color)

@@ -247,6 +247,67 @@ def test_recent_events_repeat_what_others_did_since_my_last_move() -> None:
     assert f"{NAMES[last.seat]} discarded {card_text(last.cards[0])};" in text
 
 
+def test_a_take_counts_the_pile_and_not_the_cards_from_hand() -> None:
+    """Issue 14.1: the take event lists the top, the cards from hand and the rest of the pile;
+    the text says how many cards the pile held (six here), not eight."""
+    config = rules.make_config("classic")
+    state = rules.deal_position(
+        rules.new_match(config, seed=0),
+        [rules.parse_cards(h) for h in ("jc jh 5h 9s", "5c 5d", "8c 8d", "6c 6d")],
+        rules.parse_cards("10c 10d 10h"),
+        pile=rules.parse_cards("4c 5d 6s 7h 8h jd"),
+        melds=[[rules.parse_cards("qc qd qh")], []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, rules.parse_action("pickup jc jh"))
+    text = " ".join(render_table(match_view(state, 1), color=False).split())
+    assert f"{NAMES[0]} took the pile (6 cards, top jd)" in text
+
+
+def test_recent_events_keep_everything_since_my_last_move() -> None:
+    """Issue 14.2: after several of the others' turns nothing is silently dropped; only a very
+    long absence leaves the oldest out, and the table says how many and where they are."""
+    state = dealt()
+    seat = state.actor()
+    assert seat is not None
+    state = rules.apply(state, seat, rules.parse_action("draw"))
+    me = rules.player_view(state, seat).hand
+    state = rules.apply(state, seat, rules.Discard(me[0]))
+    view = match_view(state, seat)
+    other = (seat + 1) % 4
+    for number in range(12):
+        view.view.events.append(pb.Event(seat=other, kind="ask", text=f"note {number}"))
+    text = " ".join(render_table(view, color=False).split())
+    assert text.count(f"{NAMES[other]} asked: may I go out?") == 12
+    assert "earlier event" not in text
+    for _ in range(40):
+        view.view.events.append(pb.Event(seat=other, kind="ask"))
+    text = " ".join(render_table(view, color=False).split())
+    assert "(12 earlier events in `canasta history`)" in text
+    assert text.count(f"{NAMES[other]} asked: may I go out?") == 40
+
+
+def test_last_hand_is_shown_until_my_first_move_of_the_new_hand() -> None:
+    """Issue 14.12: the previous hand's result stays on the table until the viewer's first
+    move of the next hand (others' moves do not hide it), then it is gone."""
+    state = play_until(
+        dealt(),
+        lambda s: (
+            s.hand_number == 2
+            and s.phase is Phase.DRAW
+            and not any(e.kind in ("draw", "take") for e in s.events)
+        ),
+    )
+    first = state.actor()
+    assert first is not None
+    second = (first + 1) % 4
+    title = "Hand 1 "
+    assert title in render_table(match_view(state, first), color=False)
+    state = rules.apply(state, first, rules.parse_action("draw"))
+    assert title not in render_table(match_view(state, first), color=False)
+    assert title in render_table(match_view(state, second), color=False)
+
+
 def test_partner_and_me_are_marked() -> None:
     state = dealt()
     text = render_table(match_view(state, 0, bots=frozenset({3})), color=False)
