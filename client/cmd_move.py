@@ -38,12 +38,15 @@ def _check_notation(actions: list[str]) -> None:
     from shared.rules import NotationError
     from shared.rules.notation import parse_actions
 
+    # A move that cannot be read is a wrong command line (exit 2), like a missing argument.
     if not actions:
-        raise CliError('no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`')
+        raise CliError(
+            'no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`', EXIT_USAGE
+        )
     try:
         parse_actions(actions)
     except NotationError as exc:
-        raise CliError(f"cannot read the move: {exc.message}") from None
+        raise CliError(f"cannot read the move: {exc.message}", EXIT_USAGE) from None
 
 
 def submit(
@@ -207,7 +210,8 @@ def out(
     if turn is None:
         raise CliError(
             "going out is not a separate action: play your last cards, for example "
-            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)'
+            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)',
+            EXIT_USAGE,
         )
     submit(match, split_turn(turn), json)
 
@@ -228,7 +232,7 @@ def answer(
 ) -> None:
     """Answer your partner's "may I go out?"."""
     if reply.lower() not in ("yes", "no", "y", "n"):
-        raise CliError(f"answer yes or no (got {reply!r})")
+        raise CliError(f"canasta answer takes yes or no, not {reply!r}", EXIT_USAGE)
     submit(match, [f"answer {reply.lower()}"], json)
 
 

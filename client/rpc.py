@@ -19,8 +19,8 @@ from typing import Any
 
 import grpc
 
-from client.errors import CliError
-from client.profiles import Profile
+from client.errors import EXIT_ERROR, CliError
+from client.profiles import Profile, check_server_address
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -131,8 +131,8 @@ class Connection:
         if not profile.server:
             raise CliError(f"the profile {profile.name!r} names no server: run `canasta setup`")
         self.profile = profile
-        self.address = profile.server
-        self.channel = open_channel(profile.server, profile.tls, profile.ca_file)
+        self.address = check_server_address(profile.server, EXIT_ERROR)  # an edited profile
+        self.channel = open_channel(self.address, profile.tls, profile.ca_file)
         self.stub = pb_grpc.CanastaStub(self.channel)
         self._checked_key: bytes | None = None
 

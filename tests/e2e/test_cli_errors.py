@@ -100,7 +100,7 @@ def test_unknown_match(table: Table) -> None:
 def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> None:
     player = table.players[table.actor()]
     done = player.run("meld", "7h", "7x", "2s", ok=False)
-    assert done.returncode == 1
+    assert done.returncode == 2  # a command-line error, as README's exit codes say
     line = one_line_error(done)
     assert line.startswith("canasta: cannot read the move: could not read the card '7x'")
     # No call is made: the same typo against an unreachable server still names the card.
@@ -111,6 +111,29 @@ def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> No
     (player.home / "profiles" / "offline" / "profile.json").write_text(text)
     done = offline.run("play", "draw; discard 1x", ok=False)
     assert "could not read the card '1x'" in one_line_error(done)
+    assert done.returncode == 2
+    done = offline.run("answer", "maybe", ok=False)
+    assert done.returncode == 2
+    assert one_line_error(done) == "canasta: canasta answer takes yes or no, not 'maybe'"
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("http://localhost:7437", "has a scheme (http://)"),
+        ("localhost", "has no port"),
+        ("localhost:99999", "is out of range (1-65535)"),
+    ],
+)
+def test_a_wrong_server_address_is_named_before_connecting(
+    tmp_path: Path, address: str, says: str
+) -> None:
+    done = Player(tmp_path / "p").run("setup", "--server", address, "--name", "X", ok=False)
+    assert done.returncode == 2
+    line = one_line_error(done)
+    assert says in line
+    assert "cannot reach" not in line
+    assert not (tmp_path / "p" / "profiles").exists()  # nothing was made
 
 
 def test_illegal_move_prints_the_rule(table: Table) -> None:
