@@ -61,6 +61,9 @@ class Profile:
     token: str = ""
     token_expires_ms: int = 0
     matches: dict[str, Seen] = field(default_factory=dict)
+    notifications_seen: dict[str, int] = field(default_factory=dict)
+    """Per server address, the id of the last notification ``canasta watch`` printed: a new
+    watch resumes after it, so nothing is printed twice."""
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -128,6 +131,9 @@ class Profile:
                 mine = self.matches.get(match_id)
                 if mine is None or mine.version < seen.version:
                     self.matches[match_id] = seen
+            for server, last in dict(on_disk.notifications_seen).items():
+                if isinstance(last, int) and last > self.notifications_seen.get(server, 0):
+                    self.notifications_seen[server] = last
         except (OSError, ValueError, TypeError):
             pass
         _write_private(self.file, json.dumps(self.to_dict(), indent=2).encode("utf-8") + b"\n")

@@ -26,11 +26,13 @@ __all__ = [
     "COMMANDS",
     "WIDTH",
     "message_json",
+    "notification_line",
     "render_history",
     "render_matches",
     "render_table",
     "short_ids",
     "use_color",
+    "watch_line",
 ]
 
 WIDTH = 80
@@ -637,6 +639,41 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
             ", ".join(names.short(s.seat) for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         )
     return "  ".join(p for p in parts if p)
+
+
+# -- watch ----------------------------------------------------------------------------------------
+
+_NEXT_COMMAND = {
+    "your_turn": "canasta show {match}",
+    "reminder": "canasta show {match}",
+    "partner_asks": "canasta answer yes|no --match {match}",
+    "hand_ended": "canasta show {match}",
+    "match_ended": "canasta history {match}",
+}
+"""What to run after a notification of each kind, when its text names no command itself."""
+
+
+def notification_line(note: pb.WatchNotification) -> str:
+    """One of the player's notifications: what happened, in which match (the text says), and
+    the command to run next."""
+    text = " ".join(note.text.split()) or f"{note.kind.replace('_', ' ')} (match {note.match_id})"
+    command = _NEXT_COMMAND.get(note.kind, "")
+    if command and note.match_id and "canasta " not in text:
+        text += f" Next: {command.format(match=note.match_id[:8])}"
+    return text
+
+
+def watch_line(change: pb.WatchResponse, summary: pb.MatchSummary | None) -> str:
+    """A change of one match: its id, version and status, and who is to move, by name."""
+    status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")
+    line = f"{change.match_id[:8]} version {change.version} {status}"
+    if change.HasField("to_act"):
+        me = summary.my_seat if summary is not None and summary.HasField("my_seat") else None
+        if change.to_act == me:
+            return f"{line} - your turn"
+        names = _Names(summary.seats if summary is not None else (), me)
+        line += f" - {names.full(change.to_act)} to move"
+    return line
 
 
 # -- the log --------------------------------------------------------------------------------------

@@ -238,8 +238,16 @@ class Connection:
                 raise describe(error, self.address) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def watch(self, match_ids: list[str], timeout: float | None) -> Any:
-        """The Watch stream (iterate inside ``translated``); the token is fresh when it opens."""
-        return self.stub.Watch(
-            pb.WatchRequest(match_ids=match_ids), metadata=self.metadata(), timeout=timeout
-        )
+    def watch(
+        self, match_ids: list[str], timeout: float | None, notifications_after: int | None = None
+    ) -> Any:
+        """The Watch stream (iterate inside ``translated``); the token is fresh when it opens.
+
+        With ``notifications_after`` the stream also carries the player's notifications with
+        a greater id.
+        """
+        request = pb.WatchRequest(match_ids=match_ids)
+        if notifications_after is not None:
+            request.notifications = True
+            request.after_notification_id = notifications_after
+        return self.stub.Watch(request, metadata=self.metadata(), timeout=timeout)

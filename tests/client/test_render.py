@@ -22,11 +22,13 @@ from google.protobuf import json_format
 from client.render import (
     COMMANDS,
     message_json,
+    notification_line,
     render_history,
     render_matches,
     render_table,
     short_ids,
     use_color,
+    watch_line,
 )
 from client.style import group_hand, sort_key, strip_ansi
 from server.app import App, open_app
@@ -702,3 +704,25 @@ def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
     assert f"due {due}" in line
     summary.clock.due_at_ms = now - 1
     assert "overdue since" in render_matches([summary], color=False)
+
+
+def test_watch_lines_name_the_seat_and_the_next_command() -> None:
+    """Issue 14.8 and the watch notifications: the seat to move by name, and each notification
+    as one line with the command to run next unless its text already names one."""
+    state = dealt()
+    summary = match_view(state, 0).match
+    change = pb.WatchResponse(match_id=MATCH_ID, version=3, status=pb.MATCH_STATUS_PLAYING)
+    change.to_act = 1
+    assert watch_line(change, summary) == f"{MATCH_ID[:8]} version 3 playing - bob (seat 1) to move"
+    change.to_act = 0
+    assert watch_line(change, summary).endswith("playing - your turn")
+    turn = pb.WatchNotification(
+        id=4, kind="your_turn", match_id=MATCH_ID, text=f"It is your turn in match {MATCH_ID[:8]}."
+    )
+    assert notification_line(turn) == (
+        f"It is your turn in match {MATCH_ID[:8]}. Next: canasta show {MATCH_ID[:8]}"
+    )
+    bot = pb.WatchNotification(
+        id=5, kind="bot_played", match_id=MATCH_ID, text="A bot played: canasta cover off."
+    )
+    assert notification_line(bot) == "A bot played: canasta cover off."

@@ -272,13 +272,16 @@ def test_watch_prints_a_line_per_change_until_interrupted(table: Table) -> None:
 
 
 def _line(process: subprocess.Popen[str]) -> dict[str, object]:
+    """The next change of a match (the player's notifications, also printed, are skipped)."""
     assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 20)
-    assert ready, "watch printed nothing"
-    line = process.stdout.readline()
-    assert line, process.stderr.read() if process.stderr else ""
-    data: dict[str, object] = json.loads(line)
-    return data
+    while True:
+        ready, _, _ = select.select([process.stdout], [], [], 20)
+        assert ready, "watch printed nothing"
+        line = process.stdout.readline()
+        assert line, process.stderr.read() if process.stderr else ""
+        data: dict[str, object] = json.loads(line)
+        if data["match_id"]:
+            return data
 
 
 def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:
