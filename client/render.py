@@ -25,12 +25,14 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMANDS",
     "WIDTH",
+    "changes_text",
     "message_json",
     "notification_line",
     "render_history",
     "render_matches",
     "render_table",
     "short_ids",
+    "status_text",
     "use_color",
     "watch_line",
 ]
@@ -538,6 +540,22 @@ def _status_rows(view: pb.MatchView, names: _Names, color: bool) -> list[str]:
     if v.phase == pb.PHASE_PLAY:
         lines.append('  or the rest of the turn at once: canasta play "meld ...; discard ..."')
     return lines
+
+
+def status_text(view: pb.MatchView) -> str:
+    """Whose move it is and what they do, in one plain line (``Waiting for bob (seat 1) to
+    draw``), for messages that explain why a move was not sent."""
+    v = view.view
+    mine = next((sv for sv in v.sides if sv.side == v.my_side), None)
+    names = _Names(view.match.seats, v.seat, list(mine.seats) if mine is not None else ())
+    return " ".join(" ".join(_status_rows(view, names, False)).split())
+
+
+def changes_text(entries: Sequence[pb.HistoryEntry], view: pb.MatchView, *, color: bool) -> str:
+    """The log entries since the viewer last looked, one line each as in ``canasta history``."""
+    names = _Names(view.match.seats, view.view.seat)
+    lines = [line for entry in entries for line in _entry_lines(entry, names, color)]
+    return "\n".join(lines)
 
 
 def _winners_text(v: pb.PlayerView, seats: Sequence[pb.SeatInfo], names: _Names) -> str:

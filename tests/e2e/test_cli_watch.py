@@ -5,7 +5,6 @@ so (exit 1) when the server goes away. The real ``canasta-server`` and ``canasta
 from __future__ import annotations
 
 import json
-import select
 import signal
 import subprocess
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import CANASTA, Player, Server, start_server
+from tests.e2e.harness import CANASTA, Lines, Player, Server, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -33,36 +32,29 @@ def _watch(player: Player, *args: str) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
-def _lines_until(process: subprocess.Popen[str], wanted: str, seconds: float = 20) -> list[str]:
+def _lines_until(lines: Lines, wanted: str, seconds: float = 20) -> list[str]:
     """Lines printed until one contains ``wanted`` (the test fails if none does in time)."""
-    assert process.stdout is not None
     seen: list[str] = []
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout], [], [], 0.2)
-        if not ready:
-            continue
-        line = process.stdout.readline()
-        if not line:
+    while (left := deadline - time.monotonic()) > 0:
+        line = lines.next(left)
+        if line is None:
             break
-        seen.append(line.rstrip("\n"))
+        seen.append(line)
         if wanted in line:
             return seen
     raise AssertionError(f"no line with {wanted!r} in {seen}")
 
 
-def _lines_for(process: subprocess.Popen[str], seconds: float) -> list[str]:
+def _lines_for(lines: Lines, seconds: float) -> list[str]:
     """Every line printed within ``seconds``."""
-    assert process.stdout is not None
     seen: list[str] = []
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([process.stdout], [], [], left)
-        if ready:
-            line = process.stdout.readline()
-            if not line:
-                break
-            seen.append(line.rstrip("\n"))
+        line = lines.next(left)
+        if line is None:
+            continue
+        seen.append(line)
     return seen
 
 
@@ -79,7 +71,8 @@ def _remembered(player: Player, server: Server) -> int:
 
 def _interrupt(process: subprocess.Popen[str]) -> str:
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=15)
+    process.wait(15)
+    err = process.stderr.read() if process.stderr is not None else ""
     assert process.returncode == 130, err
     assert "Traceback" not in err
     return err
@@ -94,7 +87,7 @@ def test_watch_prints_each_notification_once_across_runs(server: Server, tmp_pat
 
     first = _watch(ann)
     try:
-        lines = _lines_until(first, f"It is your turn in match {short}")
+        lines = _lines_until(Lines(first), f"It is your turn in match {short}")
         assert lines[-1].endswith(f": cut and deal the first hand. Next: canasta show {short}")
         assert any(f"{short} version 0 playing - your turn" in line for line in lines), lines
         assert _remembered(ann, server) >= 1  # kept as soon as it was printed
@@ -102,13 +95,14 @@ def test_watch_prints_each_notification_once_across_runs(server: Server, tmp_pat
         _interrupt(first)
 
     again = _watch(ann)
+    output = Lines(again)
     try:
-        quiet = _lines_for(again, 2.5)
+        quiet = _lines_for(output, 2.5)
         assert quiet, "the watch printed nothing at all"
         assert not any("It is your turn" in line for line in quiet), quiet
         ann.run("show")
         ann.run("deal")  # the bots play on until it is Ann's turn: a new notification
-        lines = _lines_until(again, f"It is your turn in match {short}, hand 1.")
+        lines = _lines_until(output, f"It is your turn in match {short}, hand 1.")
         assert lines[-1].endswith(f"Next: canasta show {short}")
     finally:
         _interrupt(again)
@@ -127,7 +121,7 @@ def test_watch_names_the_seat_to_move(server: Server, tmp_path: Path) -> None:
     watcher = [ann, ben][1 - cutter]
     process = _watch(watcher)
     try:
-        line = _lines_until(process, "to move")[-1]
+        line = _lines_until(Lines(process), "to move")[-1]
     finally:
         _interrupt(process)
     assert line.endswith(f"playing - {names[cutter]} (seat {cutter}) to move"), line
@@ -140,10 +134,11 @@ def test_watch_says_so_and_exits_1_when_the_server_goes_away(tmp_path: Path) -> 
         ann.run("setup", "--server", server.address, "--name", "Ann")
         ann.run("create", "--bot", "1", "--bot", "2", "--bot", "3")
         process = _watch(ann)
-        _lines_until(process, "your turn")
+        _lines_until(Lines(process), "your turn")
     finally:
         server.stop()
-    _, err = process.communicate(timeout=30)
+    process.wait(30)
+    err = process.stderr.read() if process.stderr is not None else ""
     assert process.returncode == 1, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
