@@ -38,6 +38,30 @@ def show(match: MatchArg = None, json: JsonOpt = False) -> None:
     typer.echo(render_table(view, color=common.color()))
 
 
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta moves\n\n  canasta moves 3f2a --json",
+)
+def moves(match: MatchArg = None, json: JsonOpt = False) -> None:
+    """What you may do now, as commands: how to start the turn, melds that open, lay-offs...
+
+    The list comes from the rules engine on the server and every entry is legal; it is not
+    every legal move (melds are offered per rank, an unopened side its best opening).
+    """
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        found = conn.call("GetMoves", pb.GetMovesRequest(match_id=match_id))
+        view = None if found.groups or json else common.fetch_view(conn, match_id)
+    if json:
+        common.print_json(found)
+        return
+    from client.render import render_moves
+
+    typer.echo(render_moves(found, view))
+
+
 def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
     """Every page of the history, as one response."""
     from shared.pb import canasta_pb2 as pb

@@ -30,6 +30,7 @@ __all__ = [
     "notification_line",
     "render_history",
     "render_matches",
+    "render_moves",
     "render_table",
     "short_ids",
     "status_text",
@@ -657,6 +658,48 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
             ", ".join(names.short(s.seat) for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         )
     return "  ".join(p for p in parts if p)
+
+
+# -- moves ----------------------------------------------------------------------------------------
+
+_MOVE_TITLES = {
+    "start": "Start your turn",
+    "open": "Melds that open (they reach your side's minimum)",
+    "meld": "Melds",
+    "lay": "Lay-offs",
+    "discard": "Discards (each ends the turn)",
+    "ask": "Ask your partner",
+    "answer": "Answer your partner",
+    "pass": "Pass",
+}
+_MOVE_COMMANDS = {"pickup": "take"}
+"""Engine action words whose CLI command has another name."""
+
+
+def move_command(action: str) -> str:
+    """An engine action as the ``canasta`` command that plays it: ``pickup 7h 7c`` ->
+    ``canasta take 7h 7c``."""
+    word, _, rest = action.partition(" ")
+    return " ".join(p for p in ("canasta", _MOVE_COMMANDS.get(word, word), rest) if p)
+
+
+def render_moves(found: pb.GetMovesResponse, view: pb.MatchView | None) -> str:
+    """The seat's legal moves, grouped, each as a command; or why there are none."""
+    if not found.groups:
+        why = status_text(view) if view is not None else "it is not your move"
+        return f"Nothing for you to do in match {found.match_id[:8]} now: {why}"
+    lines = [f"Your moves in match {found.match_id[:8]} (version {found.version}):"]
+    for group in found.groups:
+        lines.append(f"{_MOVE_TITLES.get(group.kind, group.kind)}:")
+        lines += [f"  {move_command(a)}" for a in group.actions]
+        if group.left_out:
+            lines.append(f"  ... and {group.left_out} more of this kind")
+    if any(g.kind in ("meld", "lay", "open") for g in found.groups):
+        lines.append(
+            "Not every legal meld is listed (one per rank); several go in one move with "
+            '`canasta play "meld ...; lay ...; discard ..."`.'
+        )
+    return "\n".join(lines)
 
 
 # -- watch ----------------------------------------------------------------------------------------

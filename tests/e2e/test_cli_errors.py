@@ -247,6 +247,28 @@ def test_a_stale_answer_says_nobody_asked(table: Table) -> None:
     table.players[me].run("discard", table.view(me).view.hand[0])
 
 
+def test_moves_lists_what_i_may_do_as_commands(table: Table) -> None:
+    """Issue 14.13: `canasta moves` groups the engine's legal actions as commands."""
+    seat = table.actor()
+    mine = table.players[seat].run("moves").stdout
+    assert "Start your turn:\n  canasta draw\n" in mine
+    other = (seat + 1) % 4
+    theirs = table.players[other].run("moves").stdout
+    assert theirs.startswith(f"Nothing for you to do in match {table.match_id[:8]} now: ")
+    assert f"Waiting for P{seat} (seat {seat}) to draw" in theirs
+    table.view(seat)
+    table.players[seat].run("draw")
+    after = json.loads(table.players[seat].run("moves", "--json").stdout)
+    kinds = [group["kind"] for group in after["groups"]]
+    assert "discard" in kinds
+    assert "start" not in kinds
+    hand = table.view(seat).view.hand
+    discards = next(g for g in after["groups"] if g["kind"] == "discard")["actions"]
+    assert discards
+    assert all(a.split()[1] in hand for a in discards)
+    table.players[seat].run("discard", hand[0])
+
+
 def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
     seat = table.actor()
     done = table.players[(seat + 1) % 4].run("wait", "--timeout", "1", ok=False)
