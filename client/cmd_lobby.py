@@ -122,7 +122,7 @@ def create(
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta join k7p2-xq4m\n\n  canasta join k7p2-xq4m --seat 2",
+    epilog="Examples:\n\n  canasta join h4kq7wzm2p\n\n  canasta join h4kq7wzm2p --seat 2",
 )
 def join(
     code: Annotated[str, typer.Argument(help="The invite code the match's creator gave you.")],

@@ -10,12 +10,17 @@ checked against the pinned key and the envelope actually sent, then kept in the 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from client import common
 from client.errors import EXIT_USAGE, CliError
+
+if TYPE_CHECKING:
+    from client.profiles import Seen
+    from client.rpc import Connection, RpcFailureError
+    from shared.pb import canasta_pb2 as pb
 
 app = typer.Typer()
 PANEL = "Playing"
@@ -26,6 +31,15 @@ MatchOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
+YesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="If others moved since you last looked and it is your move, play on the new "
+        "table without asking (the changes are still printed).",
+    ),
+]
 Cards = Annotated[list[str], typer.Argument(help="Cards such as 7h 10d qs jk (2s are wild).")]
 
 
@@ -38,12 +52,15 @@ def _check_notation(actions: list[str]) -> None:
     from shared.rules import NotationError
     from shared.rules.notation import parse_actions
 
+    # A move that cannot be read is a wrong command line (exit 2), like a missing argument.
     if not actions:
-        raise CliError('no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`')
+        raise CliError(
+            'no move given: for example `canasta play "meld 7h 7c 2s; discard kd"`', EXIT_USAGE
+        )
     try:
         parse_actions(actions)
     except NotationError as exc:
-        raise CliError(f"cannot read the move: {exc.message}") from None
+        raise CliError(f"cannot read the move: {exc.message}", EXIT_USAGE) from None
 
 
 def submit(
@@ -53,8 +70,14 @@ def submit(
     *,
     deal: bool = False,
     fresh: bool = False,
+    yes: bool = False,
 ) -> None:
-    """Check, sign and send one move; print the new table (or JSON) and the receipt's seq."""
+    """Check, sign and send one move; print the new table (or JSON) and the receipt's seq.
+
+    If others moved since the player last looked and it is now the player's move, the table
+    and the changes are shown and the move is sent on the new table only once confirmed
+    (``yes``, or a "y" at a terminal); see ``_catch_up``.
+    """
     import json as json_module
 
     from client.rpc import RpcFailureError
@@ -80,27 +103,36 @@ def submit(
         if deal and not seen.deal_commitment:
             raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
         server_key = conn.pinned_key()  # checked against the pin before the move leaves
-        head = bytes.fromhex(seen.head_hash)
-        request = protocol.move_request(
-            key,
-            match_id,
-            seen.seat,
-            seen.version,
-            head,
-            actions,
-            deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
-        )
-        try:
-            # The token says the sender is the seat's player: only then is the view sent back.
-            response = conn.call("Submit", request)
-        except RpcFailureError as failure:
-            if failure.status == "ABORTED":
-                now = failure.trailers.get("canasta-version", "?")
-                raise CliError(
-                    f"the match moved on since you last looked (you saw version {seen.version}, "
-                    f"it is at version {now}): nothing was submitted; run `canasta show`"
-                ) from None
-            raise
+        for attempt in (1, 2, 3):
+            head = bytes.fromhex(seen.head_hash)
+            request = protocol.move_request(
+                key,
+                match_id,
+                seen.seat,
+                seen.version,
+                head,
+                actions,
+                deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
+            )
+            try:
+                # The token says the sender is the seat's player: only then is the view sent.
+                response = conn.call("Submit", request)
+                break
+            except RpcFailureError as failure:
+                if failure.status == "FAILED_PRECONDITION" and (
+                    failure.trailers.get("canasta-error") == "turn"
+                ):
+                    raise _not_your_move(conn, match_id, failure) from None
+                if failure.status != "ABORTED" or deal or fresh or attempt == 3:
+                    if failure.status == "ABORTED":
+                        now = failure.trailers.get("canasta-version", "?")
+                        raise CliError(
+                            f"the match moved on since you last looked (you saw version "
+                            f"{seen.version}, it is at version {now}): nothing was submitted; "
+                            "run `canasta show`"
+                        ) from None
+                    raise
+                seen = _catch_up(conn, match_id, seen, actions, yes=yes, json=json)
         if not protocol.receipt_matches(server_key, request, head, response.receipt):
             raise CliError(
                 "DANGER: the server's receipt for this move does not verify with the pinned "
@@ -133,10 +165,114 @@ def submit(
     typer.echo(f"move {receipt.seq} stored; receipt verified")
 
 
+def _not_your_move(conn: Connection, match_id: str, failure: RpcFailureError) -> CliError:
+    """The engine's "not your turn" names seats by number; say who, by name, and doing what."""
+    from client.render import status_text
+    from shared.pb import canasta_pb2 as pb
+
+    try:
+        view = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    except CliError:
+        return failure
+    return CliError(f"refused: it is not your move: {_lower_first(status_text(view))}")
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
+
+_LISTED_IN_FULL = frozenset({"draw", "pass", "answer", "ask", "discard"})
+"""Move kinds that the view's ``legal`` list (the engine's) names whenever one is legal: for
+these, a kind missing from the list is reason enough to refuse before sending. Takes, melds
+and lay-offs are listed only in part, so the engine judges them."""
+
+
+def _catch_up(
+    conn: Connection, match_id: str, seen: Seen, actions: list[str], *, yes: bool, json: bool
+) -> Seen:
+    """The match moved on since the player last looked: decide what to tell them.
+
+    Only when everything since is others' moves in the same hand and the move is now the
+    player's (and plausible by the engine's list of what they may do) is the table shown with
+    what changed, and the move sent on it once confirmed; otherwise nothing is sent and the
+    message says the useful thing (whose move it is, or what the player may do instead).
+    """
+    import sys
+
+    from client.render import COMMANDS, changes_text, render_table, status_text
+    from shared.pb import canasta_pb2 as pb
+
+    view = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    moved = (
+        f"the match moved on since you last looked (you saw version {seen.version}, it is at "
+        f"version {view.version})"
+    )
+    v = view.view
+    if not (v.HasField("actor") and v.actor == seen.seat):
+        raise CliError(
+            f"{moved}, and it is not your move now: {_lower_first(status_text(view))}. Nothing "
+            "was submitted; `canasta show` shows the table"
+        )
+    entries = _entries_after(conn, match_id, seen.version)
+    if any(e.seat == seen.seat for e in entries):
+        raise CliError(
+            f"{moved}, with moves for your seat made elsewhere (another device, or a bot "
+            "covering for you): nothing was submitted; run `canasta show`"
+        )
+    if any(list(e.actions) == ["deal"] for e in entries):
+        raise CliError(
+            f"{moved}, and a new hand was dealt: nothing was submitted; run `canasta show`"
+        )
+    kind = actions[0].split(" ", 1)[0] if actions else ""
+    if kind in _LISTED_IN_FULL and kind not in v.legal:
+        what = "nobody has asked you anything" if kind == "answer" else f"`{kind}` is not possible"
+        may = [f"{COMMANDS[k][0]} ({COMMANDS[k][1]})" for k in v.legal if k in COMMANDS]
+        instead = f"; you may {', '.join(may)}" if may else ""
+        raise CliError(f"{moved}, and now {what}{instead}. Nothing was submitted")
+    color = common.color() and not json
+    shown = [
+        render_table(view, color=color),
+        f"Since you last looked ({len(entries)} move{'s' if len(entries) != 1 else ''} by others):",
+        changes_text(entries, view, color=color),
+    ]
+    out = sys.stderr if json else sys.stdout  # --json keeps stdout for the answer alone
+    typer.echo("\n".join(shown), file=out)
+    move = "; ".join(actions)
+    if yes:
+        typer.echo(
+            f"canasta: others moved since you last looked; sending `{move}` (--yes)", err=True
+        )
+    elif not sys.stdin.isatty():
+        raise CliError(
+            f"{moved}: the table and the changes are above; nothing was submitted. Run the "
+            "command again with --yes to play it on this table",
+            EXIT_USAGE,
+        )
+    elif not typer.confirm(
+        f"Others moved since you last looked. Play `{move}` now?", default=False
+    ):
+        raise CliError("nothing was submitted")
+    return conn.profile.remember(view)
+
+
+def _entries_after(conn: Connection, match_id: str, version: int) -> list[pb.HistoryEntry]:
+    """The log entries after ``version`` (every page; a few moves, usually one page)."""
+    from shared.pb import canasta_pb2 as pb
+
+    found: list[pb.HistoryEntry] = []
+    after = version
+    while True:
+        page = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=after))
+        found.extend(page.entries)
+        if not page.more or not page.entries:
+            return found
+        after = page.entries[-1].seq
+
+
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta draw")
-def draw(match: MatchOpt = None, json: JsonOpt = False) -> None:
+def draw(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
     """Draw from the stock (red threes are laid out and replaced for you)."""
-    submit(match, ["draw"], json)
+    submit(match, ["draw"], json, yes=yes)
 
 
 @app.command(
@@ -151,18 +287,19 @@ def take(
     ] = None,
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Take the discard pile, melding its top card at once."""
-    submit(match, [" ".join(["pickup", *(cards or [])])], json)
+    submit(match, [" ".join(["pickup", *(cards or [])])], json, yes=yes)
 
 
 @app.command(
     rich_help_panel=PANEL,
     epilog="Examples:\n\n  canasta meld 7h 7c 2s\n\n  canasta meld 7h 7c 2s , kd kc ks",
 )
-def meld(cards: Cards, match: MatchOpt = None, json: JsonOpt = False) -> None:
+def meld(cards: Cards, match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
     """Meld cards from your hand (several melds separated by commas)."""
-    submit(match, [" ".join(["meld", *cards])], json)
+    submit(match, [" ".join(["meld", *cards])], json, yes=yes)
 
 
 @app.command(
@@ -172,9 +309,10 @@ def lay(
     cards: Annotated[list[str], typer.Argument(help="The meld's rank, then the cards to add.")],
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Lay cards off on one of your side's melds."""
-    submit(match, [" ".join(["lay", *cards])], json)
+    submit(match, [" ".join(["lay", *cards])], json, yes=yes)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta discard kd")
@@ -182,9 +320,10 @@ def discard(
     card: Annotated[str, typer.Argument(help="The card to discard.")],
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Discard a card, which ends your turn."""
-    submit(match, [f"discard {card}"], json)
+    submit(match, [f"discard {card}"], json, yes=yes)
 
 
 @app.command(
@@ -198,6 +337,7 @@ def out(
     ] = None,
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Go out: there is no separate action; meld your last cards (and maybe discard the last).
 
@@ -207,15 +347,16 @@ def out(
     if turn is None:
         raise CliError(
             "going out is not a separate action: play your last cards, for example "
-            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)'
+            '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)',
+            EXIT_USAGE,
         )
-    submit(match, split_turn(turn), json)
+    submit(match, split_turn(turn), json, yes=yes)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta ask")
-def ask(match: MatchOpt = None, json: JsonOpt = False) -> None:
+def ask(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
     """Ask your partner "may I go out?" (the answer binds you)."""
-    submit(match, ["ask"], json)
+    submit(match, ["ask"], json, yes=yes)
 
 
 @app.command(
@@ -225,17 +366,18 @@ def answer(
     reply: Annotated[str, typer.Argument(help="yes or no.", metavar="yes|no")],
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Answer your partner's "may I go out?"."""
     if reply.lower() not in ("yes", "no", "y", "n"):
-        raise CliError(f"answer yes or no (got {reply!r})")
-    submit(match, [f"answer {reply.lower()}"], json)
+        raise CliError(f"canasta answer takes yes or no, not {reply!r}", EXIT_USAGE)
+    submit(match, [f"answer {reply.lower()}"], json, yes=yes)
 
 
 @app.command("pass", rich_help_panel=PANEL, epilog="Example:\n\n  canasta pass")
-def pass_(match: MatchOpt = None, json: JsonOpt = False) -> None:
+def pass_(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
     """Decline the pile once the stock is gone (this ends the hand)."""
-    submit(match, ["pass"], json)
+    submit(match, ["pass"], json, yes=yes)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta deal")
@@ -258,9 +400,10 @@ def play(
     turn: Annotated[str, typer.Argument(help="Actions separated by ';', applied all or nothing.")],
     match: MatchOpt = None,
     json: JsonOpt = False,
+    yes: YesOpt = False,
 ) -> None:
     """Submit several actions at once (the rest of a turn), as one signed move."""
-    submit(match, split_turn(turn), json)
+    submit(match, split_turn(turn), json, yes=yes)
 
 
 @app.command(

@@ -11,6 +11,7 @@ from client.errors import CliError
 from client.paths import config_file
 from client.profiles import (
     Profile,
+    check_server_address,
     chosen_profile,
     list_profiles,
     set_default_profile,
@@ -57,6 +58,7 @@ def setup(
     from shared.crypto.keys import generate_private_key, public_key_raw
     from shared.crypto.keytext import public_key_to_text
 
+    server = check_server_address(server)  # a wrong address is said before anything is made
     name_ = chosen_profile(common.OPTIONS.profile)
     try:
         existing = Profile.load(name_)

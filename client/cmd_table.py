@@ -38,6 +38,30 @@ def show(match: MatchArg = None, json: JsonOpt = False) -> None:
     typer.echo(render_table(view, color=common.color()))
 
 
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta moves\n\n  canasta moves 3f2a --json",
+)
+def moves(match: MatchArg = None, json: JsonOpt = False) -> None:
+    """What you may do now, as commands: how to start the turn, melds that open, lay-offs...
+
+    The list comes from the rules engine on the server and every entry is legal; it is not
+    every legal move (melds are offered per rank, an unopened side its best opening).
+    """
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        found = conn.call("GetMoves", pb.GetMovesRequest(match_id=match_id))
+        view = None if found.groups or json else common.fetch_view(conn, match_id)
+    if json:
+        common.print_json(found)
+        return
+    from client.render import render_moves
+
+    typer.echo(render_moves(found, view))
+
+
 def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
     """Every page of the history, as one response."""
     from shared.pb import canasta_pb2 as pb
@@ -91,12 +115,17 @@ def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:
     return None
 
 
-def _stream(conn: Connection, match_ids: list[str], timeout: float | None) -> Any:
+def _stream(
+    conn: Connection,
+    match_ids: list[str],
+    timeout: float | None,
+    notifications_after: int | None = None,
+) -> Any:
     """Open Watch; a token the server no longer knows is renewed once before giving up."""
     from client.rpc import RpcFailureError, translated
 
     for attempt in (1, 2):
-        stream = conn.watch(match_ids, timeout)
+        stream = conn.watch(match_ids, timeout, notifications_after)
         try:
             with translated(conn.address):
                 first = next(stream)
@@ -174,7 +203,8 @@ def _seat_in(conn: Connection, match_id: str) -> int:
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Stop it with Ctrl-C.\n\nExamples:\n\n  canasta watch\n\n  canasta watch 3f2a --json",
+    epilog="Stop it with Ctrl-C. If the server goes away, watch says so and exits 1.\n\n"
+    "Examples:\n\n  canasta watch\n\n  canasta watch 3f2a --json",
 )
 def watch(
     match: Annotated[
@@ -182,39 +212,90 @@ def watch(
     ] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Print a line for every change in your matches until interrupted."""
-    import time
+    """Print a line for every change in your matches, and your notifications, until interrupted.
 
-    from client.rpc import translated
+    Notifications already printed by an earlier watch of this profile are not printed again
+    (the last id is kept in the profile, per server).
+    """
+    from client.rpc import RpcFailureError, translated
 
     with common.connect(common.profile()) as conn:
         ids = [common.resolve_match(conn, m) for m in match or []]
-        stream, change = _stream(conn, ids, None)
-        seats = {k: v.seat for k, v in conn.profile.matches.items()}
-        with translated(conn.address):
-            while change is not None:
-                if json:
-                    import json as json_module
+        seats = _Seats(conn)
+        after = conn.profile.notifications_seen.get(conn.address, 0)
+        quiet_reconnects = 0
+        while True:
+            stream, change = _stream(conn, ids, None, notifications_after=after)
+            try:
+                with translated(conn.address):
+                    while change is not None:
+                        quiet_reconnects = 0
+                        after = _print_change(conn, change, seats, after, json=json)
+                        change = next(stream, None)
+            except RpcFailureError as failure:
+                # A watch outlives its token (``token_ttl_seconds``): log in again and resume
+                # after the last notification printed, so none is missed or printed twice.
+                if failure.status == "UNAUTHENTICATED" and quiet_reconnects == 0:
+                    quiet_reconnects += 1
+                    conn.profile.token = ""
+                    continue
+                raise
+            raise CliError(
+                f"the server at {conn.address} ended the watch (it may be shutting down or "
+                "restarting); run `canasta watch` again"
+            )
 
-                    from google.protobuf.json_format import MessageToDict
 
-                    data = MessageToDict(
-                        change,
-                        preserving_proto_field_name=True,
-                        always_print_fields_with_no_presence=True,
-                    )  # as message_json, on one line per change
-                    typer.echo(json_module.dumps(data, sort_keys=True))
-                else:
-                    stamp = time.strftime("%H:%M:%S")
-                    status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")
-                    turn = ""
-                    if change.HasField("to_act"):
-                        mine = seats.get(change.match_id) == change.to_act
-                        turn = " - your turn" if mine else f" - seat {change.to_act} to act"
-                    typer.echo(
-                        f"{stamp} {change.match_id[:8]} version {change.version} {status}{turn}",
-                    )
-                change = next(stream, None)
+class _Seats:
+    """Who sits where in the player's matches, for naming the seat to move; read once, and
+    again when a match the player joined meanwhile shows up."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.summaries: dict[str, pb.MatchSummary] = {}
+        self._load()
+
+    def _load(self) -> None:
+        self.summaries = {m.match_id: m for m in common.my_matches(self.conn)}
+
+    def of(self, match_id: str) -> pb.MatchSummary | None:
+        if match_id and match_id not in self.summaries:
+            self._load()
+        return self.summaries.get(match_id)
+
+
+def _print_change(
+    conn: Connection, change: pb.WatchResponse, seats: _Seats, after: int, *, json: bool
+) -> int:
+    """Print one stream message; returns the id of the last notification printed, which is
+    remembered in the profile at once (a watch ends by Ctrl-C, never by a clean exit)."""
+    import time
+
+    note = change.notification if change.HasField("notification") else None
+    if json:
+        import json as json_module
+
+        from google.protobuf.json_format import MessageToDict
+
+        data = MessageToDict(
+            change,
+            preserving_proto_field_name=True,
+            always_print_fields_with_no_presence=True,
+        )  # as message_json, on one line per change
+        typer.echo(json_module.dumps(data, sort_keys=True))
+    else:
+        from client.render import notification_line, watch_line
+
+        stamp = time.strftime("%H:%M:%S")
+        if note is not None:
+            typer.echo(f"{stamp} {notification_line(note)}")
+        else:
+            typer.echo(f"{stamp} {watch_line(change, seats.of(change.match_id))}")
+    if note is not None and note.id > after:
+        after = note.id
+        conn.profile.notifications_seen[conn.address] = after
+        conn.profile.save()
+    return after
 
 
 @app.command(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from client import paths
-from client.errors import CliError
+from client.errors import EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
     from shared.crypto.keys import PrivateKey
@@ -64,6 +64,9 @@ class Profile:
     token: str = ""
     token_expires_ms: int = 0
     matches: dict[str, Seen] = field(default_factory=dict)
+    notifications_seen: dict[str, int] = field(default_factory=dict)
+    """Per server address, the id of the last notification ``canasta watch`` printed: a new
+    watch resumes after it, so nothing is printed twice."""
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -131,6 +134,9 @@ class Profile:
                 mine = self.matches.get(match_id)
                 if mine is None or mine.version < seen.version:
                     self.matches[match_id] = seen
+            for server, last in dict(on_disk.notifications_seen).items():
+                if isinstance(last, int) and last > self.notifications_seen.get(server, 0):
+                    self.notifications_seen[server] = last
         except (OSError, ValueError, TypeError):
             pass
         _write_private(self.file, json.dumps(self.to_dict(), indent=2).encode("utf-8") + b"\n")
@@ -232,6 +238,58 @@ def read_passphrase(path: Path) -> str:
     import getpass
 
     return getpass.getpass(f"Passphrase for {path}: ")
+
+
+# -- the server's address -----------------------------------------------------------------------
+
+
+def check_server_address(text: str, code: int = EXIT_USAGE) -> str:
+    """``HOST:PORT`` as gRPC needs it, or the one line that says what is wrong with ``text``.
+
+    Checked before any connection: gRPC would otherwise report a scheme as a host that does
+    not resolve, and a missing or impossible port as a refused connection.
+    """
+    address = text.strip()
+    example = "for example `--server localhost:7437`"
+    if "://" in address:
+        scheme = address.split("://", 1)[0].lower()
+        tls = " (and add --tls for a TLS server)" if scheme in ("https", "grpcs") else ""
+        raise CliError(
+            f"the server address {text!r} has a scheme ({scheme}://): give only HOST:PORT, "
+            f"{example}{tls}",
+            code,
+        )
+    if address.startswith("["):  # an IPv6 address: [::1]:7437
+        host, bracket, rest = address[1:].partition("]")
+        port = rest[1:] if bracket and rest.startswith(":") else ""
+        host = f"[{host}]" if host else ""
+    else:
+        host, colon, port = address.rpartition(":")
+        if not colon:
+            host, port = address, ""
+        elif ":" in host:
+            raise CliError(
+                f"the server address {text!r} looks like an IPv6 address: write it in "
+                "brackets with its port, for example [::1]:7437",
+                code,
+            )
+    if not host:
+        raise CliError(f"the server address {text!r} names no host: {example}", code)
+    if not port:
+        raise CliError(
+            f"the server address {text!r} has no port: give HOST:PORT, {example} "
+            "(canasta-server listens on 7437 unless told otherwise)",
+            code,
+        )
+    if not port.isdigit() or not port.isascii():
+        raise CliError(
+            f"the port {port!r} of the server address {text!r} is not a number: {example}", code
+        )
+    if not 1 <= int(port) <= 65535:
+        raise CliError(
+            f"the port {port} of the server address {text!r} is out of range (1-65535)", code
+        )
+    return f"{host}:{int(port)}"
 
 
 # -- which profile ------------------------------------------------------------------------------

@@ -25,12 +25,17 @@ if TYPE_CHECKING:
 __all__ = [
     "COMMANDS",
     "WIDTH",
+    "changes_text",
     "message_json",
+    "notification_line",
     "render_history",
     "render_matches",
+    "render_moves",
     "render_table",
     "short_ids",
+    "status_text",
     "use_color",
+    "watch_line",
 ]
 
 WIDTH = 80
@@ -64,8 +69,9 @@ _DEAL = "deal"
 engine)."""
 _SAID_BY_ACTION = frozenset({"meld", "layoff", "discard", "ask", "answer"})
 """Events the history leaves out: the mover's action text already says the same."""
-_RECENT = 6
-"""How many events of the hand the table repeats (the history has them all)."""
+_RECENT = 40
+"""At most this many events since the viewer's last move are repeated on the table (more only
+when the viewer was away for many turns; the history has them all, and the table says so)."""
 
 
 # -- names ---------------------------------------------------------------------------------------
@@ -159,7 +165,8 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
         return f"{text}, laid out {shown}" if shown else text
     if kind == "take":
         top = card(event.cards[0], color) if event.cards else "?"
-        return f"{who} took the pile ({_plural(len(event.cards), 'card')}, top {top})"
+        pile = len(event.cards) - _from_hand(event.text)
+        return f"{who} took the pile ({_plural(pile, 'card')}, top {top})"
     if kind == "meld":
         return f"{who} melded {shown}"
     if kind == "layoff":
@@ -180,17 +187,38 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
     return f"{who} {kind} {extra}".rstrip()
 
 
+def _from_hand(text: str) -> int:
+    """How many of a take event's cards came from the taker's hand (the engine's text says
+    ``"2 from hand"``); the rest were the pile, its top first."""
+    count = text.split(" ", 1)[0]
+    return int(count) if count.isdigit() and text.endswith(" from hand") else 0
+
+
+def _moved_this_hand(view: pb.PlayerView) -> bool:
+    """Whether the viewer (or a bot playing for them) has made a move in this hand yet."""
+    return any(e.seat == view.seat and e.kind in _MOVE_KINDS for e in view.events)
+
+
 def _recent(view: pb.PlayerView, names: _Names, color: bool) -> list[str]:
-    """What happened since the viewer's own last move this hand (dealing left out)."""
+    """Everything that happened since the viewer's own last move this hand (dealing left out).
+
+    A player who comes back after others' turns must not miss any of them: all are shown,
+    and only past ``_RECENT`` events (someone away for a long time) are the oldest left out,
+    saying how many and where they are.
+    """
     events = list(view.events)
     start = 0
     for index, event in enumerate(events):
         if event.seat == view.seat and event.kind in _MOVE_KINDS:
             start = index + 1
-    news = [e for e in events[start:] if e.kind != "deal"][-_RECENT:]
+    news = [e for e in events[start:] if e.kind != "deal"]
     if not news:
         return []
-    return _rows("Recent", [describe_event(e, names, color) + ";" for e in news], " ")
+    parts = [describe_event(e, names, color) + ";" for e in news[-_RECENT:]]
+    if len(news) > _RECENT:
+        left_out = len(news) - _RECENT
+        parts.insert(0, f"({_plural(left_out, 'earlier event')} in `canasta history`)")
+    return _rows("Recent", parts, " ")
 
 
 # -- the table ------------------------------------------------------------------------------------
@@ -219,7 +247,9 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
             lines += _side_rows(v, sv, names, color)
     if v.hand:
         lines += _hand_rows(v, color)
-    if v.HasField("last_hand") and v.last_hand.hand_number:
+    # The last hand's result until the viewer's first move of the new hand; then `history`.
+    shown = not in_hand or not _moved_this_hand(v)
+    if v.HasField("last_hand") and v.last_hand.hand_number and shown:
         lines += _last_hand_rows(v, names, full=not in_hand)
     if in_hand:
         lines += _recent(v, names, color)
@@ -513,6 +543,22 @@ def _status_rows(view: pb.MatchView, names: _Names, color: bool) -> list[str]:
     return lines
 
 
+def status_text(view: pb.MatchView) -> str:
+    """Whose move it is and what they do, in one plain line (``Waiting for bob (seat 1) to
+    draw``), for messages that explain why a move was not sent."""
+    v = view.view
+    mine = next((sv for sv in v.sides if sv.side == v.my_side), None)
+    names = _Names(view.match.seats, v.seat, list(mine.seats) if mine is not None else ())
+    return " ".join(" ".join(_status_rows(view, names, False)).split())
+
+
+def changes_text(entries: Sequence[pb.HistoryEntry], view: pb.MatchView, *, color: bool) -> str:
+    """The log entries since the viewer last looked, one line each as in ``canasta history``."""
+    names = _Names(view.match.seats, view.view.seat)
+    lines = [line for entry in entries for line in _entry_lines(entry, names, color)]
+    return "\n".join(lines)
+
+
 def _winners_text(v: pb.PlayerView, seats: Sequence[pb.SeatInfo], names: _Names) -> str:
     columns = _columns(seats, len(v.scores), v.sides)
     final = ", ".join(
@@ -612,6 +658,83 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
             ", ".join(names.short(s.seat) for s in m.seats if s.kind != pb.SEAT_KIND_EMPTY)
         )
     return "  ".join(p for p in parts if p)
+
+
+# -- moves ----------------------------------------------------------------------------------------
+
+_MOVE_TITLES = {
+    "start": "Start your turn",
+    "open": "Melds that open (they reach your side's minimum)",
+    "meld": "Melds",
+    "lay": "Lay-offs",
+    "discard": "Discards (each ends the turn)",
+    "ask": "Ask your partner",
+    "answer": "Answer your partner",
+    "pass": "Pass",
+}
+_MOVE_COMMANDS = {"pickup": "take"}
+"""Engine action words whose CLI command has another name."""
+
+
+def move_command(action: str) -> str:
+    """An engine action as the ``canasta`` command that plays it: ``pickup 7h 7c`` ->
+    ``canasta take 7h 7c``."""
+    word, _, rest = action.partition(" ")
+    return " ".join(p for p in ("canasta", _MOVE_COMMANDS.get(word, word), rest) if p)
+
+
+def render_moves(found: pb.GetMovesResponse, view: pb.MatchView | None) -> str:
+    """The seat's legal moves, grouped, each as a command; or why there are none."""
+    if not found.groups:
+        why = status_text(view) if view is not None else "it is not your move"
+        return f"Nothing for you to do in match {found.match_id[:8]} now: {why}"
+    lines = [f"Your moves in match {found.match_id[:8]} (version {found.version}):"]
+    for group in found.groups:
+        lines.append(f"{_MOVE_TITLES.get(group.kind, group.kind)}:")
+        lines += [f"  {move_command(a)}" for a in group.actions]
+        if group.left_out:
+            lines.append(f"  ... and {group.left_out} more of this kind")
+    if any(g.kind in ("meld", "lay", "open") for g in found.groups):
+        lines.append(
+            "Not every legal meld is listed (one per rank); several go in one move with "
+            '`canasta play "meld ...; lay ...; discard ..."`.'
+        )
+    return "\n".join(lines)
+
+
+# -- watch ----------------------------------------------------------------------------------------
+
+_NEXT_COMMAND = {
+    "your_turn": "canasta show {match}",
+    "reminder": "canasta show {match}",
+    "partner_asks": "canasta answer yes|no --match {match}",
+    "hand_ended": "canasta show {match}",
+    "match_ended": "canasta history {match}",
+}
+"""What to run after a notification of each kind, when its text names no command itself."""
+
+
+def notification_line(note: pb.WatchNotification) -> str:
+    """One of the player's notifications: what happened, in which match (the text says), and
+    the command to run next."""
+    text = " ".join(note.text.split()) or f"{note.kind.replace('_', ' ')} (match {note.match_id})"
+    command = _NEXT_COMMAND.get(note.kind, "")
+    if command and note.match_id and "canasta " not in text:
+        text += f" Next: {command.format(match=note.match_id[:8])}"
+    return text
+
+
+def watch_line(change: pb.WatchResponse, summary: pb.MatchSummary | None) -> str:
+    """A change of one match: its id, version and status, and who is to move, by name."""
+    status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")
+    line = f"{change.match_id[:8]} version {change.version} {status}"
+    if change.HasField("to_act"):
+        me = summary.my_seat if summary is not None and summary.HasField("my_seat") else None
+        if change.to_act == me:
+            return f"{line} - your turn"
+        names = _Names(summary.seats if summary is not None else (), me)
+        line += f" - {names.full(change.to_act)} to move"
+    return line
 
 
 # -- the log --------------------------------------------------------------------------------------

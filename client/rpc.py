@@ -19,8 +19,8 @@ from typing import Any
 
 import grpc
 
-from client.errors import CliError
-from client.profiles import Profile
+from client.errors import EXIT_ERROR, CliError
+from client.profiles import Profile, check_server_address
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -131,8 +131,8 @@ class Connection:
         if not profile.server:
             raise CliError(f"the profile {profile.name!r} names no server: run `canasta setup`")
         self.profile = profile
-        self.address = profile.server
-        self.channel = open_channel(profile.server, profile.tls, profile.ca_file)
+        self.address = check_server_address(profile.server, EXIT_ERROR)  # an edited profile
+        self.channel = open_channel(self.address, profile.tls, profile.ca_file)
         self.stub = pb_grpc.CanastaStub(self.channel)
         self._checked_key: bytes | None = None
 
@@ -238,8 +238,16 @@ class Connection:
                 raise describe(error, self.address) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def watch(self, match_ids: list[str], timeout: float | None) -> Any:
-        """The Watch stream (iterate inside ``translated``); the token is fresh when it opens."""
-        return self.stub.Watch(
-            pb.WatchRequest(match_ids=match_ids), metadata=self.metadata(), timeout=timeout
-        )
+    def watch(
+        self, match_ids: list[str], timeout: float | None, notifications_after: int | None = None
+    ) -> Any:
+        """The Watch stream (iterate inside ``translated``); the token is fresh when it opens.
+
+        With ``notifications_after`` the stream also carries the player's notifications with
+        a greater id.
+        """
+        request = pb.WatchRequest(match_ids=match_ids)
+        if notifications_after is not None:
+            request.notifications = True
+            request.after_notification_id = notifications_after
+        return self.stub.Watch(request, metadata=self.metadata(), timeout=timeout)

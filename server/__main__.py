@@ -27,8 +27,16 @@ from server.store.repository import Repository
 from shared.crypto.errors import CryptoError
 from shared.crypto.keytext import fingerprint, public_key_from_text, public_key_to_text
 
-app = typer.Typer(help="The Canasta correspondence server.", no_args_is_help=True)
-players_app = typer.Typer(help="List, block and unblock players.", no_args_is_help=True)
+# Plain help, as ``canasta --help``: no rich boxes, one style for both programs.
+app = typer.Typer(
+    help="The Canasta correspondence server.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+players_app = typer.Typer(
+    help="List, block and unblock players.", no_args_is_help=True, rich_markup_mode=None
+)
 app.add_typer(players_app, name="players")
 
 ConfigOption = Annotated[

@@ -290,6 +290,20 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         caller = self._mover(sender)
         return _submitted(*self.service.submit(request.payload, request.signature, caller))
 
+    async def GetMoves(self, request: pb.GetMovesRequest, context: Any) -> Any:
+        return await self._run(context, self._get_moves, request)
+
+    def _get_moves(self, request: pb.GetMovesRequest, sender: Sender) -> pb.GetMovesResponse:
+        version, groups = self.service.get_moves(self._caller(sender), request.match_id)
+        return pb.GetMovesResponse(
+            match_id=request.match_id,
+            version=version,
+            groups=[
+                pb.MoveGroup(kind=g.kind, actions=list(g.actions), left_out=g.left_out)
+                for g in groups
+            ],
+        )
+
     async def GetHistory(self, request: pb.GetHistoryRequest, context: Any) -> Any:
         return await self._run(context, self._get_history, request)
 

@@ -74,6 +74,7 @@ from server.service.notify import Subscription
 from server.service.outbox import Outbox
 from server.service.play import Play
 from server.service.preferences import Preferences, SettingsChange
+from shared.rules import MoveGroup
 
 
 class CanastaService:
@@ -176,6 +177,9 @@ class CanastaService:
     ) -> tuple[Receipt, MatchView | None]:
         """A signed move; the new view only for the seat's own player, signed in (``caller``)."""
         return self.play.submit(payload, signature, _viewer(caller))
+
+    def get_moves(self, caller: Caller, match_id: str) -> tuple[int, tuple[MoveGroup, ...]]:
+        return self.play.moves(caller.player, match_id)
 
     def get_history(self, caller: Caller, match_id: str, after_seq: int) -> History:
         return self.play.history(caller.player, match_id, after_seq)

@@ -50,9 +50,11 @@ from shared.crypto.keys import verify
 from shared.rules import (
     Event,
     GameState,
+    MoveGroup,
     NotYourTurnError,
     Phase,
     WrongPhaseError,
+    grouped_moves,
     player_view,
     redact_event,
 )
@@ -135,6 +137,14 @@ class Play:
         view = self.view_for(match, state, seat)
         self._mark_seen(match, seat)
         return view
+
+    def moves(self, player: Player, match_id: str) -> tuple[int, tuple[MoveGroup, ...]]:
+        """What the player's seat may do now (the engine's grouped legal actions) and the
+        version they are for. Each action names only the seat's own cards and the table, and
+        its legality is what a Submit of it would answer, so nothing hidden is revealed."""
+        match, state, _ = self._current(match_id, _NO_SEAT, fresh=True)
+        seat = matches.require_seat(match, player.id)
+        return match.version, grouped_moves(state, seat)
 
     def history(self, player: Player, match_id: str, after_seq: int) -> History:
         ctx = self.ctx

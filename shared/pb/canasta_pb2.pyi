@@ -1846,6 +1846,90 @@ class GetHistoryResponse(_message.Message):
 Global___GetHistoryResponse: _TypeAlias = GetHistoryResponse  # noqa: Y015
 
 @_typing.final
+class GetMovesRequest(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Moves the caller may make
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMovesRequest: _TypeAlias = GetMovesRequest  # noqa: Y015
+
+@_typing.final
+class MoveGroup(_message.Message):
+    """Legal actions of one kind, in the engine's notation."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KIND_FIELD_NUMBER: _builtins.int
+    ACTIONS_FIELD_NUMBER: _builtins.int
+    LEFT_OUT_FIELD_NUMBER: _builtins.int
+    kind: _builtins.str
+    """start (draw, or a way to take the pile), open (melds that reach the minimum), meld, lay,
+    discard, ask, answer, pass.
+    """
+    left_out: _builtins.int
+    """How many more actions of this kind the list had beyond its cap."""
+    @_builtins.property
+    def actions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        kind: _builtins.str = ...,
+        actions: _abc.Iterable[_builtins.str] | None = ...,
+        left_out: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "kind", b"kind", "left_out", b"left_out"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MoveGroup: _TypeAlias = MoveGroup  # noqa: Y015
+
+@_typing.final
+class GetMovesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    GROUPS_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    version: _builtins.int
+    """The version the moves are for: a move following them carries seq = version + 1."""
+    @_builtins.property
+    def groups(self) -> _containers.RepeatedCompositeFieldContainer[Global___MoveGroup]:
+        """Empty when it is not the caller's move."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        groups: _abc.Iterable[Global___MoveGroup] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["groups", b"groups", "match_id", b"match_id", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMovesResponse: _TypeAlias = GetMovesResponse  # noqa: Y015
+
+@_typing.final
 class WatchRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
     Notifications

@@ -114,6 +114,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.GetHistoryRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.GetHistoryResponse.FromString,
                 _registered_method=True)
+        self.GetMoves = channel.unary_unary(
+                '/canasta.v1.Canasta/GetMoves',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.GetMovesRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.GetMovesResponse.FromString,
+                _registered_method=True)
         self.Watch = channel.unary_stream(
                 '/canasta.v1.Canasta/Watch',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.WatchRequest.SerializeToString,
@@ -232,6 +237,14 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMoves(self, request, context):
+        """What the caller's seat may do now, grouped (the engine's listed legal actions, computed
+        on the whole position but naming only the caller's own cards and the table).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Watch(self, request, context):
         """One message per change of a watched match (first one message per match with its state
         now), until the client cancels or its token expires.
@@ -322,6 +335,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.GetHistory,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.GetHistoryRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.GetHistoryResponse.SerializeToString,
+            ),
+            'GetMoves': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMoves,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.GetMovesRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.GetMovesResponse.SerializeToString,
             ),
             'Watch': grpc.unary_stream_rpc_method_handler(
                     servicer.Watch,
@@ -761,6 +779,33 @@ class Canasta:
             '/canasta.v1.Canasta/GetHistory',
             shared_dot_pb_dot_canasta__pb2.GetHistoryRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.GetHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMoves(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/GetMoves',
+            shared_dot_pb_dot_canasta__pb2.GetMovesRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.GetMovesResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -76,6 +76,10 @@ class CanastaStub:
     """Play."""
     Submit: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SubmitRequest, _canasta_pb2.SubmitResponse]
     GetHistory: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetHistoryRequest, _canasta_pb2.GetHistoryResponse]
+    GetMoves: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetMovesRequest, _canasta_pb2.GetMovesResponse]
+    """What the caller's seat may do now, grouped (the engine's listed legal actions, computed
+    on the whole position but naming only the caller's own cards and the table).
+    """
     Watch: _grpc.UnaryStreamMultiCallable[_canasta_pb2.WatchRequest, _canasta_pb2.WatchResponse]
     """One message per change of a watched match (first one message per match with its state
     now), until the client cancels or its token expires.
@@ -114,6 +118,10 @@ class CanastaAsyncStub(CanastaStub):
     """Play."""
     Submit: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SubmitRequest, _canasta_pb2.SubmitResponse]  # type: ignore[assignment]
     GetHistory: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetHistoryRequest, _canasta_pb2.GetHistoryResponse]  # type: ignore[assignment]
+    GetMoves: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetMovesRequest, _canasta_pb2.GetMovesResponse]  # type: ignore[assignment]
+    """What the caller's seat may do now, grouped (the engine's listed legal actions, computed
+    on the whole position but naming only the caller's own cards and the table).
+    """
     Watch: _aio.UnaryStreamMultiCallable[_canasta_pb2.WatchRequest, _canasta_pb2.WatchResponse]  # type: ignore[assignment]
     """One message per change of a watched match (first one message per match with its state
     now), until the client cancels or its token expires.
@@ -245,6 +253,16 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         request: _canasta_pb2.GetHistoryRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.GetHistoryResponse, _abc.Awaitable[_canasta_pb2.GetHistoryResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetMoves(
+        self,
+        request: _canasta_pb2.GetMovesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.GetMovesResponse, _abc.Awaitable[_canasta_pb2.GetMovesResponse]]:
+        """What the caller's seat may do now, grouped (the engine's listed legal actions, computed
+        on the whole position but naming only the caller's own cards and the table).
+        """
 
     @_abc_1.abstractmethod
     def Watch(

@@ -74,13 +74,14 @@ from .errors import (
     WrongPhaseError,
 )
 from .goingout import can_go_out
-from .legal import legal_action_kinds, legal_actions
+from .legal import MOVE_GROUPS, MoveGroup, grouped_moves, legal_action_kinds, legal_actions
 from .notation import parse_action, parse_turn
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
 from .view import PlayerView, player_view, redact_event
 
 __all__ = [
     "CLASSIC",
+    "MOVE_GROUPS",
     "OPTION_CHOICES",
     "OPTION_NAMES",
     "PRESETS",
@@ -100,6 +101,7 @@ __all__ = [
     "IllegalMoveError",
     "LayOff",
     "Meld",
+    "MoveGroup",
     "NotYourTurnError",
     "NotationError",
     "Pass",
@@ -119,6 +121,7 @@ __all__ = [
     "deal_hand",
     "deal_position",
     "deck",
+    "grouped_moves",
     "is_legal",
     "legal_action_kinds",
     "legal_actions",

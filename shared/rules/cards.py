@@ -118,7 +118,10 @@ _SUIT_WORDS = {letter: i for i, letter in enumerate(SUIT_LETTERS)}
 _SUIT_WORDS.update({sym: i for i, sym in enumerate(SUIT_SYMBOLS)})
 _SUIT_WORDS.update({"♧": CLUBS, "♢": DIAMONDS, "♡": HEARTS, "♤": SPADES})
 _JOKER_WORDS = {"jk", "joker", "jo", "*"}
-_RANK_HELP = "ranks are 2-10 (or t), j, q, k, a; suits are c, d, h, s; a joker is jk"
+_RANK_HELP = (
+    "ranks are 2-10 (or t), j, q, k, a (or 11, 12, 13, 14, and 1 for a); suits are c, d, h, s; "
+    "a joker is jk"
+)
 
 
 def parse_rank(text: str) -> int:

@@ -88,13 +88,15 @@ def go_out(s: GameState, seat: int) -> None:
 
 
 def _no_going_out_reason(s: GameState, side: int) -> str:
+    return "you cannot go out: " + _why_not_out(s, side)
+
+
+def _why_not_out(s: GameState, side: int) -> str:
+    """Why the side may not go out now, as a clause that completes any sentence before it."""
     if s.permission == "no":
-        return "you cannot go out: your partner said no this turn"
+        return "your partner said no this turn"
     need = s.config.canastas_to_go_out
-    return (
-        f"you cannot go out: your side needs {need} canasta{'s' if need > 1 else ''} "
-        f"and has {s.canastas(side)}"
-    )
+    return f"your side needs {need} canasta{'s' if need > 1 else ''} and has {s.canastas(side)}"
 
 
 # -- the dead-end guard (§1.11.3) ------------------------------------------------------------------
@@ -121,15 +123,24 @@ def after_put_down(s: GameState, seat: int) -> None:
         )
     ):
         raise IllegalMoveError(
-            "that would leave you one card, and discarding it would take you out, which "
-            + _no_going_out_reason(s, side)[len("you cannot go out: ") :],
+            "that would leave you one card, and discarding it would take you out, which you "
+            f"may not do: {_why_not_out(s, side)}",
             "1.11.3",
         )
     if s.must_go_out and not can_go_out(
         s.config, hand, s.melds[side], allow_discard=not s.no_discard
     ):
+        if s.permission == "yes":
+            raise IllegalMoveError(
+                "your partner said yes, so you must go out this turn, and after that play you "
+                "could not",
+                "1.11.2",
+            )
+        # Otherwise the obligation comes from black threes melded this turn (or taken).
         raise IllegalMoveError(
-            "you must go out this turn, and after that play you could not", "1.11.2"
+            "black threes may be melded only in the turn you go out, and after that play you "
+            "could not go out this turn",
+            "1.9",
         )
 
 

@@ -13,6 +13,7 @@ the best opening is ``opening``'s: the end of the stock and the bot use them too
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from .actions import (
     ASK,
@@ -191,3 +192,47 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
                 action = LayOff(rank, (cheapest_wild,))
                 (known if simple and room > 2 else check).append(action)
     return known, check
+
+
+@dataclass(frozen=True, slots=True)
+class MoveGroup:
+    """Legal actions of one kind, as text a player can type: ``kind`` is one of
+    ``MOVE_GROUPS``; ``left_out`` counts listed actions beyond the cap."""
+
+    kind: str
+    actions: tuple[str, ...]
+    left_out: int = 0
+
+
+MOVE_GROUPS = ("start", "open", "meld", "lay", "discard", "ask", "answer", "pass")
+"""Group order: how the turn starts (draw, or a way to take the pile), melds that open the
+side (they reach the minimum), other melds, lay-offs, discards, asking, answering, passing."""
+MOVES_CAP = 12
+"""At most this many actions per group (the listing is bounded already; the cap keeps a
+player's screen short, and ``left_out`` says how many more there were)."""
+
+
+def grouped_moves(state: GameState, seat: int, cap: int = MOVES_CAP) -> tuple[MoveGroup, ...]:
+    """What ``seat`` may do now, grouped for a player: the engine's listed legal actions.
+
+    The list is not every legal action (``legal_actions`` is bounded: melds are offered per
+    rank, an unopened side its best opening), but every action in it is legal, so a player
+    need not work out the initial minimum by hand: an ``open`` meld reaches it.
+    """
+    opened = state.opened(state.side_of[seat])
+    found: dict[str, list[str]] = {}
+    for action in legal_actions(state, seat):
+        if isinstance(action, Draw | TakePile) or (
+            isinstance(action, Pass) and state.phase is Phase.DRAW
+        ):
+            kind = "start"
+        elif isinstance(action, Meld):
+            kind = "meld" if opened else "open"
+        else:
+            kind = _KINDS[type(action)]
+        found.setdefault(kind, []).append(str(action))
+    return tuple(
+        MoveGroup(kind, tuple(found[kind][:cap]), max(0, len(found[kind]) - cap))
+        for kind in MOVE_GROUPS
+        if kind in found
+    )

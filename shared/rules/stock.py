@@ -14,7 +14,7 @@ Cutthroat (``stock_out_rule = "end_after_last_discard"``, §3.2) ends the hand a
 from __future__ import annotations
 
 from .actions import TakePile
-from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, Card
+from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, Card, rank_name
 from .edits import give
 from .errors import IllegalMoveError
 from .pile import pile_takes, take_is_legal, take_pile, take_ruled_out
@@ -62,10 +62,15 @@ def pass_at_stock_end(s: GameState, seat: int) -> None:
         raise IllegalMoveError("you may only pass once the stock is empty; draw instead", "1.12")
     forced = compulsory_take(s, seat)
     if forced is not None:
+        if forced.cards or forced.melds:  # D14 "any_legal": any legal take is compulsory
+            why = "you can take the pile, and in this game any possible take is compulsory"
+        else:  # the top card goes on the side's meld of its rank
+            why = (
+                f"the pile's top card can be laid off on your side's meld of "
+                f"{rank_name(RANK[s.pile[-1]])}"
+            )
         raise IllegalMoveError(
-            f"the stock is empty and the pile can be added to your side's meld, so you must take "
-            f"it (for example: {forced})",
-            "1.12",
+            f"the stock is empty and {why}, so you must take the pile: {forced}", "1.12"
         )
     end_hand(s, EndReason.STOCK_OUT_NO_TAKE)
 

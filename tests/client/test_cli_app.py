@@ -35,3 +35,41 @@ def test_help_imports_neither_grpc_nor_crypto_nor_pydantic() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert json.loads(done.stderr.strip().splitlines()[-1]) == []
+
+
+def test_both_programs_print_plain_help_in_one_style() -> None:
+    """Issue 14.11: ``canasta-server --help`` looks like ``canasta --help``: no rich boxes, no
+    ``--help <bool>``."""
+    from typer.testing import CliRunner
+
+    from server.__main__ import app as server_app
+
+    runner = CliRunner()
+    for program, argv in (
+        (app, ["--help"]),
+        (server_app, ["--help"]),
+        (server_app, ["serve", "--help"]),
+        (server_app, ["players", "--help"]),
+    ):
+        shown = runner.invoke(program, argv, terminal_width=80)
+        assert shown.exit_code == 0, shown.output
+        assert shown.output.startswith("Usage: "), shown.output
+        assert "\u256d" not in shown.output  # the rich box corner
+        assert "<bool>" not in shown.output
+
+
+def test_the_join_example_looks_like_a_real_invite_code() -> None:
+    """Issue 14.11: the example in ``canasta join --help`` is a code the server could issue."""
+    import re
+
+    from server.service.lobby import new_invite_code
+
+    join = get_command(app).commands["join"]  # type: ignore[attr-defined]
+    examples = re.findall(r"canasta join (\S+)", join.epilog)
+    assert examples
+    real = new_invite_code()
+    alphabet = set("abcdefghjkmnpqrstuvwxyz23456789")
+    assert set(real) <= alphabet
+    for code in examples:
+        assert len(code) == len(real)
+        assert set(code) <= alphabet

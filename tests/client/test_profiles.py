@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from client import paths
-from client.errors import CliError
+from client.errors import EXIT_USAGE, CliError
 from client.profiles import (
     Profile,
     Seen,
     check_key_mode,
+    check_server_address,
     chosen_profile,
     list_profiles,
     set_default_profile,
@@ -136,3 +137,39 @@ def test_a_server_presenting_a_small_order_key_is_never_pinned(home: Path) -> No
     with Connection(player) as conn, pytest.raises(CliError, match=r"unusable key.*small order"):
         conn.check_pin(pb.GetServerInfoResponse(server_public_key=identity))
     assert not Profile.load("default").server_key
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ("http://localhost:7437", "has a scheme (http://): give only HOST:PORT"),
+        ("https://games.example.org:7437", "and add --tls for a TLS server"),
+        ("localhost", "has no port: give HOST:PORT"),
+        ("localhost:", "has no port"),
+        ("localhost:99999", "the port 99999 of the server address 'localhost:99999' is out of "),
+        ("localhost:0", "is out of range (1-65535)"),
+        ("localhost:abc", "the port 'abc' of the server address 'localhost:abc' is not a number"),
+        ("localhost:7437/x", "is not a number"),
+        (":7437", "names no host"),
+        ("::1:7437", "write it in brackets"),
+    ],
+)
+def test_a_wrong_server_address_says_what_is_wrong_with_it(given: str, says: str) -> None:
+    """Issue 14.4: the address is checked before any connection, so a scheme or a bad port is
+    not reported as an unresolvable host or a refused connection; it is a command-line error."""
+    with pytest.raises(CliError) as refused:
+        check_server_address(given)
+    assert says in refused.value.message
+    assert refused.value.code == EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    ("given", "address"),
+    [
+        ("localhost:7437", "localhost:7437"),
+        (" 10.0.0.2:80 ", "10.0.0.2:80"),
+        ("[::1]:7437", "[::1]:7437"),
+    ],
+)
+def test_a_good_server_address_is_kept(given: str, address: str) -> None:
+    assert check_server_address(given) == address

@@ -22,11 +22,13 @@ from google.protobuf import json_format
 from client.render import (
     COMMANDS,
     message_json,
+    notification_line,
     render_history,
     render_matches,
     render_table,
     short_ids,
     use_color,
+    watch_line,
 )
 from client.style import group_hand, sort_key, strip_ansi
 from server.app import App, open_app
@@ -245,6 +247,67 @@ def test_recent_events_repeat_what_others_did_since_my_last_move() -> None:
     last = next(e for e in reversed(state.events) if e.kind == "discard")
     assert last.seat != seat
     assert f"{NAMES[last.seat]} discarded {card_text(last.cards[0])};" in text
+
+
+def test_a_take_counts_the_pile_and_not_the_cards_from_hand() -> None:
+    """Issue 14.1: the take event lists the top, the cards from hand and the rest of the pile;
+    the text says how many cards the pile held (six here), not eight."""
+    config = rules.make_config("classic")
+    state = rules.deal_position(
+        rules.new_match(config, seed=0),
+        [rules.parse_cards(h) for h in ("jc jh 5h 9s", "5c 5d", "8c 8d", "6c 6d")],
+        rules.parse_cards("10c 10d 10h"),
+        pile=rules.parse_cards("4c 5d 6s 7h 8h jd"),
+        melds=[[rules.parse_cards("qc qd qh")], []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, rules.parse_action("pickup jc jh"))
+    text = " ".join(render_table(match_view(state, 1), color=False).split())
+    assert f"{NAMES[0]} took the pile (6 cards, top jd)" in text
+
+
+def test_recent_events_keep_everything_since_my_last_move() -> None:
+    """Issue 14.2: after several of the others' turns nothing is silently dropped; only a very
+    long absence leaves the oldest out, and the table says how many and where they are."""
+    state = dealt()
+    seat = state.actor()
+    assert seat is not None
+    state = rules.apply(state, seat, rules.parse_action("draw"))
+    me = rules.player_view(state, seat).hand
+    state = rules.apply(state, seat, rules.Discard(me[0]))
+    view = match_view(state, seat)
+    other = (seat + 1) % 4
+    for number in range(12):
+        view.view.events.append(pb.Event(seat=other, kind="ask", text=f"note {number}"))
+    text = " ".join(render_table(view, color=False).split())
+    assert text.count(f"{NAMES[other]} asked: may I go out?") == 12
+    assert "earlier event" not in text
+    for _ in range(40):
+        view.view.events.append(pb.Event(seat=other, kind="ask"))
+    text = " ".join(render_table(view, color=False).split())
+    assert "(12 earlier events in `canasta history`)" in text
+    assert text.count(f"{NAMES[other]} asked: may I go out?") == 40
+
+
+def test_last_hand_is_shown_until_my_first_move_of_the_new_hand() -> None:
+    """Issue 14.12: the previous hand's result stays on the table until the viewer's first
+    move of the next hand (others' moves do not hide it), then it is gone."""
+    state = play_until(
+        dealt(),
+        lambda s: (
+            s.hand_number == 2
+            and s.phase is Phase.DRAW
+            and not any(e.kind in ("draw", "take") for e in s.events)
+        ),
+    )
+    first = state.actor()
+    assert first is not None
+    second = (first + 1) % 4
+    title = "Hand 1 "
+    assert title in render_table(match_view(state, first), color=False)
+    state = rules.apply(state, first, rules.parse_action("draw"))
+    assert title not in render_table(match_view(state, first), color=False)
+    assert title in render_table(match_view(state, second), color=False)
 
 
 def test_partner_and_me_are_marked() -> None:
@@ -641,3 +704,25 @@ def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
     assert f"due {due}" in line
     summary.clock.due_at_ms = now - 1
     assert "overdue since" in render_matches([summary], color=False)
+
+
+def test_watch_lines_name_the_seat_and_the_next_command() -> None:
+    """Issue 14.8 and the watch notifications: the seat to move by name, and each notification
+    as one line with the command to run next unless its text already names one."""
+    state = dealt()
+    summary = match_view(state, 0).match
+    change = pb.WatchResponse(match_id=MATCH_ID, version=3, status=pb.MATCH_STATUS_PLAYING)
+    change.to_act = 1
+    assert watch_line(change, summary) == f"{MATCH_ID[:8]} version 3 playing - bob (seat 1) to move"
+    change.to_act = 0
+    assert watch_line(change, summary).endswith("playing - your turn")
+    turn = pb.WatchNotification(
+        id=4, kind="your_turn", match_id=MATCH_ID, text=f"It is your turn in match {MATCH_ID[:8]}."
+    )
+    assert notification_line(turn) == (
+        f"It is your turn in match {MATCH_ID[:8]}. Next: canasta show {MATCH_ID[:8]}"
+    )
+    bot = pb.WatchNotification(
+        id=5, kind="bot_played", match_id=MATCH_ID, text="A bot played: canasta cover off."
+    )
+    assert notification_line(bot) == "A bot played: canasta cover off."

@@ -122,3 +122,32 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in done.stderr
     assert lines[0].startswith("canasta: "), lines[0]
     return lines[0]
+
+
+class Lines:
+    """The lines a running process prints, read by a thread: ``select`` on the pipe would miss
+    lines already read ahead into the text wrapper's buffer."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        import queue
+        import threading
+
+        assert process.stdout is not None
+        self.queue: queue.Queue[str | None] = queue.Queue()
+        stream = process.stdout
+
+        def pump() -> None:
+            for line in stream:
+                self.queue.put(line.rstrip("\n"))
+            self.queue.put(None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def next(self, seconds: float) -> str | None:
+        """The next line, or ``None`` at the end of the output or after ``seconds``."""
+        import queue
+
+        try:
+            return self.queue.get(timeout=seconds)
+        except queue.Empty:
+            return None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import stat
@@ -24,7 +23,7 @@ from google.protobuf import json_format
 
 from client.errors import EXIT_TIMEOUT
 from shared.pb import canasta_pb2 as pb
-from tests.e2e.harness import CANASTA, Player, Server, one_line_error, start_server
+from tests.e2e.harness import CANASTA, Lines, Player, Server, one_line_error, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -100,7 +99,7 @@ def test_unknown_match(table: Table) -> None:
 def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> None:
     player = table.players[table.actor()]
     done = player.run("meld", "7h", "7x", "2s", ok=False)
-    assert done.returncode == 1
+    assert done.returncode == 2  # a command-line error, as README's exit codes say
     line = one_line_error(done)
     assert line.startswith("canasta: cannot read the move: could not read the card '7x'")
     # No call is made: the same typo against an unreachable server still names the card.
@@ -111,6 +110,29 @@ def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> No
     (player.home / "profiles" / "offline" / "profile.json").write_text(text)
     done = offline.run("play", "draw; discard 1x", ok=False)
     assert "could not read the card '1x'" in one_line_error(done)
+    assert done.returncode == 2
+    done = offline.run("answer", "maybe", ok=False)
+    assert done.returncode == 2
+    assert one_line_error(done) == "canasta: canasta answer takes yes or no, not 'maybe'"
+
+
+@pytest.mark.parametrize(
+    ("address", "says"),
+    [
+        ("http://localhost:7437", "has a scheme (http://)"),
+        ("localhost", "has no port"),
+        ("localhost:99999", "is out of range (1-65535)"),
+    ],
+)
+def test_a_wrong_server_address_is_named_before_connecting(
+    tmp_path: Path, address: str, says: str
+) -> None:
+    done = Player(tmp_path / "p").run("setup", "--server", address, "--name", "X", ok=False)
+    assert done.returncode == 2
+    line = one_line_error(done)
+    assert says in line
+    assert "cannot reach" not in line
+    assert not (tmp_path / "p" / "profiles").exists()  # nothing was made
 
 
 def test_illegal_move_prints_the_rule(table: Table) -> None:
@@ -130,7 +152,9 @@ def test_wrong_turn(table: Table) -> None:
     table.view(seat)  # up to date: the only fault is the turn
     done = table.players[seat].run("draw", ok=False)
     assert done.returncode == 1
-    assert one_line_error(done) == f"canasta: refused: it is not your turn: seat {actor} is to play"
+    assert one_line_error(done) == (
+        f"canasta: refused: it is not your move: waiting for P{actor} (seat {actor}) to draw"
+    )
 
 
 def test_stale_version_submits_nothing(table: Table) -> None:
@@ -143,11 +167,106 @@ def test_stale_version_submits_nothing(table: Table) -> None:
     assert done.returncode == 1
     assert one_line_error(done) == (
         f"canasta: the match moved on since you last looked (you saw version {seen}, it is at "
-        f"version {seen + 1}): nothing was submitted; run `canasta show`"
+        f"version {seen + 1}), and it is not your move now: waiting for P{seat} (seat {seat}) "
+        "to play. Nothing was submitted; `canasta show` shows the table"
     )
     assert table.view(seat).version == seen + 1
     hand = table.view(seat).view.hand
     table.players[seat].run("discard", hand[0])  # back to a draw phase for the other tests
+
+
+def _others_move_until_my_turn(table: Table) -> tuple[int, int]:
+    """The next player looks at the table, then the player to move draws and discards: the
+    next player's view is stale although it is now their turn. Returns (mover, next)."""
+    seat = table.actor()
+    follower = (seat + 1) % 4
+    table.view(follower)
+    table.view(seat)
+    table.players[seat].run("draw")
+    table.players[seat].run("discard", table.view(seat).view.hand[0])
+    return seat, follower
+
+
+def test_a_stale_view_on_my_turn_shows_the_changes_and_needs_a_yes(table: Table) -> None:
+    """Issue 14.5: others moved and it is now my turn: the table and the changes are shown;
+    without a terminal nothing is sent unless --yes, and with --yes the move is played."""
+    mover, me = _others_move_until_my_turn(table)
+    before = table.view(mover).version
+    done = table.players[me].run("draw", ok=False)
+    assert done.returncode == 2
+    assert one_line_error(done).endswith(
+        "nothing was submitted. Run the command again with --yes to play it on this table"
+    )
+    assert "Since you last looked (2 moves by others):" in done.stdout
+    assert f"P{mover} (seat {mover}): draw" in done.stdout
+    assert "Your turn:" in done.stdout  # the table as it is now
+    assert table.view(mover).version == before
+    played = table.players[me].run("draw", "--yes")
+    assert "Since you last looked (2 moves by others):" in played.stdout
+    assert f"move {before + 1} stored; receipt verified" in played.stdout
+    assert "sending `draw` (--yes)" in played.stderr
+    table.players[me].run("discard", table.view(me).view.hand[0])
+
+
+def test_a_stale_view_on_my_turn_asks_in_a_terminal(table: Table) -> None:
+    """Issue 14.5: at a terminal the player is asked; "n" sends nothing, "y" plays."""
+    import pty
+
+    mover, me = _others_move_until_my_turn(table)
+    before = table.view(mover).version
+    outputs: list[tuple[int, str, str]] = []
+    for reply in (b"n\n", b"y\n"):
+        main, tty = pty.openpty()
+        process = subprocess.Popen(
+            [CANASTA, "draw"], stdin=tty, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=table.players[me].env(),
+        )  # fmt: skip
+        os.close(tty)
+        os.write(main, reply)
+        raw_out, raw_err = process.communicate(timeout=60)
+        os.close(main)
+        outputs.append((process.returncode, raw_out.decode(), raw_err.decode()))
+    (refused, out, err), (played, out2, _) = outputs
+    assert refused == 1, err
+    assert "Play `draw` now?" in out
+    assert err.strip() == "canasta: nothing was submitted"
+    assert played == 0
+    assert f"move {before + 1} stored; receipt verified" in out2
+    table.players[me].run("discard", table.view(me).view.hand[0])
+
+
+def test_a_stale_answer_says_nobody_asked(table: Table) -> None:
+    """Issue 14.6: a stale `answer yes` says what is wrong with it, not only "moved on"."""
+    _, me = _others_move_until_my_turn(table)
+    done = table.players[me].run("answer", "yes", ok=False)
+    assert done.returncode == 1
+    line = one_line_error(done)
+    assert ", and now nobody has asked you anything; you may draw (canasta draw)" in line
+    assert line.endswith(". Nothing was submitted")
+    table.players[me].run("draw", "--yes")
+    table.players[me].run("discard", table.view(me).view.hand[0])
+
+
+def test_moves_lists_what_i_may_do_as_commands(table: Table) -> None:
+    """Issue 14.13: `canasta moves` groups the engine's legal actions as commands."""
+    seat = table.actor()
+    mine = table.players[seat].run("moves").stdout
+    assert "Start your turn:\n  canasta draw\n" in mine
+    other = (seat + 1) % 4
+    theirs = table.players[other].run("moves").stdout
+    assert theirs.startswith(f"Nothing for you to do in match {table.match_id[:8]} now: ")
+    assert f"Waiting for P{seat} (seat {seat}) to draw" in theirs
+    table.view(seat)
+    table.players[seat].run("draw")
+    after = json.loads(table.players[seat].run("moves", "--json").stdout)
+    kinds = [group["kind"] for group in after["groups"]]
+    assert "discard" in kinds
+    assert "start" not in kinds
+    hand = table.view(seat).view.hand
+    discards = next(g for g in after["groups"] if g["kind"] == "discard")["actions"]
+    assert discards
+    assert all(a.split()[1] in hand for a in discards)
+    table.players[seat].run("discard", hand[0])
 
 
 def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
@@ -230,32 +349,33 @@ def test_watch_prints_a_line_per_change_until_interrupted(table: Table) -> None:
         [CANASTA, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True, env=watcher.env(),
     )  # fmt: skip
-    assert process.stdout is not None
+    lines = Lines(process)
     try:
-        now = _line(process)
+        now = _line(lines)
         assert now["match_id"] == table.match_id
         table.view(seat)
         table.players[seat].run("draw")
-        change = _line(process)
+        change = _line(lines)
         assert int(str(change["version"])) == int(str(now["version"])) + 1
         assert change["to_act"] == seat
     finally:
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=15)
+        process.wait(15)
+        err = process.stderr.read() if process.stderr is not None else ""
     assert process.returncode == 130  # stopped by Ctrl-C, quietly: no traceback
     assert "Traceback" not in err
     hand = table.view(seat).view.hand
     table.players[seat].run("discard", hand[0])
 
 
-def _line(process: subprocess.Popen[str]) -> dict[str, object]:
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 20)
-    assert ready, "watch printed nothing"
-    line = process.stdout.readline()
-    assert line, process.stderr.read() if process.stderr else ""
-    data: dict[str, object] = json.loads(line)
-    return data
+def _line(lines: Lines) -> dict[str, object]:
+    """The next change of a match (the player's notifications, also printed, are skipped)."""
+    while True:
+        line = lines.next(20)
+        assert line, "watch printed nothing"
+        data: dict[str, object] = json.loads(line)
+        if data["match_id"]:
+            return data
 
 
 def test_passphrase_protected_key(table: Table, tmp_path: Path) -> None:

@@ -143,6 +143,7 @@ def _every_call(
     requests: list[tuple[str, Callable[..., Any], Any]] = [
         ("GetView", stub.GetView, pb.GetViewRequest(match_id=match_id)),
         ("GetHistory", stub.GetHistory, pb.GetHistoryRequest(match_id=match_id)),
+        ("GetMoves", stub.GetMoves, pb.GetMovesRequest(match_id=match_id)),
         ("ListMyMatches", stub.ListMyMatches, pb.ListMyMatchesRequest()),
         ("JoinMatch", stub.JoinMatch, pb.JoinMatchRequest(invite_code=invite_code)),
         ("FillSeatWithBot", stub.FillSeatWithBot, pb.FillSeatWithBotRequest(match_id=match_id)),

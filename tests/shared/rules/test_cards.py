@@ -92,6 +92,14 @@ def test_numeric_aliases_for_court_cards_and_ace() -> None:
     ]
 
 
+def test_the_card_error_documents_every_rank_spelling() -> None:
+    """Issue 14.9: the numeric aliases are kept (players who count court cards use them) and
+    so the refusal of a card names them beside the letters."""
+    with pytest.raises(NotationError) as info:
+        parse_card("7x")
+    assert "j, q, k, a (or 11, 12, 13, 14, and 1 for a)" in info.value.message
+
+
 @pytest.mark.parametrize("face", ALL_FACES)
 def test_card_text_round_trip(face: int) -> None:
     text = card_text(face)
