@@ -14,6 +14,7 @@ from client import common
 from client.errors import CliError
 
 if TYPE_CHECKING:
+    from client.rpc import Connection
     from shared.transcript import Report
 
 PANEL = "Records"
@@ -38,6 +39,8 @@ def export(
 ) -> None:
     """Save a match's record as a transcript anyone can check with `canasta verify`.
 
+    Without MATCH: your one active match, or else the last match you played.
+
     A finished match exports whole; a running one, the hands already over (the hand in play
     cannot be checked before its deal is revealed). The transcript is verified before it is
     written: a server that shows a record that does not verify is reported, not saved.
@@ -47,7 +50,7 @@ def export(
     from shared.transcript import TranscriptError, verify
 
     with common.connect(common.profile()) as conn:
-        match_id = common.resolve_match(conn, match)
+        match_id = _match_to_export(conn, match)
         record = full_history(conn, match_id)
         pinned = conn.pinned_key()
     if not record.header:
@@ -74,6 +77,18 @@ def export(
         f"wrote {path}: {report.entries} entries, {len(report.hands)} hand"
         f"{'' if len(report.hands) == 1 else 's'} over, match {state}"
     )
+
+
+def _match_to_export(conn: Connection, given: str | None) -> str:
+    """The match named, else your one active match, else the last one you played."""
+    if given is not None:
+        return common.resolve_match(conn, given)
+    matches = common.my_matches(conn, active_only=False)
+    if any(common.active(m) for m in matches):
+        return common.resolve_match(conn, None)
+    if not matches:
+        raise CliError("you have no match to export yet")
+    return max(matches, key=lambda m: m.created_at_ms).match_id
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta verify canasta-3f2a09c1.json")

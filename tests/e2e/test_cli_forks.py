@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from shared.crypto.chain import entry_hash
-from shared.transcript import header_hash
+from shared.transcript import canonical_json, header_hash
 from tests.e2e.harness import Player, Server, one_line_error, start_server
 
 pytestmark = pytest.mark.slow
@@ -139,3 +139,36 @@ def test_new_entries_that_do_not_follow_the_seen_head_are_caught(
     assert caught.returncode == 1
     assert "FORK DETECTED" in one_line_error(caught)
     assert f"entry {version + 1} does not follow the one before" in one_line_error(caught)
+
+
+def test_a_header_that_is_not_the_tables_is_refused(server: Server, tmp_path: Path) -> None:
+    """The operator swaps the match header (a target of 100,000) and restarts the chain from
+    it before anyone looked: the first look compares it with the table and refuses."""
+    ann = Player(tmp_path / "ann")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    created = ann.json("create", "--bot", "1", "--bot", "2", "--bot", "3")
+    match_id = created["match"]["match_id"]
+    with sqlite3.connect(server.data_dir / "canasta.db") as db:
+        (header,) = db.execute("SELECT header FROM match WHERE id = ?", (match_id,)).fetchone()
+        value = json.loads(header)
+        value["rules"]["target"] = 100_000
+        forged = canonical_json(value)
+        db.execute(
+            "UPDATE match SET header = ?, head_hash = ?, revision = revision + 1 WHERE id = ?",
+            (forged, header_hash(forged), match_id),
+        )
+    refused = ann.run("show", match_id, ok=False)
+    assert refused.returncode == 1
+    assert (
+        "the match header the server shows is wrong: its rules (classic, 4 players, to 100000)"
+        " are not the table's (classic, 4 players, to 5000)"
+    ) in one_line_error(refused)
+
+
+def test_a_match_that_has_not_started_cannot_be_exported(server: Server, tmp_path: Path) -> None:
+    ann = Player(tmp_path / "ann")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    ann.run("create", "--bot", "1")  # two seats still open: no header yet
+    refused = ann.run("export", ok=False)
+    assert refused.returncode == 1
+    assert "has no header: it has not started yet" in one_line_error(refused)
