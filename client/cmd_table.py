@@ -101,8 +101,34 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     from client.render import render_history
 
     seat = seen.seat if seen is not None else _my_seat(conn, record)
-    typer.echo(render_history(record, viewer_seat=seat, color=common.color()))
+    results, checked = _replayed(record)
+    typer.echo(render_history(record, viewer_seat=seat, color=common.color(), results=results))
+    typer.echo(checked)
     typer.echo(head_line(record))  # compare it with the other players
+
+
+def _replayed(record: pb.GetHistoryResponse) -> tuple[dict[int, pb.HandResult], str]:
+    """Each finished hand's result, from replaying the record as `canasta verify` does, and a
+    line saying what was verified (or, loudly, that it was not)."""
+    from shared.protocol import transcript_of
+    from shared.transcript import TranscriptError, verify
+    from shared.wire import hand_result_to_pb
+
+    if not record.header:
+        return {}, "(this match began before records carried their rules: not verified)"
+    transcript = transcript_of(record.header, record.entries, record.hands)
+    try:
+        report = verify(transcript)
+    except TranscriptError as exc:
+        return {}, f"WARNING: this record does NOT verify: {exc}"
+    results = {h.hand_number: hand_result_to_pb(h) for h in report.hands}
+    over = len(report.hands)
+    return results, (
+        f"Verified: entries 1-{report.entries} (signatures, chain, receipts, deals, every move"
+        f" replayed; {over} hand{'s' if over != 1 else ''} over)"
+        if report.entries
+        else "Verified: the match header (no hand is over yet)"
+    )
 
 
 def _my_seat(conn: Connection, record: pb.GetHistoryResponse) -> int | None:

@@ -12,7 +12,7 @@ then, and ``canasta --help`` never pays for it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from client.style import card, cards, group_hand, paint, use_color, wrap
@@ -250,7 +250,7 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
     # The last hand's result until the viewer's first move of the new hand; then `history`.
     shown = not in_hand or not _moved_this_hand(v)
     if v.HasField("last_hand") and v.last_hand.hand_number and shown:
-        lines += _last_hand_rows(v, names, full=not in_hand)
+        lines += hand_result_rows(v.last_hand, v.seat, names, full=not in_hand)
     if in_hand:
         lines += _recent(v, names, color)
     lines += _status_rows(view, names, color)
@@ -444,14 +444,16 @@ def _hand_rows(v: pb.PlayerView, color: bool) -> list[str]:
     return [f"{title}:", *wrap(parts, first="  ", indent="  ", sep=" | ", width=WIDTH)]
 
 
-def _last_hand_rows(v: pb.PlayerView, names: _Names, *, full: bool) -> list[str]:
-    """How the last hand ended and what each column scored (broken down between hands)."""
-    result = v.last_hand
+def hand_result_rows(
+    result: pb.HandResult, seat: int | None, names: _Names, *, full: bool
+) -> list[str]:
+    """How a hand ended and what each column scored (``full``: broken down), the viewer's
+    column first."""
     how = _REASONS.get(result.reason, result.reason)
     if result.reason == "went_out" and result.HasField("went_out"):
         how = f"{names.short(result.went_out)} went out"
         how += " concealed" if result.concealed else ""
-    columns = sorted(result.columns, key=lambda c: (v.seat not in c.seats, c.column))
+    columns = sorted(result.columns, key=lambda c: (seat not in c.seats, c.column))
     totals = [f"{names.group(c.seats)}: {c.hand_total:+d} = {c.cumulative}" for c in columns]
     lines = _rows(
         f"Hand {result.hand_number}",
@@ -740,23 +742,35 @@ def watch_line(change: pb.WatchResponse, summary: pb.MatchSummary | None) -> str
 # -- the log --------------------------------------------------------------------------------------
 
 
-def render_history(history: pb.GetHistoryResponse, *, viewer_seat: int | None, color: bool) -> str:
+def render_history(
+    history: pb.GetHistoryResponse,
+    *,
+    viewer_seat: int | None,
+    color: bool,
+    results: Mapping[int, pb.HandResult] | None = None,
+) -> str:
     """The match log: one line per move (seq, who, the actions, what they caused), hands marked.
 
     Hand boundaries carry the hand's commit-reveal record in brief (the first 8 bytes of the
-    commitment and, once revealed, of the secret); ``canasta`` verifies transcripts in full.
+    commitment and, once revealed, of the secret); each hand that is over ends with its scores
+    when ``results`` has them (the client's replay of the record, ``shared.transcript``).
     """
+    results = results or {}
     names = _Names(history.seats, viewer_seat)
     hands = {h.hand_number: h for h in history.hands}
     lines = [paint(f"Match {history.match_id}: {_plural(history.version, 'move')}", "bold", color)]
-    current: int | None = None
+    current = -1
     shown_hands: set[int] = set()
     for entry in history.entries:
         if entry.hand_number != current:
+            if current in results:
+                lines += hand_result_rows(results[current], viewer_seat, names, full=True)
             current = entry.hand_number
             shown_hands.add(current)
             lines.append(paint(_hand_title(current, hands.get(current)), "bold", color))
         lines += _entry_lines(entry, names, color)
+    if current in results:
+        lines += hand_result_rows(results[current], viewer_seat, names, full=True)
     for number in sorted(set(hands) - shown_hands):
         if not history.more and hands[number].deal_seq == 0:
             lines.append(_hand_title(number, hands[number]) + " (not dealt yet)")

@@ -36,6 +36,9 @@ def test_a_match_exports_and_verifies_offline(server: Server, tmp_path: Path) ->
         time.sleep(0.5)
     else:
         raise AssertionError("the bots did not finish the match")
+    history = ann.run("history", match_id).stdout
+    assert "Verified: entries 1-" in history
+    assert "\nHand 1 " in history  # the first hand's result, from the client's own replay
     file = tmp_path / "match.json"
     wrote = ann.run("export", match_id[:6], "-o", str(file)).stdout
     assert f"wrote {file}: " in wrote
