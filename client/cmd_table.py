@@ -241,14 +241,19 @@ def watch(
     """Print a line for every change in your matches, and your notifications, until interrupted.
 
     Notifications already printed by an earlier watch of this profile are not printed again
-    (the last id is kept in the profile, per server).
+    (the last id is kept in the profile, per server); the first watch prints those of the last
+    day, not your whole log.
     """
+    import time
+
     from client.rpc import RpcFailureError, translated
 
     with common.connect(common.profile()) as conn:
         ids = [common.resolve_match(conn, m) for m in match or []]
         seats = _Seats(conn)
         after = conn.profile.notifications_seen.get(conn.address, 0)
+        first_watch = conn.address not in conn.profile.notifications_seen
+        older = time.time_ns() // 1_000_000 - _FIRST_WATCH_DAYS_MS if first_watch else 0
         quiet_reconnects = 0
         while True:
             stream, change = _stream(conn, ids, None, notifications_after=after)
@@ -256,7 +261,7 @@ def watch(
                 with translated(conn.address):
                     while change is not None:
                         quiet_reconnects = 0
-                        after = _print_change(conn, change, seats, after, json=json)
+                        after = _print_change(conn, change, seats, after, older, json=json)
                         change = next(stream, None)
             except RpcFailureError as failure:
                 # A watch outlives its token (``token_ttl_seconds``): log in again and resume
@@ -290,15 +295,28 @@ class _Seats:
         return self.summaries.get(match_id)
 
 
+_FIRST_WATCH_DAYS_MS = 86_400_000
+"""How far back a profile's first watch prints notifications (later ones resume by id)."""
+
+
 def _print_change(
-    conn: Connection, change: pb.WatchResponse, seats: _Seats, after: int, *, json: bool
+    conn: Connection,
+    change: pb.WatchResponse,
+    seats: _Seats,
+    after: int,
+    older: int,
+    *,
+    json: bool,
 ) -> int:
-    """Print one stream message; returns the id of the last notification printed, which is
-    remembered in the profile at once (a watch ends by Ctrl-C, never by a clean exit)."""
+    """Print one stream message; returns the id of the last notification seen, which is
+    remembered in the profile at once (a watch ends by Ctrl-C, never by a clean exit).
+    Notifications created before ``older`` (ms) are passed over, not printed."""
     import time
 
     note = change.notification if change.HasField("notification") else None
-    if json:
+    if note is not None and note.created_at_ms < older:
+        pass
+    elif json:
         import json as json_module
 
         from google.protobuf.json_format import MessageToDict
