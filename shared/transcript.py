@@ -71,8 +71,8 @@ def _parse_canonical(data: bytes, what: str) -> Any:
     written differently) is refused, since those bytes would be covered by nothing."""
     try:
         value = json.loads(data.decode("ascii"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise TranscriptError(f"the {what} is not JSON: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # deep nesting: recursion
+        raise TranscriptError(f"the {what} is not JSON: {type(exc).__name__}") from None
     if canonical_json(value) != data:
         raise TranscriptError(f"the {what} is not in canonical form (docs/transcript.md)")
     return value

@@ -58,3 +58,12 @@ def test_every_single_byte_change_of_the_vector_is_detected() -> None:
         value = chooser.choice([b for b in range(256) if b != data[at]])
         with pytest.raises(TranscriptError):
             verify(Transcript.from_bytes(data[:at] + bytes([value]) + data[at + 1 :]))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"[" * 100_000 + b"\n", b'{"format":' + b"[" * 50_000 + b"\n", b"\xff\n", b"", b"{}\n"],
+)
+def test_malformed_files_are_refused_with_a_transcript_error(data: bytes) -> None:
+    with pytest.raises(TranscriptError):
+        Transcript.from_bytes(data)
