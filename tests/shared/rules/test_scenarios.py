@@ -155,7 +155,7 @@ def test_cli_plays_a_variant_and_reads_stdin() -> None:
     ("text", "needle"),
     [
         ("{not json", "not valid JSON"),
-        ('{"preset": "samba", "deal": {"hands": []}}', "unknown preset"),
+        ('{"preset": "canasta_royale", "deal": {"hands": []}}', "unknown preset"),
         ('{"options": {"no_such_option": 1}, "deal": {"hands": []}}', "unknown rule option"),
         ('{"deal": {"hands": ["4c", "4d", "4h", "4s"], "pile": ["zz"]}}', "could not read"),
         ('{"deal": {"hands": ["4c 5c", [], [], []]}}', "holds 2 cards"),
@@ -189,7 +189,7 @@ def test_cli_unreadable_file() -> None:
 
 def test_load_scenario_raises_scenario_error() -> None:
     with pytest.raises(ScenarioError, match="unknown preset"):
-        load_scenario({"preset": "bolivia", "deal": {"hands": []}})
+        load_scenario({"preset": "canasta_royale", "deal": {"hands": []}})
 
 
 def test_module_docstring_example_plays_as_documented() -> None:
