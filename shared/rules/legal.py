@@ -24,6 +24,7 @@ from .actions import (
     Action,
     Answer,
     AskPartner,
+    Combine,
     Discard,
     Draw,
     LayOff,
@@ -72,12 +73,13 @@ _KINDS: dict[type[Action], str] = {
     TakePile: "pickup",
     Meld: "meld",
     LayOff: "lay",
+    Combine: "combine",
     Discard: "discard",
     AskPartner: "ask",
     Answer: "answer",
     Pass: "pass",
 }
-_KIND_ORDER = ("draw", "pickup", "meld", "lay", "discard", "ask", "answer", "pass")
+_KIND_ORDER = ("draw", "pickup", "meld", "lay", "combine", "discard", "ask", "answer", "pass")
 
 
 def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
