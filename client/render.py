@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pickup": ("take the pile", "canasta take ..."),
     "meld": ("meld", "canasta meld ..."),
     "lay": ("lay off", "canasta lay ..."),
+    "combine": ("combine melds", 'canasta play "combine 9 9#2"'),
     "ask": ("ask partner", "canasta ask"),
     "answer": ("answer", "canasta answer yes|no"),
     "discard": ("discard", "canasta discard CARD"),
@@ -56,6 +57,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Legal action kind -> (words, command hint). The hints name the CLI's commands; keep them in
 step with ``client.main`` (a test there can check every hint's command exists)."""
+
+_SPECIAL_CANASTAS = frozenset({"samba", "escalera", "bolivia"})
+"""Canastas that are named by their kind alone (RULES.md §3.4, §3.5)."""
 
 _REASONS = {
     "went_out": "went out",
@@ -421,11 +425,14 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
     facts.append(f"red threes {cards(sv.red_threes, color)}" if sv.red_threes else "no red threes")
     lines = [paint(title, "bold", color) + ": " + ", ".join(facts)]
     for meld in sv.melds:
-        text = f"  {meld.rank:>2} x{len(meld.cards)}: {cards(meld.cards, color)}"
+        # A sequence (Samba, Bolivia) is named by its range and shown joined: 4h-5h-6h.
+        shown = "-".join(card(c, color) for c in meld.cards) if "-" in meld.rank else None
+        text = f"  {meld.rank:>2} x{len(meld.cards)}: {shown or cards(meld.cards, color)}"
         if meld.canasta:
-            text += "  " + paint(
-                f"[{meld.canasta} canasta]", "good" if meld.canasta == "natural" else "cyan", color
-            )
+            special = meld.canasta in _SPECIAL_CANASTAS  # a samba, escalera or bolivia
+            label = f"[{meld.canasta}]" if special else f"[{meld.canasta} canasta]"
+            good = meld.canasta == "natural" or special
+            text += "  " + paint(label, "good" if good else "cyan", color)
         lines.append(text)
     return lines
 

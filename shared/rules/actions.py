@@ -9,7 +9,38 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .cards import Card, cards_text, rank_text
+from .cards import JOKER_RANK, RANK_TEXT, SUIT_LETTERS, Card, cards_text, rank_text
+
+
+@dataclass(frozen=True, slots=True)
+class MeldRef:
+    """Which of a side's melds a lay-off, a pile take or a combination names (§3.4, §3.5).
+
+    A group meld by its rank and, where a side has several melds of one rank (Samba), its
+    place among them in table order (``which``, from 1: ``9#2`` is the second meld of nines);
+    a wild-card meld (Bolivia) by ``rank = JOKER_RANK`` (``wild``, ``wild#2``); a sequence by
+    its suit and any of its ranks, written as a range of two of its cards (``4h-6h``): two
+    sequences of one suit never overlap (§3.8a), so one card of it names it.
+    """
+
+    rank: int
+    which: int = 1
+    suit: int = -1
+    """At least 0: a sequence of this suit holding ``rank`` (and ``high``)."""
+    high: int = -1
+    """The top rank of a sequence reference as written (informational, for the text form)."""
+
+    @property
+    def is_sequence(self) -> bool:
+        return self.suit >= 0
+
+    def __str__(self) -> str:
+        if self.suit >= 0:
+            low = RANK_TEXT[self.rank] + SUIT_LETTERS[self.suit]
+            high = RANK_TEXT[max(self.high, self.rank)] + SUIT_LETTERS[self.suit]
+            return f"{low}-{high}"
+        name = "wild" if self.rank == JOKER_RANK else rank_text(self.rank)
+        return name if self.which == 1 else f"{name}#{self.which}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,10 +62,15 @@ class TakePile:
 
     cards: tuple[Card, ...] = ()
     melds: tuple[tuple[Card, ...], ...] = ()
+    onto: MeldRef | None = None
+    """Samba and Bolivia (§3.4): the meld the top card (with ``cards``) joins; ``None``: the
+    engine picks (a new meld for a pair, else the first meld the top card fits)."""
 
     def __str__(self) -> str:
         parts = [cards_text(self.cards)] + [cards_text(m) for m in self.melds]
         text = ", ".join(parts).strip()
+        if self.onto is not None:
+            text = f"to {self.onto} {text}".rstrip()
         return f"pickup {text}" if text else "pickup"
 
 
@@ -42,7 +78,9 @@ class TakePile:
 class Meld:
     """Lay down one or more melds from the hand (§1.6 T2, §1.9).
 
-    Cards of a rank the side already has join that meld. An unopened side's first meld of the
+    Cards of a rank the side already has join that meld (classic); where a side may hold
+    several melds of a rank (Samba, §3.4) each group is a new meld, and a group of one suit in
+    sequence is a sequence meld. An unopened side's first meld of the
     hand is one ``Meld`` whose melds together meet the minimum (§1.10 rule 2).
     """
 
@@ -54,13 +92,34 @@ class Meld:
 
 @dataclass(frozen=True, slots=True)
 class LayOff:
-    """Add cards from the hand to the side's existing meld of ``rank`` (§1.6 T2)."""
+    """Add cards from the hand to the side's existing meld of ``rank`` (§1.6 T2); in Samba
+    and Bolivia ``which``, ``suit`` and ``high`` name one meld among several (``MeldRef``)."""
 
     rank: int
     cards: tuple[Card, ...]
+    which: int = 1
+    suit: int = -1
+    high: int = -1
+
+    @property
+    def ref(self) -> MeldRef:
+        return MeldRef(self.rank, self.which, self.suit, self.high)
 
     def __str__(self) -> str:
-        return f"lay {rank_text(self.rank)} {cards_text(self.cards)}"
+        if self.which == 1 and self.suit < 0 and self.rank != JOKER_RANK:
+            return f"lay {rank_text(self.rank)} {cards_text(self.cards)}"
+        return f"lay {self.ref} {cards_text(self.cards)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Combine:
+    """Join two group melds of one rank into one (Samba and Bolivia, §3.4, §3.8a)."""
+
+    first: MeldRef
+    second: MeldRef
+
+    def __str__(self) -> str:
+        return f"combine {self.first} {self.second}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +171,7 @@ class Resign:
         return "resign"
 
 
-Action = Draw | TakePile | Meld | LayOff | Discard | AskPartner | Answer | Pass | Resign
+Action = Draw | TakePile | Meld | LayOff | Combine | Discard | AskPartner | Answer | Pass | Resign
 """Any action a seat can submit."""
 
 DRAW = Draw()

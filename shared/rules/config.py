@@ -17,8 +17,8 @@ from typing import Any
 from .errors import ConfigError
 
 OPTION_CHOICES: dict[str, tuple[str, ...]] = {
-    "wild_limit": ("max3", "not_more_than_naturals"),
-    "red3_negative_if": ("no_meld", "no_canasta"),
+    "wild_limit": ("max3", "not_more_than_naturals", "max2"),
+    "red3_negative_if": ("no_meld", "no_canasta", "too_few_canastas"),
     "red3_scoring": ("side", "individual"),
     "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze"),
     "red3_deal_timing": ("immediate", "first_turn"),
@@ -46,10 +46,15 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "going_out_bonus": (0, 2_000),
     "concealed_bonus_total": (0, 5_000),
     "ask_limit_per_hand": (0, 20),  # or null: no limit per hand
+    "samba_min_7000": (0, 1_000),  # or null: no row at 7000 (§3.4 note: 160 or 150)
+    "sequence_canasta_bonus": (0, 5_000),  # samba / escalera 1500 (§3.4, §3.5)
+    "wild_canasta_bonus": (0, 5_000),  # bolivia 2500 (§3.5)
+    "sequence_canastas_to_go_out": (0, 6),  # Bolivia: one escalera (§3.5)
+    "black3_went_out_value": (0, 1_000),  # Bolivia: 100 each (§3.5); 5 = the card's value
 }
 """Allowed ranges of the whole-number options: every preset and source value fits with room,
 and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
-_OPTIONAL = frozenset({"ask_limit_per_hand"})
+_OPTIONAL = frozenset({"ask_limit_per_hand", "samba_min_7000"})
 _BOOLS = (
     "cutthroat",
     "red3_counts_toward_minimum",
@@ -59,6 +64,11 @@ _BOOLS = (
     "black3_top_takeable_to_go_out",
     "frozen_allows_layoff",
     "one_card_pile_rule",
+    "allow_sequences",
+    "multiple_melds_per_rank",
+    "allow_wild_melds",
+    "wild_onto_canasta",
+    "pile_layoff_onto_canasta",
 )
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
@@ -149,6 +159,28 @@ class RuleConfig:
     """D21: whether a side may (or must) open by taking the pile."""
     dealer_selection: str = "random"
     """D23: the first dealer is drawn from the match seed, or is seat 0."""
+    samba_min_7000: int | None = None
+    """§3.4 note, Appendix A.3: the initial-meld minimum from a score of 7000 in Samba (160,
+    Bicycle and HowStuffWorks) and Bolivia (150); ``None`` = no such row (classic)."""
+    allow_sequences: bool = False
+    """§3.4, §3.5: sequence melds (3 to 7 cards of one suit, 4 up to ace, no wild cards)."""
+    multiple_melds_per_rank: bool = False
+    """§3.4: a side may hold several group melds of one rank, and combine them."""
+    allow_wild_melds: bool = False
+    """§3.5 Bolivia: three to seven wild cards may form a meld (a bolivia at seven)."""
+    wild_onto_canasta: bool = True
+    """§3.4: Samba forbids adding a wild card to a completed canasta (naturals may join)."""
+    pile_layoff_onto_canasta: bool = True
+    """§3.4: in Samba the top card may be laid off only onto a meld not yet a canasta."""
+    sequence_canasta_bonus: int = 1500
+    """§3.4, §3.5: the bonus of a seven-card sequence (a samba, or an escalera in Bolivia)."""
+    wild_canasta_bonus: int = 2500
+    """§3.5: the bonus of a seven-card wild meld (a bolivia)."""
+    sequence_canastas_to_go_out: int = 0
+    """§3.5: how many of the canastas needed to go out must be sequences (Bolivia: one)."""
+    black3_went_out_value: int = 5
+    """§3.5, §3.8a: what each black three left in a hand costs when someone goes out (Bolivia
+    100; otherwise, and always when the stock ends the hand, its card value 5)."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -208,6 +240,8 @@ class RuleConfig:
         for lowest, value in self.min_meld_table:
             if lowest is None or score >= lowest:
                 minimum = value
+        if self.samba_min_7000 is not None and score >= 7000:
+            return self.samba_min_7000
         return minimum
 
     def red3_total(self, count: int) -> int:
@@ -218,8 +252,16 @@ class RuleConfig:
         return self.red3_value * count
 
     def max_wilds(self, naturals: int) -> int:
-        """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9)."""
-        return 3 if self.wild_limit == "max3" else naturals
+        """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9;
+        §3.4: two in Samba and Bolivia)."""
+        limit = self.wild_limit
+        return 3 if limit == "max3" else 2 if limit == "max2" else naturals
+
+    @property
+    def variant_melds(self) -> bool:
+        """Whether melds go beyond one group per rank (Samba and Bolivia, §3.4, §3.5): the
+        engine then keeps sequences, further group melds and wild melds beside the groups."""
+        return self.allow_sequences or self.multiple_melds_per_rank or self.allow_wild_melds
 
     # -- (de)serialisation -------------------------------------------------------------------
 
@@ -250,6 +292,11 @@ class RuleConfig:
         if self.cutthroat and (self.players != 3 or self.partnerships != ((0,), (1,), (2,))):
             raise ConfigError(
                 "cutthroat play needs exactly three players, each a side of one: [[0], [1], [2]]"
+            )
+        if self.cutthroat and self.variant_melds:
+            raise ConfigError(
+                "sequences, wild melds and several melds of a rank are for fixed sides, not "
+                "for cutthroat play"
             )
         if self.players * self.hand_size + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
@@ -383,8 +430,25 @@ PRESETS: dict[str, dict[str, Any]] = {
         "players": 6, "partnerships": ((0, 3), (1, 4), (2, 5)), "decks": 3, "hand_size": 13,
         "canastas_to_go_out": 2, "target": 7500, "red3_special_totals": _SIX_RED3,
     },
+    "samba": {
+        "decks": 3, "hand_size": 15, "draw_count": 2, "canastas_to_go_out": 2, "target": 10000,
+        "samba_min_7000": 160, "wild_limit": "max2", "allow_sequences": True,
+        "multiple_melds_per_rank": True, "wild_onto_canasta": False,
+        "pile_layoff_onto_canasta": False, "unfrozen_take_methods": ("pair", "layoff"),
+        "going_out_bonus": 200, "concealed_bonus_total": 200,
+        "red3_special_totals": ((6, 1000),), "red3_negative_if": "too_few_canastas",
+    },
+    "bolivia": {
+        "decks": 3, "hand_size": 15, "draw_count": 2, "canastas_to_go_out": 2, "target": 15000,
+        "samba_min_7000": 150, "wild_limit": "max2", "allow_sequences": True,
+        "multiple_melds_per_rank": True, "allow_wild_melds": True, "wild_onto_canasta": False,
+        "pile_layoff_onto_canasta": False, "unfrozen_take_methods": ("pair", "layoff"),
+        "going_out_bonus": 200, "concealed_bonus_total": 200,
+        "red3_special_totals": ((6, 1000),), "red3_negative_if": "too_few_canastas",
+        "sequence_canastas_to_go_out": 1, "black3_went_out_value": 100,
+    },
 }  # fmt: skip
-"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.3)."""
+"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.5)."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 

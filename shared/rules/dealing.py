@@ -42,6 +42,7 @@ def new_match(config: RuleConfig, *, seed: int | str | bytes | None = None) -> G
         hands=((),) * n,
         side_of=tuple(config.initial_side(s) for s in range(n)),
         melds=(EMPTY_MELDS,) * sides,
+        extra=((),) * sides if config.variant_melds else (),
         red3=((),) * n,
         melded_seats=(False,) * n,
         pending_red3=(False,) * n,
@@ -103,21 +104,28 @@ def deal_position(
     if len(hands) != n:
         raise ConfigError(f"the position names {len(hands)} hands for {n} players")
     side_melds: list[Melds] = [EMPTY_MELDS] * config.sides
+    side_extra: list[list[tuple[Card, ...]]] = [[] for _ in range(config.sides)]
     for side, groups in enumerate(melds or ()):
         table = list(EMPTY_MELDS)
         for group in groups:
             if not group:
                 continue
-            rank = next((RANK[c] for c in group if not IS_WILD[c]), None)
-            if rank is None:
+            ranks = {RANK[c] for c in group if not IS_WILD[c]}
+            if not ranks and not config.allow_wild_melds:
                 raise ConfigError("a meld in the position has no natural card")
-            table[rank] = tuple(group)
+            if len(ranks) == 1 and not table[next(iter(ranks))]:
+                table[next(iter(ranks))] = tuple(group)
+            elif config.variant_melds:  # a sequence, a wild meld, a further meld of a rank
+                side_extra[side].append(tuple(group))
+            else:
+                raise ConfigError("the position has a meld that this game does not allow")
         side_melds[side] = tuple(table)
     laid = [tuple(r) for r in (red3 or [()] * n)]
     used = Counter(c for h in hands for c in h)
     used.update(stock)
     used.update(pile)
     used.update(c for side in side_melds for m in side for c in m)
+    used.update(c for side in side_extra for m in side for c in m)
     used.update(c for r in laid for c in r)
     remaining = Counter(deck(config.decks, config.jokers_per_deck))
     remaining.subtract(used)
@@ -134,6 +142,8 @@ def deal_position(
             IS_WILD[c] or IS_RED3[c] or (config.black3_freezes and IS_BLACK3[c]) for c in pile
         )
     start.melds = tuple(side_melds)
+    if config.variant_melds:
+        start.extra = tuple(tuple(side) for side in side_extra)
     start.red3 = tuple(tuple(a) + tuple(b) for a, b in zip(laid, start.red3, strict=True))
     if turn is not None:
         start.turn = turn
@@ -165,6 +175,7 @@ def _start_hand(
     s.hands = tuple(tuple(sorted(h, key=SORT_KEY.__getitem__)) for h in hands)
     s.side_of = tuple(config.initial_side(seat) for seat in range(n))
     s.melds = (EMPTY_MELDS,) * config.sides
+    s.extra = ((),) * config.sides if config.variant_melds else ()
     s.red3 = ((),) * n
     s.box = ()
     s.melded_seats = (False,) * n

@@ -18,7 +18,11 @@ from typing import NamedTuple
 
 from .cards import SORT_KEY, Card, card_text
 from .errors import IllegalMoveError
-from .state import GameState, Melds
+from .state import Extra, GameState, Melds
+
+EXTRA_BIT = 16
+"""``turn_new_ranks`` bit of the side's further meld number ``i`` is ``EXTRA_BIT + i`` (rank
+bits are 0..13), so concealed going out can see melds started this turn in Samba too."""
 
 
 class Plan(NamedTuple):
@@ -39,6 +43,8 @@ class Plan(NamedTuple):
     """Cards in hand once the move is complete."""
     obliges_out: bool
     """The move can only be made when going out this turn (black threes)."""
+    extra: Extra | None = None
+    """The side's further melds after the move (Samba and Bolivia); ``None``: unchanged."""
 
 
 def put_down(s: GameState, plan: Plan) -> None:
@@ -48,6 +54,10 @@ def put_down(s: GameState, plan: Plan) -> None:
     turn is the player's own, while adding to a meld the side had before the turn spoils it.
     """
     set_melds(s, plan.side, plan.melds)
+    if plan.extra is not None:
+        extra = list(s.extra)
+        extra[plan.side] = plan.extra
+        s.extra = tuple(extra)
     s.turn_put_down = True
     for rank, existed in plan.touched:
         bit = 1 << rank

@@ -19,6 +19,7 @@ from .actions import (
     Action,
     Answer,
     AskPartner,
+    Combine,
     Discard,
     Draw,
     LayOff,
@@ -33,7 +34,7 @@ from .dealing import reset_turn
 from .edits import remove_cards, set_hand
 from .errors import IllegalMoveError, NotYourTurnError, WrongPhaseError
 from .goingout import answer, ask, check_discard_allowed, go_out
-from .melding import lay_off, meld, plan_lay_off, plan_meld
+from .melding import combine, lay_off, meld, plan_lay_off, plan_meld
 from .pile import discard_freezes, plan_take, take_pile
 from .scoring import end_hand
 from .state import EndReason, Event, GameState, Phase
@@ -135,6 +136,8 @@ def _dispatch(s: GameState, seat: int, action: Action) -> None:
         lay_off(s, seat, action)
     elif isinstance(action, Discard):
         _discard(s, seat, action.card)
+    elif isinstance(action, Combine):
+        combine(s, seat, action)
     elif isinstance(action, Pass):
         if not s.no_discard:
             raise WrongPhaseError("you cannot pass now: end your turn with a discard", "1.6")

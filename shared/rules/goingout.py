@@ -38,11 +38,13 @@ from .cards import (
 )
 from .config import RuleConfig
 from .cutthroat import form_cutthroat_sides
+from .edits import EXTRA_BIT
 from .errors import IllegalMoveError, WrongPhaseError
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
+from .samba import SEQUENCE, meld_kind, side_canastas
 from .scoring import end_hand
-from .state import EndReason, Event, GameState, Melds, Phase
+from .state import EndReason, Event, Extra, GameState, Melds, Phase
 
 # -- going out (§1.11.1, §1.11.4) -----------------------------------------------------------------
 
@@ -52,9 +54,11 @@ def check_discard_allowed(s: GameState, seat: int) -> None:
     when going out is allowed, and no discard that keeps cards when one must go out."""
     side = s.side_of[seat]
     if len(s.hands[seat]) == 1:
-        if s.permission == "no" or s.canastas(side) < s.config.canastas_to_go_out:
+        if s.permission == "no" or not enough_canastas(s, side):
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
-    elif s.must_go_out and can_go_out(s.config, s.hands[seat], s.melds[side]):
+    elif s.must_go_out and can_go_out(
+        s.config, s.hands[seat], s.melds[side], extra=s.extra_of(side)
+    ):
         raise IllegalMoveError(
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
@@ -76,6 +80,10 @@ def go_out(s: GameState, seat: int) -> None:
                 len(m) >= CANASTA_SIZE and s.turn_new_ranks & (1 << r)
                 for r, m in enumerate(s.melds[s.side_of[seat]])
             )
+            or any(
+                len(m) >= CANASTA_SIZE and s.turn_new_ranks & (1 << (EXTRA_BIT + i))
+                for i, m in enumerate(s.extra_of(s.side_of[seat]))
+            )
         )
     )
     if s.config.cutthroat and s.lone_seat is None:
@@ -87,6 +95,16 @@ def go_out(s: GameState, seat: int) -> None:
     end_hand(s, EndReason.WENT_OUT, seat, concealed)
 
 
+def enough_canastas(s: GameState, side: int) -> bool:
+    """Whether ``side`` has the canastas going out needs (§1.11.1; §3.5: in Bolivia one of
+    them a sequence, an escalera)."""
+    config = s.config
+    if not s.extra or not config.sequence_canastas_to_go_out:
+        return s.canastas(side) >= config.canastas_to_go_out
+    total, sequences = side_canastas(config, s, side)
+    return total >= config.canastas_to_go_out and sequences >= config.sequence_canastas_to_go_out
+
+
 def _no_going_out_reason(s: GameState, side: int) -> str:
     return "you cannot go out: " + _why_not_out(s, side)
 
@@ -95,8 +113,16 @@ def _why_not_out(s: GameState, side: int) -> str:
     """Why the side may not go out now, as a clause that completes any sentence before it."""
     if s.permission == "no":
         return "your partner said no this turn"
-    need = s.config.canastas_to_go_out
-    return f"your side needs {need} canasta{'s' if need > 1 else ''} and has {s.canastas(side)}"
+    config = s.config
+    need = config.canastas_to_go_out
+    total, sequences = side_canastas(config, s, side)
+    if total >= need and config.sequence_canastas_to_go_out:  # not of the kind asked (§3.5)
+        wanted = config.sequence_canastas_to_go_out
+        return (
+            f"your side needs {wanted} escalera{'s' if wanted > 1 else ''} (a seven-card "
+            f"sequence) among its canastas and has {sequences}"
+        )
+    return f"your side needs {need} canasta{'s' if need > 1 else ''} and has {total}"
 
 
 # -- the dead-end guard (§1.11.3) ------------------------------------------------------------------
@@ -106,7 +132,7 @@ def after_put_down(s: GameState, seat: int) -> None:
     """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
     hand = s.hands[seat]
     side = s.side_of[seat]
-    may_go_out = s.canastas(side) >= s.config.canastas_to_go_out and s.permission != "no"
+    may_go_out = enough_canastas(s, side) and s.permission != "no"
     if not hand:
         if not may_go_out:
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
@@ -119,7 +145,9 @@ def after_put_down(s: GameState, seat: int) -> None:
         and not may_go_out
         and (
             s.permission == "no"
-            or not can_go_out(s.config, hand, s.melds[side], allow_discard=False)
+            or not can_go_out(
+                s.config, hand, s.melds[side], allow_discard=False, extra=s.extra_of(side)
+            )
         )
     ):
         raise IllegalMoveError(
@@ -128,7 +156,7 @@ def after_put_down(s: GameState, seat: int) -> None:
             "1.11.3",
         )
     if s.must_go_out and not can_go_out(
-        s.config, hand, s.melds[side], allow_discard=not s.no_discard
+        s.config, hand, s.melds[side], allow_discard=not s.no_discard, extra=s.extra_of(side)
     ):
         if s.permission == "yes":
             raise IllegalMoveError(
@@ -188,7 +216,9 @@ def check_ask_allowed(s: GameState, seat: int) -> None:
         )
     side = s.side_of[seat]
     minimum = minimum_to_go_out(s, seat)
-    if not can_go_out(config, s.hands[seat], s.melds[side], minimum=minimum):
+    if not can_go_out(
+        config, s.hands[seat], s.melds[side], minimum=minimum, extra=s.extra_of(side)
+    ):
         raise IllegalMoveError(
             "you could not go out this turn, so there is nothing to ask", "1.11.2"
         )
@@ -213,22 +243,40 @@ def can_go_out(
     *,
     minimum: int | None = None,
     allow_discard: bool = True,
+    extra: Extra = (),
 ) -> bool:
     """Whether ``hand`` can be melded out this turn onto ``melds`` (a side's melds).
 
     ``minimum`` is the initial-meld minimum the melded cards must reach when the side has not
     opened and no exemption applies; ``None`` when none applies. ``allow_discard`` is false
     for a player who may not discard (a red three drawn as the last card, D13 option).
+
+    ``extra`` are the side's further melds in Samba and Bolivia (§3.4, §3.5): their
+    canastas count, but the search places hand cards in group melds only (it never starts or
+    extends a sequence, a wild meld or a second meld of a rank). It may therefore miss a way
+    out that needs those; every way it finds is real, so a "yes" from partner can always be
+    obeyed, and the dead-end guard refuses at worst a play that leaves one card which only a
+    sequence could take [engine policy].
     """
-    if not _might_go_out(config, hand, melds, allow_discard):
+    need = config.canastas_to_go_out
+    if extra:
+        need -= sum(1 for m in extra if len(m) >= CANASTA_SIZE)
+        sequences = sum(1 for m in extra if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE)
+        if sequences < config.sequence_canastas_to_go_out:
+            return False  # only a sequence canasta helps, and the search makes none
+    elif config.sequence_canastas_to_go_out:
         return False
-    rules = (config.wild_limit == "max3", config.canastas_to_go_out)
+    limit = config.wild_limit
+    cap = 3 if limit == "max3" else 2 if limit == "max2" else -1
+    if not _might_go_out(cap, need, hand, melds, allow_discard):
+        return False
+    rules = (cap, need, config.wild_onto_canasta)
     return _search(rules, tuple(hand), melds, minimum, allow_discard)
 
 
 @lru_cache(maxsize=4096)
 def _search(
-    rules: tuple[bool, int],
+    rules: tuple[int, int, bool],
     hand: tuple[Card, ...],
     melds: Melds,
     minimum: int | None,
@@ -236,8 +284,8 @@ def _search(
 ) -> bool:
     """The exact search, memoised: a player obliged to go out has every candidate play
     checked against it, and nearby positions repeat from one decision to the next. ``rules``
-    is (wild limit is three, canastas needed): all the search needs of the config, and cheap
-    to hash."""
+    is (wild cap: 3, 2 or -1 for "no more than the naturals"; canastas still needed; whether
+    a wild may join a completed canasta): all the search needs of the config, cheap to hash."""
     if _can_place_all(rules, hand, melds, minimum):
         return True
     if not allow_discard:
@@ -276,9 +324,9 @@ def _useful_discards(hand: Sequence[Card], melds: Melds) -> list[Card]:
 
 
 def _can_place_all(
-    rules: tuple[bool, int], cards: Sequence[Card], melds: Melds, minimum: int | None
+    rules: tuple[int, int, bool], cards: Sequence[Card], melds: Melds, minimum: int | None
 ) -> bool:
-    max3, need = rules
+    cap, need, onto_canasta = rules
     if not cards:
         return sum(1 for m in melds if len(m) >= CANASTA_SIZE) >= need and minimum is None
     naturals = [0] * 13
@@ -310,7 +358,9 @@ def _can_place_all(
         if not existing and added < 2:
             return False
         low = 1 if not existing and added == 2 else 0
-        high = max((3 if max3 else nat) - old_wilds, 0)
+        high = max((cap if cap >= 0 else nat) - old_wilds, 0)
+        if not onto_canasta and len(existing) >= CANASTA_SIZE:
+            high = 0  # §3.4: no wild card onto a completed canasta
         if low > high:
             return False
         lows += low
@@ -332,7 +382,7 @@ def _can_place_all(
 
 
 def _might_go_out(
-    config: RuleConfig, hand: Sequence[Card], melds: Melds, allow_discard: bool
+    cap: int, need: int, hand: Sequence[Card], melds: Melds, allow_discard: bool
 ) -> bool:
     """Cheap necessary conditions, which most positions fail, sparing the exact search.
 
@@ -355,7 +405,6 @@ def _might_go_out(
     if stranded > allowed:
         return False
     wilds = counts[TWO] + counts[JOKER_RANK]
-    max3 = config.wild_limit == "max3"
     possible = 0
     for rank in NATURAL_RANKS:
         meld = melds[rank]
@@ -364,10 +413,10 @@ def _might_go_out(
             size = len(meld) + added
             if size < CANASTA_SIZE:
                 in_meld = sum(map(IS_WILD.__getitem__, meld))
-                room = (3 if max3 else size - in_meld) - in_meld
+                room = (cap if cap >= 0 else size - in_meld) - in_meld
                 if size + min(wilds, room) < CANASTA_SIZE:
                     continue
-        elif added < 2 or added + min(wilds, 3 if max3 else added) < CANASTA_SIZE:
+        elif added < 2 or added + min(wilds, cap if cap >= 0 else added) < CANASTA_SIZE:
             continue
         possible += 1
-    return possible >= config.canastas_to_go_out
+    return possible >= need

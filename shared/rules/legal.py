@@ -25,6 +25,7 @@ from .actions import (
     Action,
     Answer,
     AskPartner,
+    Combine,
     Discard,
     Draw,
     LayOff,
@@ -36,9 +37,11 @@ from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
 from .goingout import check_ask_allowed, check_discard_allowed
+from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
-from .state import GameState, Phase
+from .samba import sequence_candidates
+from .state import GameState, Melds, Phase
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
@@ -71,12 +74,13 @@ _KINDS: dict[type[Action], str] = {
     TakePile: "pickup",
     Meld: "meld",
     LayOff: "lay",
+    Combine: "combine",
     Discard: "discard",
     AskPartner: "ask",
     Answer: "answer",
     Pass: "pass",
 }
-_KIND_ORDER = ("draw", "pickup", "meld", "lay", "discard", "ask", "answer", "pass")
+_KIND_ORDER = ("draw", "pickup", "meld", "lay", "combine", "discard", "ask", "answer", "pass")
 
 
 def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
@@ -134,19 +138,41 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     room under ``config.max_wilds`` (§1.9). Everything else goes through ``is_legal``.
     """
     hand = state.hands[seat]
-    melds = state.melds[state.side_of[seat]]
+    side = state.side_of[seat]
+    melds = state.melds[side]
     simple = not state.must_go_out and not state.no_discard
+    if state.extra:
+        sequences = sequence_candidates(state, side, hand)
+        if not state.opened(side):
+            known, check = _opening_candidates(state, seat, hand, simple)
+        else:
+            known, check = _group_candidates(state, seat, hand, melds, simple)
+        return known, check + sequences
     if not any(melds):  # the side's first meld must reach the minimum: offer the best opening
-        opening = best_opening(state.config, hand)
-        if not opening:
-            return [], []
-        value = sum(VALUE[c] for group in opening for c in group)
-        left = len(hand) - sum(len(g) for g in opening)
-        if value >= opening_target(state, seat):
-            sure = simple and left >= 2 and state.config.open_via_pile != "required"
-            return ([Meld(opening)], []) if sure else ([], [Meld(opening)])
-        concealed = state.config.concealed_min_exempt and state.drew_from_stock and left <= 1
-        return [], [Meld(opening)] if concealed else []
+        return _opening_candidates(state, seat, hand, simple)
+    return _group_candidates(state, seat, hand, melds, simple)
+
+
+def _opening_candidates(
+    state: GameState, seat: int, hand: tuple[Card, ...], simple: bool
+) -> tuple[list[Action], list[Action]]:
+    """The best opening, when it reaches the minimum (or could go out concealed)."""
+    opening = best_opening(state.config, hand)
+    if not opening:
+        return [], []
+    value = sum(VALUE[c] for group in opening for c in group)
+    left = len(hand) - sum(len(g) for g in opening)
+    if value >= opening_target(state, seat):
+        sure = simple and left >= 2 and state.config.open_via_pile != "required"
+        return ([Meld(opening)], []) if sure else ([], [Meld(opening)])
+    concealed = state.config.concealed_min_exempt and state.drew_from_stock and left <= 1
+    return [], [Meld(opening)] if concealed else []
+
+
+def _group_candidates(
+    state: GameState, seat: int, hand: tuple[Card, ...], melds: Melds, simple: bool
+) -> tuple[list[Action], list[Action]]:
+    """Lay-offs onto the side's group melds and new group melds (see ``_meld_candidates``)."""
     by_rank: list[list[Card] | None] = [None] * 14
     cheapest_wild = -1
     for card in hand:
@@ -169,6 +195,7 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
             check.append(Meld((tuple(threes),)))
     room = len(hand)
     max_wilds = state.config.max_wilds
+    onto_canasta = state.config.wild_onto_canasta
     for rank in NATURAL_RANKS:
         cards = by_rank[rank]
         meld = melds[rank]
@@ -188,7 +215,9 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
             (known if simple and room - used >= 2 else check).append(action)
         if meld and cheapest_wild >= 0:
             in_meld = sum(map(IS_WILD.__getitem__, meld))
-            if in_meld < max_wilds(len(meld) - in_meld):
+            if in_meld < max_wilds(len(meld) - in_meld) and (
+                onto_canasta or len(meld) < CANASTA_SIZE
+            ):
                 action = LayOff(rank, (cheapest_wild,))
                 (known if simple and room > 2 else check).append(action)
     return known, check

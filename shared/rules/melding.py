@@ -9,19 +9,22 @@ and afterwards the dead-end guard must let the turn end (``goingout``, §1.11.3)
 
 from __future__ import annotations
 
-from .actions import LayOff, Meld
+from .actions import Combine, LayOff, Meld
 from .cards import IS_RED3, IS_WILD, RANK, THREE, card_text, rank_name
 from .edits import Plan, put_down, remove_cards, set_hand
 from .errors import IllegalMoveError
 from .goingout import after_put_down
 from .melds import check_meld, group_melds, wild_count
 from .opening import check_opening_meld
+from .samba import plan_combine, plan_variant_lay_off, plan_variant_meld
 from .state import Event, GameState
 from .threes import check_black_threes
 
 
 def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
     """§1.9, §1.10: validate new melds (or cards joining melds of their rank)."""
+    if s.extra:  # Samba and Bolivia (§3.4, §3.5): only their positions have further melds
+        return plan_variant_meld(s, seat, action)
     config = s.config
     side = s.side_of[seat]
     if not action.melds:
@@ -57,6 +60,10 @@ def meld(s: GameState, seat: int, action: Meld) -> None:
 
 def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
     """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld."""
+    if s.extra:
+        return plan_variant_lay_off(s, seat, action)
+    if action.which != 1 or action.suit >= 0:
+        raise IllegalMoveError("in this game a side has one meld per rank: name it by its rank")
     side = s.side_of[seat]
     rank = action.rank
     if not THREE <= rank <= 12:
@@ -89,4 +96,13 @@ def lay_off(s: GameState, seat: int, action: LayOff) -> None:
     set_hand(s, seat, plan.hand)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "layoff", action.cards))
+    after_put_down(s, seat)
+
+
+def combine(s: GameState, seat: int, action: Combine) -> None:
+    """§3.4: join two group melds of one rank (Samba and Bolivia)."""
+    plan = plan_combine(s, seat, action)
+    put_down(s, plan)
+    s.turn_melded = True
+    s.events = (*s.events, Event(seat, "combine", text=str(action)))
     after_put_down(s, seat)

@@ -88,6 +88,10 @@ def check_meld(
             raise IllegalMoveError(
                 f"a meld may hold at most three wild cards; this one would hold {wilds}", "1.9"
             )
+        if config.wild_limit == "max2":
+            raise IllegalMoveError(
+                f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.4"
+            )
         raise IllegalMoveError(
             f"a meld may not hold more wild cards than natural cards "
             f"({wilds} wild, {naturals} natural)",

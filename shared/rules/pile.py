@@ -39,6 +39,7 @@ from .opening import (
     opening_target,
     require_minimum,
 )
+from .samba import plan_variant_take
 from .state import Event, GameState, Phase
 from .threes import add_red_threes, check_black_threes
 
@@ -64,6 +65,8 @@ def discard_freezes(config: RuleConfig, card: Card) -> bool:
 
 def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     """§1.8.2: every check on taking the pile, in order, without changing anything."""
+    if s.extra:  # Samba and Bolivia (§3.4): only their positions have further melds
+        return plan_variant_take(s, seat, action)
     config = s.config
     side = s.side_of[seat]
     if not s.pile:
@@ -83,6 +86,10 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
         raise IllegalMoveError(
             "with one card in your hand you may not take a pile of one card", "1.8.2"
+        )
+    if action.onto is not None:
+        raise IllegalMoveError(
+            "in this game the top card joins your side's one meld of its rank: leave out 'to'"
         )
     opened = s.opened(side)
     if not opened:
@@ -221,13 +228,14 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     naturals = [c for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c]]
     side = state.side_of[seat]
     melds = state.melds[side]
-    opened = any(melds)
+    extra = state.extra_of(side)
+    opened = any(melds) or bool(extra)
     frozen = state.pile_frozen or not opened
     if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
         return []
     wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     if opened:  # the smallest supports: more cards can be laid off after the take
-        supports: list[tuple[Card, ...]] = [()] if melds[rank] else []
+        supports: list[tuple[Card, ...]] = [()] if melds[rank] or extra else []
         if len(naturals) >= 2:
             supports.append(tuple(naturals[:2]))
         if naturals and wilds:
@@ -271,7 +279,8 @@ def take_ruled_out(state: GameState, seat: int) -> bool:
     naturals = sum(1 for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
     wilds = sum(1 for c in hand if IS_WILD[c])
     melds = state.melds[state.side_of[seat]]
-    if not any(melds):  # frozen for the side: a natural pair, and enough points in reach
+    extra = state.extra_of(state.side_of[seat])
+    if not any(melds) and not extra:  # frozen for the side: a natural pair, enough points
         if naturals < 2:
             return True
         counts: dict[int, int] = {}
@@ -283,4 +292,4 @@ def take_ruled_out(state: GameState, seat: int) -> bool:
         return reach < opening_target(state, seat)
     if state.pile_frozen:
         return naturals < 2 and not (config.frozen_allows_layoff and melds[rank])
-    return naturals < 2 and not (naturals and wilds) and not melds[rank]
+    return naturals < 2 and not (naturals and wilds) and not melds[rank] and not extra

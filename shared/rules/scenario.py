@@ -15,7 +15,7 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 
 ``preset``
     ``"classic"`` (default), ``"two_player"``, ``"three_simple"``, ``"three_cutthroat"``,
-    ``"six_2x3"`` or ``"six_3x2"`` (RULES.md Part 3).
+    ``"six_2x3"``, ``"six_3x2"``, ``"samba"`` or ``"bolivia"`` (RULES.md Part 3).
 ``options``
     Rule options on top of the preset, by the names of ``config.OPTION_NAMES``, e.g.
     ``{"black3_freezes": true}`` (RULES.md Part 2).
@@ -46,7 +46,9 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         Hands may then have any size of at least one card.
     ``melds``
         Per side (score column order), that side's melds on the table: a list of card lists,
-        each a valid meld (§1.9), at most one per rank.
+        each a valid meld (§1.9), at most one per rank. In Samba and Bolivia (§3.4, §3.5)
+        also sequences (``"4h 5h 6h"``), wild melds and several melds of a rank, in table
+        order (the first of a rank is ``9``, the next ``9#2``).
     ``red3``
         Per seat, red threes already laid out.
     ``turn``
@@ -132,8 +134,9 @@ per action, ``{"seat": 0, "action": "draw", "result": "ok"}`` or ``{"seat": 1, "
 hand's result once it ended (``reason``, ``went_out``, ``concealed`` and per column
 ``meld_points``, ``natural_canastas``, ``mixed_canastas``, ``canasta_bonus``,
 ``red_threes``, ``red_three_points``, ``going_out_bonus``, ``hand_penalty`` (cards left in
-hand), ``hand_total``, ``cumulative``); the match (``phase``, ``winners``, ``scores``,
-``target``); and the final position (as the ``state`` keys above, without the stock order).
+hand), ``hand_total``, ``cumulative``, ``sequence_canastas``, ``wild_canastas``); the
+match (``phase``, ``winners``, ``scores``, ``target``); and the final position (as the
+``state`` keys above, without the stock order).
 
 From Python: ``run_scenario(data)`` returns the report for parsed JSON; ``load_scenario`` and
 ``play`` are the steps the tests use (``play`` also keeps the position after every action),
@@ -159,6 +162,7 @@ from .engine import apply_turn
 from .errors import CanastaError
 from .melds import check_meld, meld_rank
 from .notation import parse_turn
+from .samba import GROUP, SEQUENCE, WILD, check_sequence, check_wild_meld, meld_kind
 from .state import GameState, Phase
 
 _TOP_KEYS = frozenset(
@@ -347,8 +351,8 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
             for side, groups in enumerate(_per(deal["melds"], config.sides, "deal.melds", "side"))
         ]
         for side, groups in enumerate(melds):
-            ranks = [meld_rank(m) for m in groups]
-            if len(set(ranks)) != len(ranks):
+            ranks = [meld_rank(m) for m in groups if meld_kind(m) == GROUP]
+            if len(set(ranks)) != len(ranks) and not config.multiple_melds_per_rank:
                 raise ScenarioError(f"deal.melds[{side}] has two melds of one rank")
     red3 = None
     if "red3" in deal:
@@ -392,6 +396,13 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
 def _meld(config: RuleConfig, value: Any, what: str) -> tuple[Card, ...]:
     cards = read_cards(value, what)
     try:
+        kind = meld_kind(cards)
+        if kind == SEQUENCE and config.allow_sequences:
+            check_sequence(cards)
+            return cards
+        if kind == WILD and config.allow_wild_melds:
+            check_wild_meld(cards, 0)
+            return cards
         rank = meld_rank(cards)
         if rank == THREE:
             raise ScenarioError(f"{what}: black threes are only melded while going out")
@@ -486,7 +497,10 @@ def describe(state: GameState) -> dict[str, Any]:
         "hands": [_texts(h) for h in state.hands],
         "hand_sizes": [len(h) for h in state.hands],
         "side_of": list(state.side_of),
-        "melds": [[_texts(m) for m in side if m] for side in state.melds],
+        "melds": [
+            [_texts(m) for m in side if m] + [_texts(m) for m in state.extra_of(i)]
+            for i, side in enumerate(state.melds)
+        ],
         "canastas": [state.canastas(side) for side in range(sides)],
         "opened": [state.opened(side) for side in range(sides)],
         "red3": [_texts(r) for r in state.red3],

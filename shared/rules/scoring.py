@@ -9,8 +9,9 @@ for the next deal. Red threes' own scoring rules are in ``threes``.
 
 from __future__ import annotations
 
-from .cards import VALUE
+from .cards import IS_BLACK3, VALUE
 from .melds import is_canasta, is_natural
+from .samba import SEQUENCE, WILD, meld_kind
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
 from .threes import lay_out_threes_left_in_hands, red_three_score
 
@@ -20,9 +21,11 @@ def score_hand(
 ) -> HandResult:
     """Score every column of a finished hand (§1.13).
 
-    For each side: card values of its melds, canasta bonuses (500 natural, 300 mixed), red
-    threes (100 each, all four 800, minus if the side made no meld), the going-out bonus
-    (100, or 200 concealed), less the value of the cards left in its players' hands.
+    For each side: card values of its melds, canasta bonuses (500 natural, 300 mixed; Samba's
+    sequence 1500, Bolivia's wild canasta 2500), red threes (100 each, all four 800, minus if
+    the side made no meld; Samba: all six 1000, minus below two canastas), the going-out bonus
+    (100, or 200 concealed; 200 in Samba), less the value of the cards left in its players'
+    hands (Bolivia: a black three 100 when someone went out).
     Cutthroat (§3.2): each partner scores the partnership's total, red threes individually.
     """
     config = state.config
@@ -33,12 +36,33 @@ def score_hand(
         meld_points = sum(VALUE[c] for meld in melds for c in meld)
         naturals = sum(1 for m in melds if is_canasta(m) and is_natural(m))
         mixed = sum(1 for m in melds if is_canasta(m) and not is_natural(m))
+        sequences = wild = 0
+        for m in state.extra_of(side):  # Samba and Bolivia's further melds (§3.4, §3.5)
+            meld_points += sum(VALUE[c] for c in m)
+            if is_canasta(m):
+                kind = meld_kind(m)
+                if kind == SEQUENCE:
+                    sequences += 1
+                elif kind == WILD:
+                    wild += 1
+                elif is_natural(m):
+                    naturals += 1
+                else:
+                    mixed += 1
         canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
-        threes, red3_points = red_three_score(state, seats, side, naturals + mixed)
+        canasta_bonus += sequences * config.sequence_canasta_bonus
+        canasta_bonus += wild * config.wild_canasta_bonus
+        threes, red3_points = red_three_score(
+            state, seats, side, naturals + mixed + sequences + wild
+        )
         bonus = 0
         if went_out is not None and state.side_of[went_out] == side:
             bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
         penalty = sum(VALUE[c] for s in state.side_seats(side) for c in state.hands[s])
+        if went_out is not None and config.black3_went_out_value != 5:
+            # §3.5, §3.8a: Bolivia's black threes cost 100 each when someone went out
+            black = sum(1 for s in state.side_seats(side) for c in state.hands[s] if IS_BLACK3[c])
+            penalty += black * (config.black3_went_out_value - 5)
         total = meld_points + canasta_bonus + red3_points + bonus - penalty
         columns.append(
             SideScore(
@@ -54,6 +78,8 @@ def score_hand(
                 hand_penalty=penalty,
                 hand_total=total,
                 cumulative=state.scores[column] + total,
+                sequence_canastas=sequences,
+                wild_canastas=wild,
             )
         )
     return HandResult(

@@ -90,6 +90,10 @@ class SideScore:
     hand_penalty: int
     hand_total: int
     cumulative: int
+    sequence_canastas: int = 0
+    """Samba / Bolivia: seven-card sequences (sambas, escaleras), §3.4, §3.5."""
+    wild_canastas: int = 0
+    """Bolivia: seven-card wild melds (bolivias), §3.5."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +137,9 @@ _SIDE_SCORE_FIELDS = tuple(f.name for f in dataclasses.fields(SideScore))
 Melds = tuple[tuple[Card, ...], ...]
 """One side's melds indexed by rank (index 1 holds a black-three meld; index 0 is unused)."""
 EMPTY_MELDS: Melds = ((),) * 13
+Extra = tuple[tuple[Card, ...], ...]
+"""One side's further melds in table order (Samba and Bolivia, §3.4, §3.5): sequences, group
+melds of a rank beyond the first (which stays in ``Melds``) and wild-card melds."""
 
 
 @dataclass(slots=True)
@@ -201,6 +208,9 @@ class GameState:
     """Score columns that won the match (two or more: a drawn match)."""
     events: tuple[Event, ...] = ()
     """This hand's events in order."""
+    extra: tuple[Extra, ...] = ()
+    """Per side: the melds that are not the first group meld of a rank (§3.4, §3.5); empty
+    (no entry at all) in the games that have none, so classic positions stay as they were."""
 
     def _clone(self) -> GameState:
         """A shallow copy for the engine to change (replaced by generated code below)."""
@@ -226,10 +236,16 @@ class GameState:
 
     def opened(self, side: int) -> bool:
         """A side is opened once it has any meld this hand (§1.1)."""
-        return any(self.melds[side])
+        return any(self.melds[side]) or bool(self.extra and self.extra[side])
 
     def canastas(self, side: int) -> int:
+        if self.extra:
+            return sum(1 for m in (*self.melds[side], *self.extra[side]) if len(m) >= 7)
         return sum(1 for m in self.melds[side] if len(m) >= 7)
+
+    def extra_of(self, side: int) -> Extra:
+        """A side's further melds (§3.4, §3.5); ``()`` in games without them."""
+        return self.extra[side] if self.extra else ()
 
     def column_of(self, seat: int) -> int:
         """The cumulative score column of a seat (its side at the start of the hand)."""
@@ -245,13 +261,17 @@ class GameState:
                 cards.extend(meld)
         for threes in self.red3:
             cards.extend(threes)
+        for side_extra in self.extra:
+            for meld in side_extra:
+                cards.extend(meld)
         return cards
 
     # -- JSON -------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, cards as text, so that ``from_json(to_json(s)) == s``."""
-        return {
+        """Every field, cards as text, so that ``from_json(to_json(s)) == s`` (``extra`` only
+        where the game has further melds, so a classic position's JSON is unchanged)."""
+        out: dict[str, Any] = {
             "config": self.config.to_dict(),
             "phase": self.phase.value,
             "hand_number": self.hand_number,
@@ -285,6 +305,9 @@ class GameState:
             "winners": list(self.winners),
             "events": [e.to_json() for e in self.events],
         }
+        if self.extra:
+            out["extra"] = [[_texts(m) for m in side] for side in self.extra]
+        return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameState:
@@ -321,6 +344,7 @@ class GameState:
             last_hand=HandResult.from_json(data["last_hand"]) if data["last_hand"] else None,
             winners=tuple(data["winners"]),
             events=tuple(Event.from_json(e) for e in data["events"]),
+            extra=tuple(tuple(_cards(m) for m in side) for side in data.get("extra", ())),
         )
 
 

@@ -81,8 +81,10 @@ def compulsory_take(s: GameState, seat: int) -> TakePile | None:
         side = s.side_of[seat]
         if not s.pile or s.pile_frozen or not s.opened(side):
             return None
-        if IS_WILD[s.pile[-1]] or IS_BLACK3[s.pile[-1]] or not s.melds[side][RANK[s.pile[-1]]]:
+        if IS_WILD[s.pile[-1]] or IS_BLACK3[s.pile[-1]]:
             return None
+        if not s.melds[side][RANK[s.pile[-1]]] and not s.extra_of(side):
+            return None  # (Samba: the top card may fit a further meld; the trial decides)
         candidates: list[TakePile] = [TakePile()]
     else:
         candidates = pile_takes(s, seat)

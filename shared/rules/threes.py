@@ -84,8 +84,13 @@ def red_three_score(
         threes = sum(len(state.red3[s]) for s in column_seats)
     else:
         threes = sum(len(state.red3[s]) for s in state.side_seats(side))
-    no_meld = config.red3_negative_if == "no_meld"
-    negative = not any(state.melds[side]) if no_meld else canastas == 0
+    rule = config.red3_negative_if
+    if rule == "no_meld":
+        negative = not state.opened(side)
+    elif rule == "no_canasta":
+        negative = canastas == 0
+    else:  # "too_few_canastas": plus only with the canastas to go out (§3.4, §3.5)
+        negative = canastas < config.canastas_to_go_out
     points = config.red3_total(threes) * (-1 if negative else 1) if threes else 0
     return threes, points
 

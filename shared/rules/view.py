@@ -15,15 +15,19 @@ from .cards import IS_BLACK3, Card, card_text, rank_text, sort_cards
 from .legal import legal_action_kinds
 from .melds import is_canasta, is_natural
 from .pile import frozen_reason
+from .samba import SEQUENCE, canasta_kind, meld_kind, meld_label
 from .state import Event, GameState, HandResult, Phase
 
 
 @dataclass(frozen=True, slots=True)
 class MeldView:
     rank: str
+    """The meld's name as the notation reads it: ``9``; in Samba and Bolivia also ``9#2``
+    (the second meld of nines), ``4h-6h`` (a sequence), ``wild`` (§3.4, §3.5)."""
     cards: tuple[Card, ...]
     canasta: str
-    """``"natural"``, ``"mixed"`` or ``""`` (not yet a canasta)."""
+    """``"natural"``, ``"mixed"``, ``"samba"``, ``"escalera"``, ``"bolivia"`` or ``""``
+    (not yet a canasta)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,24 @@ def redact_event(event: Event, seat: int) -> Event:
     return event
 
 
+def _further_melds(state: GameState, side: int) -> tuple[MeldView, ...]:
+    """Samba and Bolivia's further melds, named as the notation names them (§3.4, §3.5); a
+    sequence's cards in rank order, as it is laid out."""
+    seen: dict[str, int] = {}
+    out = []
+    for cards in state.extra[side]:
+        if meld_kind(cards) == SEQUENCE:
+            label = meld_label(cards, 1)
+            shown = tuple(sorted(cards, key=lambda c: c % 13))
+        else:
+            base = meld_label(cards, 1)
+            seen[base] = seen.get(base, 1 if base != "wild" else 0) + 1
+            label = meld_label(cards, seen[base])
+            shown = sort_cards(cards)
+        out.append(MeldView(label, shown, canasta_kind(state.config, cards)))
+    return tuple(out)
+
+
 def player_view(state: GameState, seat: int) -> PlayerView:
     """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine")."""
     config = state.config
@@ -147,6 +169,8 @@ def player_view(state: GameState, seat: int) -> PlayerView:
             for rank, cards in enumerate(state.melds[side])
             if cards
         )
+        if state.extra:
+            melds += _further_melds(state, side)
         threes = tuple(c for s in seats for c in state.red3[s])
         sides.append(SideView(side, seats, melds, threes, state.opened(side), state.canastas(side)))
     top = state.pile[-1] if state.pile else None

@@ -38,6 +38,7 @@ from shared import rules
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, card_text
 from shared.rules.bot import choose_action
+from shared.rules.dealing import deal_position
 from shared.wire import view_to_pb
 from tests.testkit import PlayerClient, authoritative_state
 
@@ -351,6 +352,26 @@ def test_canastas_are_marked_natural_or_mixed() -> None:
             assert f"{meld.rank:>2} x{len(meld.cards)}: {cards}" in text
 
 
+def test_samba_sequences_and_special_canastas_are_shown() -> None:
+    """RULES.md §3.4: a sequence is shown joined (4s-5s-6s) under its name, a second meld of
+    a rank as 9#2, and a seven-card sequence is labelled a samba."""
+    config = rules.make_config("samba")
+    state = deal_position(
+        rules.new_match(config),
+        [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
+        rules.parse_cards("7c 8c"),
+        pile=rules.parse_cards("4c 8d"),
+        melds=[[rules.parse_cards(m) for m in ("8h 9h 10h jh qh kh ah", "9c 9d 2c",
+                                               "9c 9h 9s", "4s 5s 6s")], []],
+        turn=0,
+    )  # fmt: skip
+    text = render_table(match_view(state, 1), color=False)
+    assert "4s-6s x3: 4s-5s-6s" in text
+    assert "8h-ah x7: 8h-9h-10h-jh-qh-kh-ah  [samba]" in text
+    assert " 9#2 x3: 9c 9h 9s" in text
+    assert "   9 x3: 9c 9d 2c" in text
+
+
 def test_red_threes_are_listed_for_each_side() -> None:
     state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
@@ -435,7 +456,9 @@ def test_match_over_names_the_winners() -> None:
         assert str(score) in line
 
 
-@pytest.mark.parametrize("preset", ["two_player", "three_cutthroat", "six_3x2", "six_2x3"])
+@pytest.mark.parametrize(
+    "preset", ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia"]
+)
 def test_other_presets_render_plainly(preset: str) -> None:
     state = play_until(dealt(preset), lambda s: s.phase is Phase.PLAY, seed=5)
     for seat in range(state.config.players):

@@ -294,7 +294,7 @@ def _option_values(name: str) -> st.SearchStrategy[Any]:
         plausible = st.booleans()
     elif name == "players":
         plausible = st.sampled_from([2, 3, 4, 6])
-    elif isinstance(default, int) or name == "ask_limit_per_hand":
+    elif isinstance(default, int) or name in ("ask_limit_per_hand", "samba_min_7000"):
         plausible = st.one_of(
             st.integers(min_value=-2, max_value=16),
             st.sampled_from([0, 100, 300, 1000, 5000, 20_000, 50_000, 50_001]),

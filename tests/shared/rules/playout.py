@@ -32,6 +32,7 @@ from shared.rules import (
 from shared.rules.actions import ASK
 from shared.rules.cards import (
     IS_BLACK3,
+    IS_NATURAL,
     IS_RED3,
     IS_WILD,
     RANK,
@@ -381,6 +382,28 @@ def check_state(state: GameState) -> None:
         if melds[THREE] and in_hand:
             assert state.side_of[state.turn] == side, "a black-three meld outside its turn"
             assert state.must_go_out, "a black-three meld without the obligation to go out"
+    # Samba and Bolivia's further melds (§3.4, §3.5): none elsewhere, each valid here.
+    if not config.variant_melds:
+        assert state.extra == (), "further melds in a game without them"
+    else:
+        assert len(state.extra) == config.sides
+        for side, extra in enumerate(state.extra):
+            spans = []
+            for meld in extra:
+                ranks = {RANK[c] for c in meld if not IS_WILD[c]}
+                if len(ranks) > 1:
+                    spans.append(check_sequence(config, side, meld))
+                elif not ranks:
+                    assert config.allow_wild_melds, f"a wild meld in {config.preset}"
+                    assert 3 <= len(meld) <= 7, f"a wild meld of {len(meld)} cards"
+                else:
+                    rank = ranks.pop()
+                    assert state.melds[side][rank], "a further meld of a rank with no first"
+                    check_meld(config, side, rank, meld)
+            for i, (suit, low, high) in enumerate(spans):
+                for o_suit, o_low, o_high in spans[i + 1 :]:
+                    apart = suit != o_suit or high + 1 < o_low or o_high + 1 < low
+                    assert apart, "two sequences of one suit touch or overlap"
     if config.cutthroat and state.lone_seat is not None:
         lone = state.lone_seat
         partners = [s for s in range(n) if s != lone]
@@ -410,6 +433,19 @@ def _partners_side(state: GameState) -> int | None:
     return state.side_of[(state.lone_seat + 1) % state.players]
 
 
+def check_sequence(config: RuleConfig, side: int, meld: Sequence[int]) -> tuple[int, int, int]:
+    """A valid sequence (§3.4): 3 to 7 naturals of one suit, 4 to ace, consecutive."""
+    where = f"side {side}'s sequence {rules.cards_text(meld)}"
+    assert config.allow_sequences, f"a sequence in {config.preset}"
+    assert 3 <= len(meld) <= 7, f"{len(meld)} cards in {where}"
+    assert all(IS_NATURAL[c] for c in meld), f"a wild card or three in {where}"
+    suits = {c // 13 for c in meld}
+    assert len(suits) == 1, f"two suits in {where}"
+    ranks = sorted(RANK[c] for c in meld)
+    assert ranks == list(range(ranks[0], ranks[0] + len(meld))), f"a gap in {where}"
+    return suits.pop(), ranks[0], ranks[-1]
+
+
 def check_meld(
     config: RuleConfig, side: int, rank: int, meld: Sequence[int], *, joined: bool = False
 ) -> None:
@@ -425,7 +461,7 @@ def check_meld(
         assert all(IS_BLACK3[c] or IS_WILD[c] for c in meld)
         return
     assert naturals >= 2, f"fewer than two naturals in {where}"
-    limit = 3 if config.wild_limit == "max3" else naturals
+    limit = {"max3": 3, "max2": 2}.get(config.wild_limit, naturals)
     if joined:
         return  # joined cutthroat melds may exceed the limit (README "Engine policies")
     assert wilds <= limit, f"too many wild cards in {where}"
@@ -441,6 +477,7 @@ def check_deal(before: GameState, after: GameState) -> None:
     assert after.scores == before.scores
     assert all(len(h) == config.hand_size for h in after.hands)
     assert not any(any(m) for side in after.melds for m in side)
+    assert not any(any(side) for side in after.extra)
     assert after.last_hand == before.last_hand
 
 
@@ -480,8 +517,14 @@ def expected_concealed(turn_start: GameState, end: GameState, seat: int) -> bool
     new = end.melds[side]
     if any(old[rank] and new[rank] != old[rank] for rank in range(13)):
         return False
+    old_extra = turn_start.extra_of(turn_start.side_of[seat])
+    new_extra = end.extra_of(side)
+    if any(m not in new_extra for m in old_extra):  # an older further meld grew or was joined
+        return False
     if end.config.concealed_requires_own_canasta:
-        return any(len(new[rank]) >= 7 for rank in range(13) if not old[rank])
+        return any(len(new[rank]) >= 7 for rank in range(13) if not old[rank]) or any(
+            len(m) >= 7 for m in new_extra if m not in old_extra
+        )
     return True
 
 
@@ -553,20 +596,35 @@ def expected_columns(
     for seats in config.partnerships:
         side = state.side_of[seats[0]]
         side_seats = [s for s in range(config.players) if state.side_of[s] == side]
-        melds = [m for m in state.melds[side] if m]
+        melds = [m for m in state.melds[side] if m] + list(state.extra_of(side))
         meld_points = sum(VALUE[c] for m in melds for c in m)
-        natural = sum(1 for m in melds if len(m) >= 7 and not any(IS_WILD[c] for c in m))
-        mixed = sum(1 for m in melds if len(m) >= 7 and any(IS_WILD[c] for c in m))
+        groups = [m for m in melds if len({RANK[c] for c in m if not IS_WILD[c]}) == 1]
+        natural = sum(1 for m in groups if len(m) >= 7 and not any(IS_WILD[c] for c in m))
+        mixed = sum(1 for m in groups if len(m) >= 7 and any(IS_WILD[c] for c in m))
+        runs = sum(
+            1 for m in melds if len(m) >= 7 and len({RANK[c] for c in m if not IS_WILD[c]}) > 1
+        )
+        wild = sum(1 for m in melds if len(m) >= 7 and all(IS_WILD[c] for c in m))
         bonus = natural * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
+        bonus += runs * config.sequence_canasta_bonus + wild * config.wild_canasta_bonus
         owners = seats if config.red3_scoring == "individual" else side_seats
         threes = sum(len(state.red3[s]) for s in owners)
         special = dict(config.red3_special_totals)
         red3 = special.get(threes, config.red3_value * threes)
-        minus = not melds if config.red3_negative_if == "no_meld" else natural + mixed == 0
+        canastas = natural + mixed + runs + wild
+        minus = {
+            "no_meld": not melds,
+            "no_canasta": canastas == 0,
+            "too_few_canastas": canastas < config.canastas_to_go_out,
+        }[config.red3_negative_if]
         red3_points = -red3 if minus else red3
         out_bonus = 0
         if went_out is not None and state.side_of[went_out] == side:
             out_bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
-        penalty = sum(VALUE[c] for s in side_seats for c in state.hands[s])
+        penalty = sum(
+            config.black3_went_out_value if IS_BLACK3[c] and went_out is not None else VALUE[c]
+            for s in side_seats
+            for c in state.hands[s]
+        )
         out.append((meld_points, natural, mixed, bonus, threes, red3_points, out_bonus, penalty))
     return out

@@ -156,7 +156,7 @@ def refused_actions(state: GameState) -> Iterator[tuple[int, Action, type[Canast
         yield actor, Meld(((a, b, JOKER),)), IllegalMoveError
         yield actor, Meld(((a, a, b),)), IllegalMoveError
     wilds = [c for c in hand if IS_WILD[c]]
-    if len(wilds) >= 3:  # wild cards alone
+    if len(wilds) >= 3 and not config.allow_wild_melds:  # wild cards alone (Bolivia: §3.5)
         yield actor, Meld((tuple(wilds[:3]),)), IllegalMoveError
     red = [c for c in range(53) if IS_RED3[c]]
     yield actor, Meld(((red[0], red[0], red[1]),)), IllegalMoveError
@@ -174,7 +174,8 @@ def refused_actions(state: GameState) -> Iterator[tuple[int, Action, type[Canast
                 yield actor, LayOff(rank, (wrong[0],)), IllegalMoveError
             break
     yield actor, LayOff(0, (hand[0],)), IllegalMoveError
-    yield actor, LayOff(13, (hand[0],)), IllegalMoveError
+    if not config.allow_wild_melds:  # 13 names Bolivia's wild melds (§3.5)
+        yield actor, LayOff(13, (hand[0],)), IllegalMoveError
     yield actor, LayOff(7, ()), IllegalMoveError
 
 

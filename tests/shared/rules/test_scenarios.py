@@ -89,7 +89,9 @@ def test_every_scenario_documents_its_rule_and_checks_something() -> None:
     assert len(FILES) >= 30
     for path in FILES:
         data = _load(path)
-        assert path.name.startswith(("sc0", "sc1", "sc2", "sc3")), path.name
+        # Part 4's numbered scenarios, and a variant's own rules (§3.4, §3.5) by its name
+        prefixes = ("sc0", "sc1", "sc2", "sc3", "samba_", "bolivia_")
+        assert path.name.startswith(prefixes), path.name
         assert "RULES.md" in data.get("rule", ""), f"{path.name}: name the RULES.md section"
         assert data.get("description"), f"{path.name}: describe what the scenario shows"
         expects = [data.get("expect", {})] + [v.get("expect", {}) for v in data.get("variants", [])]
@@ -155,7 +157,7 @@ def test_cli_plays_a_variant_and_reads_stdin() -> None:
     ("text", "needle"),
     [
         ("{not json", "not valid JSON"),
-        ('{"preset": "samba", "deal": {"hands": []}}', "unknown preset"),
+        ('{"preset": "canasta_royale", "deal": {"hands": []}}', "unknown preset"),
         ('{"options": {"no_such_option": 1}, "deal": {"hands": []}}', "unknown rule option"),
         ('{"deal": {"hands": ["4c", "4d", "4h", "4s"], "pile": ["zz"]}}', "could not read"),
         ('{"deal": {"hands": ["4c 5c", [], [], []]}}', "holds 2 cards"),
@@ -189,7 +191,7 @@ def test_cli_unreadable_file() -> None:
 
 def test_load_scenario_raises_scenario_error() -> None:
     with pytest.raises(ScenarioError, match="unknown preset"):
-        load_scenario({"preset": "bolivia", "deal": {"hands": []}})
+        load_scenario({"preset": "canasta_royale", "deal": {"hands": []}})
 
 
 def test_module_docstring_example_plays_as_documented() -> None:

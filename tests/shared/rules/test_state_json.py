@@ -51,6 +51,8 @@ MATCHES: list[tuple[str, dict[str, Any] | None]] = [
     ("two_player", None),
     ("three_cutthroat", None),
     ("six_3x2", None),
+    ("samba", None),
+    ("bolivia", None),
     ("classic", {"red3_deal_timing": "first_turn", "ask_limit_per_hand": 1}),
     ("three_simple", {"last_card_red3": "meld_no_discard", "tie_policy": "raise_target_500"}),
 ]
@@ -78,7 +80,9 @@ def test_round_trip_through_whole_matches(preset: str, options: dict[str, Any] |
     seen.update(describe(round_trip(state)))
     for phase in ("deal", "draw", "play", "match_over"):
         assert seen[f"phase={phase}"], f"no {phase} position"
-    if config.has_partners:
+    if config.has_partners and not config.sequence_canastas_to_go_out:
+        # (Bolivia: asking needs an escalera on the table already, which the eager players
+        # rarely build: README "Engine policies", the going-out search)
         assert seen["phase=answer"]
     if config.cutthroat:
         assert seen["lone_seat"]

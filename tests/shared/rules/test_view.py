@@ -58,14 +58,20 @@ def check_view(state: GameState, seat: int) -> dict[str, Any]:
     # Every meld and red three on the table, side by side.
     for side in data["sides"]:
         melds = state.melds[side["side"]]
-        assert sorted(m["rank"] for m in side["melds"]) == sorted(
+        extra = state.extra_of(side["side"])  # Samba and Bolivia's further melds (§3.4)
+        firsts = [m for m in side["melds"] if "#" not in m["rank"] and "-" not in m["rank"]]
+        firsts = [m for m in firsts if m["rank"] != "wild"]
+        assert sorted(m["rank"] for m in firsts) == sorted(
             rules.cards.rank_text(r) for r, m in enumerate(melds) if m
         )
-        for meld in side["melds"]:
+        assert len(side["melds"]) == len(firsts) + len(extra)
+        for meld in firsts:
             rank = next(
                 r for r, m in enumerate(melds) if m and rules.cards.rank_text(r) == meld["rank"]
             )
             assert sorted(meld["cards"]) == sorted(texts(melds[rank]))
+        shown = sorted(sorted(m["cards"]) for m in side["melds"] if m not in firsts)
+        assert shown == sorted(sorted(texts(m)) for m in extra)
         seats = [s for s in range(state.players) if state.side_of[s] == side["side"]]
         assert side["seats"] == seats
         assert sorted(side["red_threes"]) == sorted(

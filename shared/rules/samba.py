@@ -1,0 +1,574 @@
+"""Samba and Bolivia melds: sequences, several melds of a rank, wild-card melds, combining
+melds, taking the pile onto them, and their special canastas (RULES.md §3.4, §3.5, §3.8a).
+
+The first group meld of each rank stays where classic keeps it (``GameState.melds``, indexed
+by rank); everything else a side lays down in these games is a further meld in table order
+(``GameState.extra``): a sequence, a second (third...) group meld of a rank, a wild-card
+meld. A meld's kind is read from its cards, so nothing else is stored: naturals of two or
+more ranks are a sequence, wild cards only are a wild meld, otherwise a group of one rank.
+
+The functions here validate a move into a ``Plan`` (``edits``) without changing anything,
+like ``melding`` and ``pile`` do for classic; those modules hand a move over here when the
+config has these melds (``RuleConfig.variant_melds``), so the classic paths run unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
+from .cards import (
+    IS_BLACK3,
+    IS_NATURAL,
+    IS_RED3,
+    IS_WILD,
+    JOKER_RANK,
+    RANK,
+    SUIT,
+    SUIT_LETTERS,
+    THREE,
+    VALUE,
+    Card,
+    card_text,
+    rank_name,
+    rank_text,
+)
+from .config import RuleConfig
+from .edits import EXTRA_BIT, Plan, remove_cards
+from .errors import IllegalMoveError
+from .melds import CANASTA_SIZE, check_meld, meld_rank, wild_count
+from .opening import check_opening_by_take_allowed, check_opening_meld, require_minimum
+from .state import GameState
+from .threes import check_black_threes
+
+GROUP, SEQUENCE, WILD = "group", "sequence", "wild"
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+Where = tuple[bool, int]
+"""A meld's place: ``(False, rank)`` in the rank-indexed melds, ``(True, i)`` further meld i."""
+
+
+# -- what a meld is --------------------------------------------------------------------------------
+
+
+def meld_kind(cards: Sequence[Card]) -> str:
+    """``GROUP``, ``SEQUENCE`` or ``WILD``, read from a meld's cards."""
+    rank = -1
+    for card in cards:
+        if IS_WILD[card]:
+            continue
+        if rank == -1:
+            rank = RANK[card]
+        elif RANK[card] != rank:
+            return SEQUENCE
+    return WILD if rank == -1 else GROUP
+
+
+def sequence_span(cards: Sequence[Card]) -> tuple[int, int, int]:
+    """(suit, lowest rank, highest rank) of a sequence's cards."""
+    ranks = [RANK[c] for c in cards]
+    return SUIT[cards[0]], min(ranks), max(ranks)
+
+
+def sequence_name(config: RuleConfig) -> str:
+    """A seven-card sequence is a samba (§3.4), in Bolivia an escalera (§3.5)."""
+    return "escalera" if config.allow_wild_melds else "samba"
+
+
+def canasta_kind(config: RuleConfig, cards: Sequence[Card]) -> str:
+    """``""`` (not a canasta), ``"natural"``, ``"mixed"``, ``"samba"``/``"escalera"`` or
+    ``"bolivia"`` (§1.9, §3.4, §3.5)."""
+    if len(cards) < CANASTA_SIZE:
+        return ""
+    kind = meld_kind(cards)
+    if kind == SEQUENCE:
+        return sequence_name(config)
+    if kind == WILD:
+        return "bolivia"
+    return "mixed" if any(IS_WILD[c] for c in cards) else "natural"
+
+
+def meld_label(cards: Sequence[Card], which: int) -> str:
+    """How a meld is named at the table and in ``MeldRef`` text: ``9``, ``9#2``, ``4h-6h``,
+    ``wild``. ``which`` is its place among the side's melds of its rank (from 1)."""
+    kind = meld_kind(cards)
+    if kind == SEQUENCE:
+        suit, low, high = sequence_span(cards)
+        return f"{rank_text(low)}{SUIT_LETTERS[suit]}-{rank_text(high)}{SUIT_LETTERS[suit]}"
+    name = "wild" if kind == WILD else rank_text(meld_rank(cards))
+    return name if which == 1 else f"{name}#{which}"
+
+
+def check_sequence(cards: Sequence[Card]) -> None:
+    """§3.4: three to seven cards of one suit in sequence, 4 (low) to ace; no wild cards, no
+    threes; a seven-card sequence (samba, escalera) takes nothing more."""
+    if any(IS_WILD[c] for c in cards):
+        raise IllegalMoveError("a sequence may not hold wild cards", "3.4")
+    if not all(IS_NATURAL[c] for c in cards):
+        raise IllegalMoveError("a sequence runs from 4 to ace: threes cannot join one", "3.4")
+    if len({SUIT[c] for c in cards}) != 1:
+        raise IllegalMoveError("a sequence is of one suit", "3.4")
+    ranks = sorted(RANK[c] for c in cards)
+    if len(set(ranks)) != len(ranks) or ranks[-1] - ranks[0] != len(ranks) - 1:
+        raise IllegalMoveError(
+            "a sequence's cards follow one another in rank, each rank once", "3.4"
+        )
+    if len(cards) < 3:
+        raise IllegalMoveError("a new sequence needs at least three cards", "3.4")
+    if len(cards) > CANASTA_SIZE:
+        raise IllegalMoveError(
+            "a sequence holds at most seven cards: a complete one takes nothing more", "3.4"
+        )
+
+
+def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int) -> None:
+    """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
+    suit, low, high = sequence_span(cards)
+    for i, other in enumerate(extra):
+        if i == skip or meld_kind(other) != SEQUENCE:
+            continue
+        o_suit, o_low, o_high = sequence_span(other)
+        if o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
+            raise IllegalMoveError(
+                f"your side's sequence {meld_label(other, 1)} would overlap or touch this one: "
+                "touching sequences of one suit must be one sequence (add to it instead)",
+                "3.8a",
+            )
+
+
+def check_wild_meld(cards: Sequence[Card], old: int) -> None:
+    """§3.5: three to seven wild cards; a bolivia (seven) takes nothing more."""
+    if not all(IS_WILD[c] for c in cards):
+        raise IllegalMoveError("a wild-card meld holds only twos and jokers", "3.5")
+    if old >= CANASTA_SIZE:
+        raise IllegalMoveError("a bolivia is complete: nothing may be added to it", "3.5")
+    if len(cards) < 3:
+        raise IllegalMoveError("a new wild-card meld needs at least three wild cards", "3.5")
+    if len(cards) > CANASTA_SIZE:
+        raise IllegalMoveError("a wild-card meld holds at most seven cards", "3.5")
+
+
+def check_group(
+    config: RuleConfig, rank: int, old: Sequence[Card], added: Sequence[Card], *, new: bool
+) -> None:
+    """A group meld after ``added`` joins ``old`` (§1.9 with Samba's limits, §3.4): at most
+    two wilds, and no wild card onto a completed canasta (naturals may still join it)."""
+    for card in added:
+        if not (IS_WILD[card] and rank != THREE) and (RANK[card] != rank or IS_RED3[card]):
+            raise IllegalMoveError(
+                f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
+            )
+    merged = (*old, *added)
+    check_meld(config, rank, merged, new=new, old_wilds=wild_count(old))
+    if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and any(IS_WILD[c] for c in added):
+        raise IllegalMoveError(
+            "no wild card may be added to a completed canasta (naturals may)", "3.4"
+        )
+
+
+# -- finding a named meld --------------------------------------------------------------------------
+
+
+def find_meld(s: GameState, side: int, ref: MeldRef) -> Where:
+    """The place of the meld ``ref`` names on ``side``; refused when there is none."""
+    extra = s.extra_of(side)
+    if ref.suit >= 0:
+        for i, cards in enumerate(extra):
+            if meld_kind(cards) == SEQUENCE:
+                suit, low, high = sequence_span(cards)
+                if suit == ref.suit and low <= ref.rank <= high:
+                    return True, i
+        raise IllegalMoveError(
+            f"your side has no sequence of {SUIT_NAMES[ref.suit]} holding "
+            f"{rank_text(ref.rank)}{SUIT_LETTERS[ref.suit]}",
+            "3.4",
+        )
+    if ref.rank == JOKER_RANK:
+        found = [i for i, cards in enumerate(extra) if meld_kind(cards) == WILD]
+        if ref.which <= len(found):
+            return True, found[ref.which - 1]
+        raise IllegalMoveError(f"your side has no wild-card meld number {ref.which}", "3.5")
+    if not THREE <= ref.rank <= JOKER_RANK - 1:
+        raise IllegalMoveError("name the meld to add to, for example: lay 9 9d", "1.6")
+    melds = s.melds[side]
+    if melds[ref.rank]:
+        if ref.which == 1:
+            return False, ref.rank
+        others = [
+            i
+            for i, cards in enumerate(extra)
+            if meld_kind(cards) == GROUP and meld_rank(cards) == ref.rank
+        ]
+        if ref.which - 1 <= len(others):
+            return True, others[ref.which - 2]
+    count = sum(
+        1 for cards in extra if meld_kind(cards) == GROUP and meld_rank(cards) == ref.rank
+    ) + bool(melds[ref.rank])
+    raise IllegalMoveError(
+        f"your side has {count or 'no'} meld{'s' if count != 1 else ''} of {rank_name(ref.rank)}"
+        + (f", so there is no {ref}" if count else " to add to"),
+        "3.4" if ref.which > 1 else "1.6",
+    )
+
+
+class _Table:
+    """One side's melds being changed by a plan: the rank-indexed ones and the further ones."""
+
+    def __init__(self, s: GameState, side: int) -> None:
+        self.melds = list(s.melds[side])
+        self.extra = list(s.extra_of(side))
+        self.touched: list[tuple[int, bool]] = []
+
+    def get(self, where: Where) -> tuple[Card, ...]:
+        return self.extra[where[1]] if where[0] else self.melds[where[1]]
+
+    def put(self, where: Where, cards: tuple[Card, ...], existed: bool) -> None:
+        if where[0]:
+            self.extra[where[1]] = cards
+            self.touched.append((EXTRA_BIT + where[1], existed))
+        else:
+            self.melds[where[1]] = cards
+            self.touched.append((where[1], existed))
+
+    def add_new(self, cards: tuple[Card, ...]) -> None:
+        self.extra.append(cards)
+        self.touched.append((EXTRA_BIT + len(self.extra) - 1, False))
+
+    def plan(self, side: int, hand: tuple[Card, ...], left: int, obliges: bool) -> Plan:
+        return Plan(
+            side,
+            hand,
+            tuple(self.melds),
+            tuple(self.touched),
+            left,
+            obliges,
+            tuple(self.extra),
+        )
+
+
+def _add_to(config: RuleConfig, table: _Table, where: Where, added: Sequence[Card]) -> None:
+    """Validate ``added`` joining the meld at ``where`` and put the result on ``table``."""
+    old = table.get(where)
+    kind = meld_kind(old)
+    merged = (*old, *added)
+    if kind == SEQUENCE:
+        if len(old) >= CANASTA_SIZE:
+            raise IllegalMoveError(
+                f"a {sequence_name(config)} is complete: nothing may be added to it", "3.4"
+            )
+        check_sequence(merged)
+        _check_apart(table.extra, merged, where[1])
+    elif kind == WILD:
+        check_wild_meld(merged, len(old))
+    else:
+        check_group(config, meld_rank(old), old, added, new=False)
+    table.put(where, merged, True)
+
+
+def _meld_group(s: GameState, table: _Table, group: tuple[Card, ...]) -> bool:
+    """Lay one new group from hand onto ``table`` (§3.4, §3.5); True for black threes."""
+    config = s.config
+    if not group:
+        raise IllegalMoveError("a meld needs cards", "1.9")
+    if any(IS_RED3[c] for c in group):
+        raise IllegalMoveError(
+            "red threes cannot be melded: they are laid out by themselves", "1.7"
+        )
+    kind = meld_kind(group)
+    if kind == SEQUENCE:
+        if not config.allow_sequences:
+            meld_rank(group)  # raises the classic refusal
+        check_sequence(group)
+        _check_apart(table.extra, group, -1)
+        table.add_new(group)
+        return False
+    if kind == WILD:
+        if not config.allow_wild_melds:
+            meld_rank(group)  # raises: wild cards alone cannot be melded
+        check_wild_meld(group, 0)
+        table.add_new(group)
+        return False
+    rank = meld_rank(group)
+    old = table.melds[rank]
+    if rank == THREE:
+        check_black_threes(s, group, len(old))
+        check_meld(config, rank, (*old, *group), new=not old)
+        table.put((False, rank), (*old, *group), bool(old))
+        return True
+    if old and config.multiple_melds_per_rank:
+        check_group(config, rank, (), group, new=True)
+        table.add_new(group)
+    else:
+        check_group(config, rank, old, group, new=not old)
+        table.put((False, rank), (*old, *group), bool(old))
+    return False
+
+
+# -- the moves -------------------------------------------------------------------------------------
+
+
+def plan_variant_meld(s: GameState, seat: int, action: Meld) -> Plan:
+    """§3.4, §3.5: new melds from hand (each group its own meld), or the side's opening."""
+    side = s.side_of[seat]
+    if not action.melds:
+        raise IllegalMoveError("name the cards to meld, for example: meld 7h 7c 2s", "1.9")
+    hand = remove_cards(s.hands[seat], [c for g in action.melds for c in g], "to meld")
+    table = _Table(s, side)
+    threes = False
+    for group in action.melds:
+        threes = _meld_group(s, table, group) or threes
+    if not s.opened(side):
+        check_opening_meld(s, seat, hand, dict(enumerate(action.melds)))
+    return table.plan(side, hand, len(hand), threes and bool(hand))
+
+
+def plan_variant_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
+    """§1.6 T2, §3.4, §3.5: cards from hand onto the named meld of the side."""
+    side = s.side_of[seat]
+    if not action.cards:
+        raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
+    where = find_meld(s, side, action.ref)
+    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
+    table = _Table(s, side)
+    _add_to(s.config, table, where, action.cards)
+    return table.plan(side, hand, len(hand), False)
+
+
+def plan_combine(s: GameState, seat: int, action: Combine) -> Plan:
+    """§3.4, §3.8a: two group melds of one rank become one, within the wild limit; joining
+    a meld that holds a wild card to a completed canasta adds a wild to it (refused)."""
+    config = s.config
+    if not config.multiple_melds_per_rank:
+        raise IllegalMoveError("in this game a side has one meld per rank: nothing to combine")
+    side = s.side_of[seat]
+    first = find_meld(s, side, action.first)
+    second = find_meld(s, side, action.second)
+    if first == second:
+        raise IllegalMoveError("name two different melds to combine", "3.4")
+    table = _Table(s, side)
+    if (second[0], second[1]) < (first[0], first[1]):
+        first, second = second, first  # the combined meld keeps the earlier place
+    keep, gone = table.get(first), table.get(second)
+    if meld_kind(keep) != GROUP or meld_kind(gone) != GROUP or (meld_rank(keep) != meld_rank(gone)):
+        raise IllegalMoveError("only group melds of one rank can be combined", "3.4")
+    rank = meld_rank(keep)
+    merged = (*keep, *gone)
+    check_meld(config, rank, merged, new=False)
+    if not config.wild_onto_canasta and (
+        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
+        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
+    ):
+        raise IllegalMoveError(
+            "joining a meld with a wild card to a completed canasta would add a wild card to "
+            "the canasta, which is not allowed",
+            "3.8a",
+        )
+    table.put(first, merged, True)
+    del table.extra[second[1]]
+    hand = s.hands[seat]
+    return table.plan(side, hand, len(hand), False)
+
+
+def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
+    """§3.4 taking the pile in Samba and Bolivia, every check in order.
+
+    A natural pair from hand always takes it (with the top card, a new group meld, or the
+    named one); an unfrozen pile may also be taken by adding the top card alone to a group
+    or sequence meld that is not yet a canasta; natural + wild never takes it (D8 option
+    ``unfrozen_take_methods``). Only the top card joins a sequence during the take (§3.8a).
+    """
+    config = s.config
+    side = s.side_of[seat]
+    if not s.pile:
+        raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+    top = s.pile[-1]
+    rank = RANK[top]
+    if IS_WILD[top]:
+        raise IllegalMoveError(
+            f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
+        )
+    if IS_BLACK3[top]:
+        raise IllegalMoveError(
+            "a black three is on top of the pile, so it cannot be taken this turn", "1.8.2"
+        )
+    hand = s.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
+        raise IllegalMoveError(
+            "with one card in your hand you may not take a pile of one card", "1.8.2"
+        )
+    opened = s.opened(side)
+    if not opened:
+        check_opening_by_take_allowed(config)
+    support = action.cards
+    hand = remove_cards(hand, support, "to take the pile with")
+    naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c])
+    wilds = sum(1 for c in support if IS_WILD[c])
+    if naturals + wilds != len(support):
+        raise IllegalMoveError(
+            f"the cards you take the pile with must be {rank_name(rank)} or wild cards "
+            f"(the top card is {card_text(top)})",
+            "1.8.2",
+        )
+    frozen = s.pile_frozen or not opened
+    table = _Table(s, side)
+    if naturals >= 2 or (naturals == 1 and wilds and not frozen):
+        if naturals < 2 and "natural_plus_wild" not in config.unfrozen_take_methods:
+            raise IllegalMoveError(
+                f"in this game the pile is taken with two natural {rank_name(rank)}, not with "
+                "a natural card and a wild card",
+                "3.4",
+            )
+        cards = (top, *support)
+        if action.onto is not None:
+            where = find_meld(s, side, action.onto)
+            if meld_kind(table.get(where)) != GROUP:
+                raise IllegalMoveError("a pair taking the pile joins a group meld", "3.4")
+            _add_to(config, table, where, cards)
+        elif table.melds[rank] and config.multiple_melds_per_rank:
+            check_group(config, rank, (), cards, new=True)
+            table.add_new(cards)
+        else:
+            old = table.melds[rank]
+            check_group(config, rank, old, cards, new=not old)
+            table.put((False, rank), (*old, *cards), bool(old))
+    else:
+        if frozen:
+            why = "it holds a wild card" if s.pile_frozen else "your side has not opened"
+            raise IllegalMoveError(
+                f"the pile is frozen ({why}): to take it you need two natural "
+                f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
+                "1.8.2",
+            )
+        if support or "layoff" not in config.unfrozen_take_methods:
+            raise IllegalMoveError(
+                f"to take the pile you need two natural {rank_name(rank)}, or a meld that is "
+                f"not yet a canasta to add the {card_text(top)} to (§3.4: a sequence is never "
+                "started or extended by hand cards in the take)",
+                "3.4",
+            )
+        where = _layoff_target(s, side, table, top, action.onto)
+        _add_to(config, table, where, (top,))
+    value = VALUE[top] + sum(VALUE[c] for c in support)
+    value += sum(VALUE[c] for g in action.melds for c in g)
+    if action.melds:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+        for group in action.melds:
+            if _meld_group(s, table, group):
+                raise IllegalMoveError("black threes are melded only when going out", "1.9")
+    if not opened:
+        require_minimum(s, seat, value, with_pile=True)
+    taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
+    return table.plan(side, hand, len(hand) + taken, False)
+
+
+def _layoff_target(
+    s: GameState, side: int, table: _Table, top: Card, onto: MeldRef | None
+) -> Where:
+    """The meld the top card alone joins (§3.4): the named one, else the first that takes
+    it: the group of its rank, a further group of it, a sequence it extends."""
+    config = s.config
+    if onto is not None:
+        where = find_meld(s, side, onto)
+        if not config.pile_layoff_onto_canasta and len(table.get(where)) >= CANASTA_SIZE:
+            raise IllegalMoveError(
+                f"the {card_text(top)} may not be added to a completed canasta when taking "
+                "the pile",
+                "3.4",
+            )
+        return where
+    rank = RANK[top]
+    candidates: list[Where] = []
+    if table.melds[rank]:
+        candidates.append((False, rank))
+    for i, cards in enumerate(table.extra):
+        kind = meld_kind(cards)
+        if kind == GROUP and meld_rank(cards) == rank:
+            candidates.append((True, i))
+        elif kind == SEQUENCE:
+            suit, low, high = sequence_span(cards)
+            if suit == SUIT[top] and rank in (low - 1, high + 1):
+                candidates.append((True, i))
+    for where in candidates:
+        if config.pile_layoff_onto_canasta or len(table.get(where)) < CANASTA_SIZE:
+            return where
+    if candidates:
+        raise IllegalMoveError(
+            f"the {card_text(top)} may only be added to a meld that is not yet a canasta "
+            "when taking the pile",
+            "3.4",
+        )
+    raise IllegalMoveError(
+        f"to take the pile you need two natural {rank_name(rank)}, or a meld that is not yet "
+        f"a canasta to add the {card_text(top)} to",
+        "3.4",
+    )
+
+
+# -- counting ----------------------------------------------------------------------------------
+
+
+def side_canastas(config: RuleConfig, s: GameState, side: int) -> tuple[int, int]:
+    """(all canastas, sequence canastas) of a side: what going out asks for (§3.4, §3.5)."""
+    total = s.canastas(side)
+    sequences = sum(
+        1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE
+    )
+    return total, sequences
+
+
+# -- candidates for the move lists (``legal``, bots) ----------------------------------------------
+
+
+def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    """Samba and Bolivia moves worth listing (each still checked by the engine): the longest
+    run of each suit in hand as a new sequence, hand cards that extend a sequence, a wild
+    meld from three wild cards and a wild card onto a wild meld (Bolivia), and combining the
+    first two group melds of a rank (§3.4, §3.5)."""
+    config = state.config
+    out: list[Action] = []
+    extra = state.extra_of(side)
+    by_suit: list[set[int]] = [set(), set(), set(), set()]
+    for card in hand:
+        if IS_NATURAL[card]:
+            by_suit[SUIT[card]].add(RANK[card])
+    if config.allow_sequences:
+        for suit, ranks in enumerate(by_suit):
+            run: list[int] = []
+            for rank in [*sorted(ranks), 99]:
+                if run and rank == run[-1] + 1:
+                    run.append(rank)
+                    continue
+                if len(run) >= 3:
+                    cards = tuple(suit * 13 + r for r in run[:CANASTA_SIZE])
+                    out.append(Meld((cards,)))
+                run = [rank]
+        for cards in extra:
+            if meld_kind(cards) != SEQUENCE or len(cards) >= CANASTA_SIZE:
+                continue
+            suit, low, high = sequence_span(cards)
+            ranks = by_suit[suit]
+            up: list[Card] = []
+            r = high + 1
+            while r in ranks and len(cards) + len(up) < CANASTA_SIZE:
+                up.append(suit * 13 + r)
+                r += 1
+            down: list[Card] = []
+            r = low - 1
+            while r in ranks and len(cards) + len(up) + len(down) < CANASTA_SIZE:
+                down.append(suit * 13 + r)
+                r -= 1
+            if up or down:
+                out.append(LayOff(low, (*up, *down), 1, suit, high))
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+    if config.allow_wild_melds and wilds:
+        if len(wilds) >= 3:
+            out.append(Meld((tuple(wilds[:3]),)))
+        if any(meld_kind(m) == WILD and len(m) < CANASTA_SIZE for m in extra):
+            out.append(LayOff(JOKER_RANK, (wilds[0],)))
+    if config.multiple_melds_per_rank:
+        for cards in extra:
+            if meld_kind(cards) == GROUP:
+                rank = meld_rank(cards)
+                out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
+                break
+    return out
