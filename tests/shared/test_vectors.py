@@ -37,6 +37,8 @@ def test_the_fair_deal_vectors_are_reproduced(case: dict[str, object]) -> None:
 
 
 def test_the_transcript_vector_verifies() -> None:
+    """Written before the Samba and Bolivia options existed: its header names none of them,
+    and it verifies with their defaults (docs/transcript.md)."""
     report = verify(Transcript.from_bytes((VECTORS / "transcript-v1.json").read_bytes()))
     assert report.header.match_id == "c8973836580845c089eb9317170d559a"
     assert report.header.config.preset == "classic"
