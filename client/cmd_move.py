@@ -141,6 +141,14 @@ def submit(
             )
         if not response.HasField("view"):  # a server that answers the receipt alone
             response.view.CopyFrom(common.fetch_view(conn, match_id))
+        elif (response.view.version, bytes(response.view.head_hash)) != (
+            response.receipt.seq,
+            bytes(response.receipt.entry_hash),
+        ):  # the view must be the one the receipt acknowledges (client.forks)
+            raise CliError(
+                "DANGER: the server answered the move with a table that is not the entry its "
+                "receipt acknowledges; keep this output. `canasta show` checks the history."
+            )
         player.remember(response.view)
         player.save()
         receipt = response.receipt
@@ -199,10 +207,12 @@ def _catch_up(
     """
     import sys
 
+    from client.forks import check_view
     from client.render import COMMANDS, changes_text, render_table, status_text
     from shared.pb import canasta_pb2 as pb
 
     view = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    header_hash = check_view(conn, view)  # it must extend what the player saw (client.forks)
     moved = (
         f"the match moved on since you last looked (you saw version {seen.version}, it is at "
         f"version {view.version})"
@@ -252,7 +262,7 @@ def _catch_up(
         f"Others moved since you last looked. Play `{move}` now?", default=False
     ):
         raise CliError("nothing was submitted")
-    return conn.profile.remember(view)
+    return conn.profile.remember(view, header_hash)
 
 
 def _entries_after(conn: Connection, match_id: str, version: int) -> list[pb.HistoryEntry]:

@@ -98,8 +98,10 @@ def verify(
     """Check a transcript offline: every signature, the chain, every receipt, every deal
     against its commitment, every move replayed through the rules, the scores.
 
-    Prints who played and how it ended; exits 1 naming the first problem (and its entry)
-    when anything is wrong.
+    Prints who played (with their keys' fingerprints) and how it ended; exits 1 naming the
+    first problem (and its entry) when anything is wrong. A file proves only what its keys
+    signed: the report says whether the server key is the one your profile pinned and where
+    your own key sits; compare the other fingerprints with the players'.
     """
     from shared.transcript import MAX_FILE_BYTES, Transcript, TranscriptError
     from shared.transcript import verify as check
@@ -115,19 +117,50 @@ def verify(
         report = check(Transcript.from_bytes(data))
     except TranscriptError as exc:
         raise CliError(f"{file} does NOT verify: {exc}") from None
-    typer.echo(report_text(report))
+    typer.echo(report_text(report, _known_keys()))
 
 
-def report_text(report: Report) -> str:
-    """The verify report: the match, its players, each hand's scores, the result."""
+def _known_keys() -> tuple[bytes, bytes] | None:
+    """The pinned server key and the player's own key of the chosen profile, if there is one
+    (verify works without any)."""
+    from client.profiles import Profile, chosen_profile
+    from shared.crypto.errors import CryptoError
+    from shared.crypto.keytext import public_key_from_text
+
+    try:
+        profile = Profile.load(chosen_profile(common.OPTIONS.profile))
+        return public_key_from_text(profile.server_key), public_key_from_text(profile.public_key)
+    except (CliError, CryptoError, ValueError):
+        return None
+
+
+def _printable(text: str) -> str:
+    """A name from a file, with anything that could move the cursor or fake a line shown
+    escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str:
+    """The verify report: the match, its players and their keys, each hand's scores, the
+    result, and which keys this profile knows."""
+    from shared.crypto.keytext import fingerprint
+
     header = report.header
     config = header.config
-    started = datetime.fromtimestamp(header.started_ms / 1000, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        began = datetime.fromtimestamp(header.started_ms / 1000, UTC)
+        started = began.strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError):
+        started = f"{header.started_ms} ms after 1970"
     lines = [f"match {header.match_id} ({config.preset}, to {config.target}), began {started}"]
-    names = [s.name or f"seat {s.seat}" for s in header.seats]
+    names = [_printable(s.name) or f"seat {s.seat}" for s in header.seats]
     for seat in header.seats:
-        who = "a bot" if seat.bot else seat.name or "?"
-        lines.append(f"  seat {seat.seat}: {who} (side {config.initial_side(seat.seat)})")
+        who = "a bot" if seat.bot else names[seat.seat]
+        lines.append(
+            f"  seat {seat.seat}: {who} (side {config.initial_side(seat.seat)}), key "
+            f"{fingerprint(seat.public_key)}"
+        )
+    lines.append(f"  server key {fingerprint(header.server_key)}")
     for hand in report.hands:
         totals = ", ".join(f"{c.hand_total:+d} (total {c.cumulative})" for c in hand.columns)
         lines.append(f"hand {hand.hand_number}: {totals}")
@@ -139,7 +172,30 @@ def report_text(report: Report) -> str:
         result = " and ".join(winners) if winners else "nobody"
         lines.append(f"final scores {', '.join(map(str, state.scores))}: won by {result}")
     else:
-        lines.append(f"in progress: scores {', '.join(map(str, state.scores))} so far")
+        lines.append(
+            f"in progress (or cut short): scores {', '.join(map(str, state.scores))} so far"
+        )
+    for number in report.server_cuts:
+        lines.append(
+            f"note: hand {number} was cut by the server's bot for an absent player, so the "
+            "server could have chosen that deal"
+        )
     bots = f" ({report.by_bot} played by a bot for an absent player)" if report.by_bot else ""
     lines.append(f"all {report.entries} entries verified{bots}")
+    if known is None:
+        lines.append(
+            "no profile here: compare the key fingerprints above with the players' and the "
+            "server's (canasta server info)"
+        )
+    else:
+        server, mine = known
+        lines.append(
+            "the server key is the one your profile pinned"
+            if server == header.server_key
+            else "WARNING: the server key is NOT the one your profile pinned"
+        )
+        seats = [s.seat for s in header.seats if s.public_key == mine]
+        lines.append(
+            f"your key sits at seat {seats[0]}" if seats else "your key is not in this match"
+        )
     return "\n".join(lines)

@@ -52,15 +52,40 @@ def check_view(conn: Connection, view: pb.MatchView) -> str:
         if view.version < seen.version or (view.version == seen.version and head != known):
             _fork(conn, view, seen, [], "it shows an earlier or a different entry")
         if view.version == seen.version:
+            if (
+                view.HasField("dealing_seat")
+                and seen.deal_commitment
+                and bytes(view.deal_commitment).hex() != seen.deal_commitment
+            ):  # a new secret for the same cut: the server would be choosing the deal
+                _fork(conn, view, seen, [], "it changed the commitment of the hand to deal")
             return seen.header_hash
         entries = _entries(conn, match_id, seen.version, view.version)
         _follow(conn, view, seen, known, entries)
         return seen.header_hash
-    # First look at this started match: the whole chain, from a header that names us.
+    # First look at this started match: the whole chain, from a header that names us (and,
+    # for a profile that saw the match before it kept header hashes, through what it saw).
     header, entries = _header_and_entries(conn, match_id, view.version)
     start = _check_header(conn, view, header)
     _follow(conn, view, seen, start, entries)
+    if seen is not None and 0 < seen.version <= view.version:  # seen before headers were kept
+        _check_seen_entry(conn, view, seen, start, entries)
     return start.hex()
+
+
+def _check_seen_entry(
+    conn: Connection, view: pb.MatchView, seen: Seen, start: bytes, entries: list[pb.HistoryEntry]
+) -> None:
+    """The entry the player saw last is still in the chain, unchanged."""
+    from shared.crypto.chain import entry_hash
+
+    prev = start
+    for entry in entries:
+        prev = entry_hash(prev, entry.payload, entry.signature)
+        if entry.seq == seen.version:
+            if prev == bytes.fromhex(seen.head_hash):
+                return
+            break
+    _fork(conn, view, seen, entries, f"entry {seen.version} is not the one you saw")
 
 
 def _follow(
@@ -121,6 +146,13 @@ def _check_header(conn: Connection, view: pb.MatchView, header: bytes) -> bytes:
     from shared.transcript import Header, TranscriptError, header_hash
 
     if not header:  # a match begun before headers existed: its chain starts at genesis
+        import sys
+
+        print(
+            f"canasta: warning: match {view.match.match_id[:8]} has no header (it began before "
+            "this server bound the rules into the record): its rules are not checked",
+            file=sys.stderr,
+        )
         return genesis_hash(view.match.match_id)
     try:
         parsed = Header.from_bytes(header)

@@ -88,13 +88,15 @@ def move_request(
     The client only needs these four facts from the last view it saw, so a player can act
     without fetching the view again; a stale ``version`` is refused by the server, unchanged.
     """
+    if client_time_ms is None:  # a cut carries none: see deal_request
+        client_time_ms = 0 if list(actions) == [DEAL_ACTION] else now_ms()
     payload = move_to_bytes(
         Move(
             match_id=match_id,
             seat=seat,
             seq=version + 1,
             prev_hash=head_hash,
-            client_time_ms=now_ms() if client_time_ms is None else client_time_ms,
+            client_time_ms=client_time_ms,
             actions=tuple(actions),
             deal_commitment=deal_commitment,
         )
@@ -116,11 +118,15 @@ def deal_request(
 ) -> pb.SubmitRequest:
     """The cut that deals the next hand: ``["deal"]`` naming the server's published commitment.
 
-    Signing the commitment proves the cut came after the server fixed its secret.
+    Signing the commitment proves the cut came after the server fixed its secret. The cut
+    carries no time (``client_time_ms`` 0): its payload, and so its Ed25519 signature (which
+    seeds the deal), is the same however often it is signed, so a server that refuses a cut
+    and waits for another cannot get another deal (docs/fair-deal.md).
     """
     return move_request(
-        key, match_id, seat, version, head_hash, [DEAL_ACTION], deal_commitment=commitment
-    )
+        key, match_id, seat, version, head_hash, [DEAL_ACTION], deal_commitment=commitment,
+        client_time_ms=0,
+    )  # fmt: skip
 
 
 def receipt_matches(

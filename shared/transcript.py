@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ from shared.rules import (
     apply_turn,
     deal_hand,
     deck,
+    make_config,
     new_match,
 )
 from shared.rules.notation import parse_actions
@@ -47,6 +49,8 @@ from shared.wire import Move, WireError, move_from_bytes
 FORMAT = "canasta-transcript/1"
 HEADER_FORMAT = "canasta-header/1"
 HEADER_TAG = b"canasta.v1/header\x00"
+_BRACKETS = re.compile(rb"[\[\]{}]")
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A transcript larger than this is refused unread (a long match is a few megabytes)."""
 
@@ -69,13 +73,31 @@ def canonical_json(value: object) -> bytes:
 def _parse_canonical(data: bytes, what: str) -> Any:
     """Parse canonical JSON; anything spelled otherwise (spaces, key order, escapes, numbers
     written differently) is refused, since those bytes would be covered by nothing."""
+    if _too_deep(data):
+        raise TranscriptError(f"the {what} nests deeper than {MAX_DEPTH} levels")
     try:
         value = json.loads(data.decode("ascii"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # deep nesting: recursion
+        canonical = canonical_json(value)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise TranscriptError(f"the {what} is not JSON: {type(exc).__name__}") from None
-    if canonical_json(value) != data:
+    if canonical != data:
         raise TranscriptError(f"the {what} is not in canonical form (docs/transcript.md)")
     return value
+
+
+MAX_DEPTH = 16
+"""The deepest nesting of a well-formed file or header is 4; anything past this is refused
+before parsing, so that no file can exhaust the parser's recursion."""
+
+
+def _too_deep(data: bytes) -> bool:
+    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``."""
+    depth = 0
+    for match in _BRACKETS.finditer(_STRINGS.sub(b'""', data)):
+        depth += 1 if match.group() in (b"[", b"{") else -1
+        if depth > MAX_DEPTH:
+            return True
+    return False
 
 
 def _no_constant(name: str) -> object:
@@ -153,6 +175,9 @@ class Header:
     """Signs the moves of bot seats, and of human seats while a bot covers them."""
     clock: Clock | None
     started_ms: int
+    first_dealer: int
+    """Who deals the first hand (the engine draws it from the match id; written here so that
+    a verifier need not reproduce that draw)."""
 
     def to_bytes(self) -> bytes:
         clock = None
@@ -176,6 +201,7 @@ class Header:
                 "bot_key": self.bot_key.hex(),
                 "clock": clock,
                 "started_ms": self.started_ms,
+                "first_dealer": self.first_dealer,
             }
         )
 
@@ -186,36 +212,38 @@ class Header:
             _parse_canonical(data, "header"),
             "header",
             {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
-             "started_ms"},
+             "started_ms", "first_dealer"},
         )  # fmt: skip
         if value["format"] != HEADER_FORMAT:
             raise TranscriptError(f"the header's format is not {HEADER_FORMAT!r}")
         # Options added to the engine after a header was written are absent from it and take
         # their defaults, which keep the game as it was before they existed: an old transcript
         # verifies with a newer release. Unknown options are refused.
+        # Every option must also be within the range a server accepts (shared/rules/config.py),
+        # which bounds the work a replay can be made to do.
         rules = value["rules"]
+        if not isinstance(rules, dict) or not isinstance(rules.get("preset"), str):
+            raise TranscriptError("the header's rules must be an object naming a preset")
         try:
-            if not isinstance(rules, dict):
-                raise TypeError("not an object")
-            config = RuleConfig.from_dict(rules)
-        except (CanastaError, TypeError, ValueError, KeyError) as exc:
-            raise TranscriptError(f"the header's rules cannot be used: {exc}") from None
+            options = {k: v for k, v in rules.items() if k != "preset"}
+            config = make_config(rules["preset"], options, limits=True)
+        except (CanastaError, TypeError, ValueError, KeyError, RecursionError) as exc:
+            problem = str(exc)[:200] if not isinstance(exc, RecursionError) else "too deep"
+            raise TranscriptError(f"the header's rules cannot be used: {problem}") from None
         seats = value["seats"]
         if not isinstance(seats, list) or len(seats) != config.players:
             raise TranscriptError(f"the header must list {config.players} seats")
         keys = []
         for number, seat in enumerate(seats):
             seat = _fields(seat, "seat", {"bot", "key", "name", "seat"})
-            if seat["seat"] != number or not isinstance(seat["bot"], bool):
+            if type(seat["seat"]) is not int or seat["seat"] != number:
                 raise TranscriptError(f"seat {number} of the header is malformed")
-            keys.append(
-                SeatKey(
-                    number,
-                    _text(seat["name"], "a seat's name"),
-                    seat["bot"],
-                    _hex(seat["key"], "a seat's key", 32),
-                )
-            )
+            if not isinstance(seat["bot"], bool):
+                raise TranscriptError(f"seat {number}'s bot must be true or false")
+            name = _text(seat["name"], "a seat's name", 40)
+            if not name.isprintable():
+                raise TranscriptError(f"seat {number}'s name holds characters that do not print")
+            keys.append(SeatKey(number, name, seat["bot"], _hex(seat["key"], "a seat's key", 32)))
         clock = None
         if value["clock"] is not None:
             fields = _fields(
@@ -228,17 +256,27 @@ class Header:
                 _int(fields["days_per_move"], "days_per_move", 1, 14),
                 _int(fields["bank_days"], "bank_days", 0, 30),
                 fields["weekends_off"],
-                _text(fields["on_timeout"], "on_timeout", 20),
+                fields["on_timeout"],
             )
-        return cls(
+            if clock.on_timeout not in ("substitute", "forfeit"):
+                raise TranscriptError("the clock's on_timeout must be substitute or forfeit")
+        header = cls(
             match_id=_text(value["match_id"], "the match id", 64),
             config=config,
             seats=tuple(keys),
             server_key=_hex(value["server_key"], "the server key", 32),
             bot_key=_hex(value["bot_key"], "the bot key", 32),
             clock=clock,
-            started_ms=_int(value["started_ms"], "started_ms"),
+            started_ms=_int(value["started_ms"], "started_ms", 0, 2**53),
+            first_dealer=_int(value["first_dealer"], "first_dealer", 0, config.players - 1),
         )
+        if all(s.bot for s in header.seats):
+            raise TranscriptError("the header has no human seat")
+        if any(
+            not s.bot and s.public_key in (header.server_key, header.bot_key) for s in header.seats
+        ):
+            raise TranscriptError("a person's seat holds the server's or the bot's key")
+        return header
 
 
 def header_hash(header: bytes) -> bytes:
@@ -390,6 +428,9 @@ class Report:
     """Entries signed by the bot key for a human seat (a bot covered an absent player)."""
     hands: tuple[HandResult, ...]
     """The result of every hand that ended, in order."""
+    server_cuts: tuple[int, ...] = ()
+    """Hands whose cut the server's bot signed for an absent player: the server knew the
+    secret and signed the cut, so it could have chosen that deal (docs/fair-deal.md)."""
 
     @property
     def finished(self) -> bool:
@@ -413,8 +454,9 @@ def verify(transcript: Transcript) -> Report:
     match_id = header.match_id
     bots = [s.bot for s in header.seats]
     prev = header_hash(transcript.header)
-    state = new_match(header.config, seed=match_id)
+    state = new_match(header.config, first_dealer=header.first_dealer)
     by_bot = 0
+    server_cuts: list[int] = []
     results: list[HandResult] = []
     for number, entry in enumerate(transcript.entries, 1):
         if entry.seq != number:
@@ -432,9 +474,11 @@ def verify(transcript: Transcript) -> Report:
         if not 0 <= move.seat < len(bots):
             raise TranscriptError(f"there is no seat {move.seat}", number)
         seat_key = header.seats[move.seat].public_key
+        signed_by_bot = False
         if verify_signature(seat_key, entry.payload, entry.signature):
-            pass
+            signed_by_bot = bots[move.seat]
         elif verify_signature(header.bot_key, entry.payload, entry.signature):
+            signed_by_bot = True
             by_bot += 0 if bots[move.seat] else 1  # a bot played for an absent player
         else:
             raise TranscriptError(
@@ -446,17 +490,23 @@ def verify(transcript: Transcript) -> Report:
         secret = None
         if move.is_deal:
             secret = _check_cut(header, state, hands, move, number, bots)
+            if signed_by_bot and not bots[move.seat]:
+                server_cuts.append(state.hand_number + 1)
+        elif move.deal_commitment:
+            raise TranscriptError("only a cut names a commitment", number)
         before = state
         try:
             state = next_state(state, match_id, move, entry.signature, secret)
-        except CanastaError as exc:
-            raise TranscriptError(f"the move is not legal: {exc}", number) from None
+        except (CanastaError, ValueError, IndexError, KeyError) as exc:  # the engine refuses
+            raise TranscriptError(f"the move is not legal: {str(exc)[:300]}", number) from None
         if state.last_hand is not None and state.last_hand is not before.last_hand:
             results.append(state.last_hand)
         prev = digest
     if len(hands) > state.hand_number:
         raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
-    return Report(header, state, len(transcript.entries), by_bot, tuple(results))
+    return Report(
+        header, state, len(transcript.entries), by_bot, tuple(results), tuple(server_cuts)
+    )
 
 
 def _check_cut(
@@ -471,6 +521,10 @@ def _check_cut(
     revealed and matches it. Returns the secret."""
     if state.phase is not Phase.DEAL:
         raise TranscriptError("a cut in the middle of a hand", seq)
+    if move.client_time_ms != 0:
+        raise TranscriptError(
+            "a cut carries a time: it could be signed again for another deal", seq
+        )
     if move.seat != cutting_seat(bots, state.dealer):
         raise TranscriptError(f"seat {move.seat} may not cut this hand", seq)
     number = state.hand_number + 1

@@ -133,7 +133,7 @@ class BotRunner:
                     seat=seat,
                     seq=match.version + 1,
                     prev_hash=match.head_hash,
-                    client_time_ms=ctx.clock(),
+                    client_time_ms=0 if text == DEAL_ACTION else ctx.clock(),  # a cut: no time
                     actions=(text,),
                     deal_commitment=commitment,
                 )

@@ -234,6 +234,7 @@ def match_header(ctx: ServiceContext, match: Match, now: int) -> Header:
             control.on_timeout.value,
         ),
         started_ms=now,
+        first_dealer=new_match(match.config, seed=match.id).dealer,
     )  # fmt: skip
 
 

@@ -390,6 +390,11 @@ class Play:
     ) -> _Effects:
         """The new state and what the move does to the hands' commit-reveal records."""
         if move.is_deal:
+            if move.client_time_ms != 0:
+                raise InvalidRequestError(
+                    "a cut carries client_time_ms 0, so that signing it again gives the same "
+                    "signature and the same deal (docs/fair-deal.md)"
+                )
             if state.phase is not Phase.DEAL:
                 raise WrongPhaseError("there is no hand to deal now")
             cutter = matches.dealing_seat(match, state)

@@ -21,9 +21,19 @@ from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
 from .threes import lay_out_red_threes
 
 
-def new_match(config: RuleConfig, *, seed: int | str | bytes | None = None) -> GameState:
-    """A match before its first deal; the first dealer is drawn from ``seed`` (D23)."""
-    if config.dealer_selection == "seat0" or seed is None:
+def new_match(
+    config: RuleConfig,
+    *,
+    seed: int | str | bytes | None = None,
+    first_dealer: int | None = None,
+) -> GameState:
+    """A match before its first deal; the first dealer is drawn from ``seed`` (D23), or is
+    ``first_dealer`` when given (a record that names the dealer it began with)."""
+    if first_dealer is not None:
+        if not 0 <= first_dealer < config.players:
+            raise ConfigError(f"there is no seat {first_dealer} to deal first")
+        dealer = first_dealer
+    elif config.dealer_selection == "seat0" or seed is None:
         dealer = 0
     else:
         dealer = random.Random(_seed_int(seed)).randrange(config.players)

@@ -142,7 +142,7 @@ def test_new_entries_that_do_not_follow_the_seen_head_are_caught(
 
 
 def test_a_header_that_is_not_the_tables_is_refused(server: Server, tmp_path: Path) -> None:
-    """The operator swaps the match header (a target of 100,000) and restarts the chain from
+    """The operator swaps the match header (a target of 10,000) and restarts the chain from
     it before anyone looked: the first look compares it with the table and refuses."""
     ann = Player(tmp_path / "ann")
     ann.run("setup", "--server", server.address, "--name", "Ann")
@@ -151,7 +151,7 @@ def test_a_header_that_is_not_the_tables_is_refused(server: Server, tmp_path: Pa
     with sqlite3.connect(server.data_dir / "canasta.db") as db:
         (header,) = db.execute("SELECT header FROM match WHERE id = ?", (match_id,)).fetchone()
         value = json.loads(header)
-        value["rules"]["target"] = 100_000
+        value["rules"]["target"] = 10_000
         forged = canonical_json(value)
         db.execute(
             "UPDATE match SET header = ?, head_hash = ?, revision = revision + 1 WHERE id = ?",
@@ -160,7 +160,7 @@ def test_a_header_that_is_not_the_tables_is_refused(server: Server, tmp_path: Pa
     refused = ann.run("show", match_id, ok=False)
     assert refused.returncode == 1
     assert (
-        "the match header the server shows is wrong: its rules (classic, 4 players, to 100000)"
+        "the match header the server shows is wrong: its rules (classic, 4 players, to 10000)"
         " are not the table's (classic, 4 players, to 5000)"
     ) in one_line_error(refused)
 
@@ -172,3 +172,26 @@ def test_a_match_that_has_not_started_cannot_be_exported(server: Server, tmp_pat
     refused = ann.run("export", ok=False)
     assert refused.returncode == 1
     assert "has no header: it has not started yet" in one_line_error(refused)
+
+
+def test_a_commitment_changed_before_the_cut_is_caught(server: Server, tmp_path: Path) -> None:
+    """A server that re-draws the secret of a hand it already committed to (to get another
+    deal from the same cut) is caught by a player who saw the first commitment."""
+    ann = Player(tmp_path / "ann")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    match_id = ann.json("create", "--bot", "1", "--bot", "2", "--bot", "3")["match"]["match_id"]
+    shown = ann.json("show", match_id)
+    assert shown["deal_commitment"]
+    with sqlite3.connect(server.data_dir / "canasta.db") as db:
+        db.execute(
+            "UPDATE hand SET commitment = ? WHERE match_id = ? AND hand_number = 1",
+            (bytes(32), match_id),
+        )
+    server.stop()  # the server keeps commitments in memory: the operator restarts it
+    again = start_server(server.data_dir, port=server.port)
+    try:
+        caught = ann.run("show", match_id, ok=False)
+    finally:
+        again.stop()
+    assert caught.returncode == 1
+    assert "changed the commitment of the hand to deal" in one_line_error(caught)

@@ -45,10 +45,16 @@ def test_a_match_exports_and_verifies_offline(server: Server, tmp_path: Path) ->
     assert "match finished" in wrote
 
     server.stop()  # verify needs nothing but the file
+    mine = ann.run("verify", str(file)).stdout
+    assert "the server key is the one your profile pinned" in mine
+    assert "your key sits at seat 0" in mine
     report = Player(tmp_path / "stranger").run("verify", str(file)).stdout
     assert f"match {match_id} (classic, to 100)" in report
-    assert "seat 0: Ann (side 0)" in report
-    assert "seat 1: a bot (side 1)" in report
+    assert "seat 0: Ann (side 0), key " in report
+    assert "seat 1: a bot (side 1), key " in report
+    assert "  server key " in report
+    assert "was cut by the server's bot for an absent player" in report  # Ann was covered
+    assert "no profile here: compare the key fingerprints" in report
     assert "final scores " in report
     assert "won by " in report
     assert "entries verified (" in report  # and how many a bot played for Ann

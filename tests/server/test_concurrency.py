@@ -67,16 +67,13 @@ def test_racing_different_moves_exactly_one_wins(
             if view.match.status != pb.MATCH_STATUS_PLAYING:
                 break
             if view.HasField("dealing_seat"):
-                requests = [
-                    alice.envelope(
-                        view, ["deal"], deal_commitment=view.deal_commitment, client_time_ms=i
-                    )
-                    for i in range(THREADS)
-                ]
-            else:
-                requests = [
-                    alice.envelope(view, ["draw"], client_time_ms=i) for i in range(THREADS)
-                ]
+                # A cut has one form (no time: docs/fair-deal.md), so racing cuts are one move
+                # sent many times; the race is between draws.
+                alice.deal(view)
+                for each in apps:
+                    each.bots.drain()
+                view = alice.view(match_id)
+            requests = [alice.envelope(view, ["draw"], client_time_ms=i) for i in range(THREADS)]
             results = _race([partial(stubs[i].Submit, r) for i, r in enumerate(requests)])
             wins = [r for r in results if isinstance(r, pb.SubmitResponse)]
             assert len(wins) == 1, results

@@ -74,9 +74,12 @@ def test_an_honest_match_of_every_preset_verifies(
     assert report.entries == view.version
     assert report.header.config.preset == preset
     assert report.header.server_key == client.server_key
-    assert report.by_bot == len(  # the covered human seat's moves, all by the bot key
-        [e for e in client.full_history(view.match.match_id)[0] if e.seat == 0]
-    )
+    entries = client.full_history(view.match.match_id)[0]
+    assert report.by_bot == len([e for e in entries if e.seat == 0])  # all by the bot key
+    # Ann (covered) cuts every hand, so the bot cut for her: the report names those hands.
+    cuts = tuple(e.hand_number for e in entries if list(e.actions) == ["deal"])
+    assert cuts
+    assert report.server_cuts == cuts
 
 
 def test_a_running_match_exports_the_hands_already_over(
@@ -127,6 +130,7 @@ def _with_header(transcript: Transcript, change: Callable[[dict[str, object]], N
         lambda h: h.update(clock={"bank_days": 0, "days_per_move": 1, "on_timeout": "forfeit",
                                   "weekends_off": False}),
         lambda h: h.update(match_id="f" * 32),
+        lambda h: h.update(first_dealer=(h["first_dealer"] + 1) % 4),
     ],
 )  # fmt: skip
 def test_every_header_field_is_bound_into_the_chain(
@@ -234,3 +238,48 @@ def test_the_header_is_canonical_and_read_back_exactly(
     spaced = json.dumps(json.loads(transcript.header), sort_keys=True).encode()
     with pytest.raises(TranscriptError, match="canonical"):
         Header.from_bytes(spaced)
+
+
+def test_a_cut_that_carries_a_time_is_refused_by_the_server(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """A cut's payload is fixed (``client_time_ms`` 0): signing it again gives the same
+    signature, so a server that refuses a cut cannot wait for another deal."""
+    import grpc
+
+    client = players("ann")
+    match_id = client.create_match(bot_seats=[1, 2, 3]).match.match_id
+    view = client.view(match_id)
+    timed = client.envelope(view, ["deal"], deal_commitment=view.deal_commitment, client_time_ms=1)
+    with pytest.raises(grpc.RpcError) as refused:
+        client.stub.Submit(timed, metadata=client.metadata)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "client_time_ms 0" in (refused.value.details() or "")
+    first = client.envelope(view, ["deal"], deal_commitment=view.deal_commitment)
+    again = client.envelope(view, ["deal"], deal_commitment=view.deal_commitment)
+    assert first.signature == again.signature  # one cut, one deal
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda h: [s.update(bot=True) for s in h["seats"]], "no human seat"),
+        (lambda h: h["seats"][0].update(key=h["bot_key"]), "bot's key"),
+        (lambda h: h["seats"][0].update(name="Ann\x1b[2Kall verified"), "do not print"),
+        (lambda h: h["seats"][0].update(seat=False), "malformed"),
+        (lambda h: h["rules"].update(decks=400_000), "cannot be used"),
+        (lambda h: h.update(clock={"bank_days": 0, "days_per_move": 1, "on_timeout": "x",
+                                   "weekends_off": False}), "substitute or forfeit"),
+        (lambda h: h.update(started_ms=2**63 - 1), "started_ms"),
+    ],
+)  # fmt: skip
+def test_malformed_headers_are_refused_with_a_reason(
+    finished: tuple[pb.MatchView, Transcript],
+    change: Callable[[dict[str, object]], None],
+    problem: str,
+) -> None:
+    _, transcript = finished
+    value = json.loads(transcript.header)
+    change(value)
+    with pytest.raises(TranscriptError, match=problem):
+        Header.from_bytes(canonical_json(value))

@@ -17,7 +17,14 @@ import pytest
 
 from shared.crypto.fairdeal import commitment, deal_seed, shuffle
 from shared.rules import card_text, make_config
-from shared.transcript import Transcript, TranscriptError, dealt_deck, verify
+from shared.transcript import (
+    Header,
+    Transcript,
+    TranscriptError,
+    canonical_json,
+    dealt_deck,
+    verify,
+)
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 DEALS = json.loads((VECTORS / "fair-deal-v1.json").read_text())["cases"]
@@ -37,15 +44,14 @@ def test_the_fair_deal_vectors_are_reproduced(case: dict[str, object]) -> None:
 
 
 def test_the_transcript_vector_verifies() -> None:
-    """Written before the Samba and Bolivia options existed: its header names none of them,
-    and it verifies with their defaults (docs/transcript.md)."""
     report = verify(Transcript.from_bytes((VECTORS / "transcript-v1.json").read_bytes()))
-    assert report.header.match_id == "c8973836580845c089eb9317170d559a"
+    assert report.header.match_id == "e9809f800ea14afba57fe2483d20c7be"
     assert report.header.config.preset == "classic"
     assert report.header.config.target == 100
     assert [s.name for s in report.header.seats] == ["Ann", "bot 1", "bot 2", "bot 3"]
     assert [s.bot for s in report.header.seats] == [False, True, True, True]
-    assert report.entries == 15
+    assert report.entries == 17
+    assert report.server_cuts == ()
     assert report.finished
     assert report.state.winners == (1,)  # Ann's side resigned
 
@@ -69,3 +75,17 @@ def test_every_single_byte_change_of_the_vector_is_detected() -> None:
 def test_malformed_files_are_refused_with_a_transcript_error(data: bytes) -> None:
     with pytest.raises(TranscriptError):
         Transcript.from_bytes(data)
+
+
+def test_a_header_from_before_an_option_existed_reads_with_its_default() -> None:
+    """Options added to the engine later are absent from older headers and take their
+    defaults (docs/transcript.md); an option the engine does not know is refused."""
+    transcript = Transcript.from_bytes((VECTORS / "transcript-v1.json").read_bytes())
+    value = json.loads(transcript.header)
+    del value["rules"]["samba_min_7000"]
+    assert Header.from_bytes(canonical_json(value)).config == make_config(
+        "classic", {"target": 100}
+    )
+    value["rules"]["house_rule_from_the_future"] = 1
+    with pytest.raises(TranscriptError, match="cannot be used"):
+        Header.from_bytes(canonical_json(value))
