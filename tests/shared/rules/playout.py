@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import strategies as st
 
 from shared import rules
@@ -44,6 +45,19 @@ from shared.rules.cards import (
 
 HAND_PHASES = (Phase.DRAW, Phase.PLAY, Phase.ANSWER)
 PRESET_NAMES = tuple(rules.PRESETS)
+INNER_LOOP_PRESETS = frozenset({"classic", "two_player", "three_cutthroat", "six_2x3", "samba"})
+"""The presets that per-preset tests run in ``make test-fast``; the others (the same rules on
+more cards or seats) run in ``make test``."""
+
+
+def preset_params() -> list[Any]:
+    """``PRESET_NAMES`` for ``parametrize``, those outside the inner loop marked slow."""
+    return [
+        name if name in INNER_LOOP_PRESETS else pytest.param(name, marks=pytest.mark.slow)
+        for name in PRESET_NAMES
+    ]
+
+
 CHECK_ALL_EVERY = 5
 """Every fifth decision, every listed action is applied, not only the one played."""
 MAX_ACTIONS_PER_HAND = 20_000

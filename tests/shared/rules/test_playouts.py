@@ -37,14 +37,14 @@ def _play(preset: str, seeds: range, policy: str, options: dict[str, Any] | None
 
 
 @pytest.mark.slow  # the longest engine test: out of the inner loop (make test-fast)
-@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("preset", playout.preset_params())
 def test_uniform_random_play(preset: str) -> None:
     """Each decision picks uniformly among ``legal_actions``."""
     log = _play(preset, range(UNIFORM_SEEDS), "uniform")
     assert log.reasons, "no hand ended"
 
 
-@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("preset", playout.preset_params())
 def test_eager_random_play(preset: str) -> None:
     """Random play that prefers putting cards down: canastas, going out, stock-end takes."""
     log = _play(preset, range(1000, 1000 + EAGER_SEEDS), "eager")
@@ -76,7 +76,7 @@ def test_house_rules_random_play(preset: str, options: dict[str, Any]) -> None:
     not os.environ.get("CANASTA_LONG_PLAYOUTS"),
     reason="set CANASTA_LONG_PLAYOUTS=<hands per preset> for the long random run",
 )
-@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("preset", playout.preset_params())
 @pytest.mark.parametrize("policy", sorted(playout.POLICIES))
 def test_long_random_play(preset: str, policy: str) -> None:
     wanted = int(os.environ.get("CANASTA_LONG_PLAYOUTS", "0"))
@@ -91,7 +91,7 @@ def test_long_random_play(preset: str, policy: str) -> None:
 # -- whole matches -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("preset", playout.preset_params())
 @pytest.mark.parametrize("seed", [1, 2])
 def test_complete_match(preset: str, seed: int) -> None:
     """Deal hand after hand until the match ends: the deal passes clockwise, scores add up,

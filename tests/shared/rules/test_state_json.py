@@ -46,13 +46,13 @@ def describe(state: GameState) -> set[str]:
     return seen
 
 
-MATCHES: list[tuple[str, dict[str, Any] | None]] = [
+MATCHES: list[Any] = [  # whole matches; the biggest decks in make test only
     ("classic", None),
     ("two_player", None),
     ("three_cutthroat", None),
-    ("six_3x2", None),
+    pytest.param("six_3x2", None, marks=pytest.mark.slow),
     ("samba", None),
-    ("bolivia", None),
+    pytest.param("bolivia", None, marks=pytest.mark.slow),
     ("classic", {"red3_deal_timing": "first_turn", "ask_limit_per_hand": 1}),
     ("three_simple", {"last_card_red3": "meld_no_discard", "tie_policy": "raise_target_500"}),
 ]
@@ -149,7 +149,7 @@ def test_round_trip_of_special_positions() -> None:
     round_trip(state)
 
 
-@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+@pytest.mark.parametrize("preset", playout.preset_params())
 def test_config_round_trip(preset: str) -> None:
     for options in (None, *playout.OPTION_SETS):
         config = playout.config_for(preset, options)
