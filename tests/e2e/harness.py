@@ -36,6 +36,14 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+def interruptible() -> None:
+    """For ``Popen(preexec_fn=...)`` of a process the test stops with SIGINT (Ctrl-C), as a
+    person's shell starts it: with SIGINT's default action. A test run started in the
+    background by a shell without job control (``make test &``, some CI runners) inherits
+    SIGINT ignored, and a Python that starts with it ignored never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @dataclass
 class Server:
     process: subprocess.Popen[str]

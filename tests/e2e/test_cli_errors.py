@@ -23,7 +23,15 @@ from google.protobuf import json_format
 
 from client.errors import EXIT_TIMEOUT
 from shared.pb import canasta_pb2 as pb
-from tests.e2e.harness import CANASTA, Lines, Player, Server, one_line_error, start_server
+from tests.e2e.harness import (
+    CANASTA,
+    Lines,
+    Player,
+    Server,
+    interruptible,
+    one_line_error,
+    start_server,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -347,7 +355,7 @@ def test_watch_prints_a_line_per_change_until_interrupted(table: Table) -> None:
     watcher = table.players[(seat + 2) % 4]
     process = subprocess.Popen(
         [CANASTA, "watch", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=watcher.env(),
+        text=True, env=watcher.env(), preexec_fn=interruptible,
     )  # fmt: skip
     lines = Lines(process)
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import CANASTA, Lines, Player, Server, start_server
+from tests.e2e.harness import CANASTA, Lines, Player, Server, interruptible, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
 def _watch(player: Player, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [CANASTA, "watch", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=player.env(),
+        text=True, env=player.env(), preexec_fn=interruptible,
     )  # fmt: skip
 
 
