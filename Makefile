@@ -25,13 +25,14 @@ serve: $(STAMP)
 	$(BIN)/canasta-server serve
 
 # Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
+# Both cores (pytest-xdist): each worker starts its own PostgreSQL, on a free port.
 # ensure-postgres installs PostgreSQL 15 if missing: the tests start their own server from it.
 test: $(STAMP)
 	tests/ensure-postgres
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # The inner loop, under a minute on two cores: no lint, no slow tests, no PostgreSQL, both
 # cores (pytest-xdist). `make test` stays the whole suite and what CI runs.

@@ -44,7 +44,7 @@ def check_view(conn: Connection, view: pb.MatchView) -> str:
     (hex) to remember. Raises ``ForkError`` (after saving the evidence) when it does not."""
     match_id = view.match.match_id
     seen = conn.profile.matches.get(match_id)
-    if view.match.status == 1:  # MATCH_STATUS_WAITING: no chain yet
+    if view.match.status == 1 or view.match.aborted:  # waiting, or abandoned so: no chain
         return ""
     head = bytes(view.head_hash)
     if seen is not None and seen.header_hash:

@@ -58,6 +58,10 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
     ann.run("create", "--bot", "1", "--bot", "2", "--bot", "3")
     assert "abandoned" in ann.run("abort").stdout  # nobody else to agree
     assert "abandoned before its first deal" in ann.run("matches").stdout
+    waiting = ann.json("create", "--bot", "1")["match"]["match_id"]  # two seats still open
+    assert "abandoned" in ann.run("abort", "--match", waiting).stdout
+    looked = ann.run("show", waiting)
+    assert "warning" not in looked.stderr  # never started: no record, nothing to check
 
 
 def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
