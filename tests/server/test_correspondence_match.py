@@ -95,6 +95,25 @@ def address(seat: int) -> str:
     return f"{NAMES[seat]}@example.org"
 
 
+def _four_players(
+    app: App, box: Mailbox, players: Callable[..., PlayerClient], control: pb.TimeControl
+) -> tuple[Table, FakeClock]:
+    """Ann, Ben, Cid and Dee, each with a verified address (a mail per event), seated in a
+    classic match with ``control``, on the service's clock stopped at Monday 07:00 UTC."""
+    clock = FakeClock(MONDAY_7AM)
+    app.service.ctx.clock = clock
+    clients = {seat: players(name) for seat, name in enumerate(NAMES)}
+    for seat, client in clients.items():
+        verified(app, box, client, address(seat), "each")
+    created = clients[0].stub.CreateMatch(
+        pb.CreateMatchRequest(preset="classic", seat=0, time_control=control),
+        metadata=clients[0].metadata,
+    )
+    for seat in (1, 2, 3):
+        clients[seat].join_match(created.invite_code, seat=seat)
+    return Table(app, box, clients, created.match.match_id), clock
+
+
 def subjects(mails: list[Message], seat: int) -> list[str]:
     return [str(m["Subject"]).split(" - ")[0] for m in mails if m["To"] == address(seat)]
 
@@ -104,19 +123,9 @@ def test_a_whole_slow_match_by_mail(
     app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
 ) -> None:
     box, _ = mailbox
-    clock = FakeClock(MONDAY_7AM)
-    app.service.ctx.clock = clock
-    clients = {seat: players(name) for seat, name in enumerate(NAMES)}
-    for seat, client in clients.items():
-        verified(app, box, client, address(seat), "each")
     control = pb.TimeControl(days_per_move=2, bank_days=1, on_timeout="substitute")
-    created = clients[0].stub.CreateMatch(
-        pb.CreateMatchRequest(preset="classic", seat=0, time_control=control),
-        metadata=clients[0].metadata,
-    )
-    for seat in (1, 2, 3):
-        clients[seat].join_match(created.invite_code, seat=seat)
-    table = Table(app, box, clients, created.match.match_id)
+    table, clock = _four_players(app, box, players, control)
+    clients = table.clients
     match_id = table.match_id
 
     # The match starts full; the cutter hears it is their turn.
@@ -238,19 +247,10 @@ def test_a_match_under_forfeit_ends_when_a_side_runs_out_of_time(
     app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
 ) -> None:
     box, _ = mailbox
-    clock = FakeClock(MONDAY_7AM)
-    app.service.ctx.clock = clock
-    clients = {seat: players(name) for seat, name in enumerate(NAMES)}
-    for seat, client in clients.items():
-        verified(app, box, client, address(seat), "each")
-    control = pb.TimeControl(days_per_move=1, on_timeout="forfeit")
-    created = clients[0].stub.CreateMatch(
-        pb.CreateMatchRequest(preset="classic", seat=0, time_control=control),
-        metadata=clients[0].metadata,
+    table, clock = _four_players(
+        app, box, players, pb.TimeControl(days_per_move=1, on_timeout="forfeit")
     )
-    for seat in (1, 2, 3):
-        clients[seat].join_match(created.invite_code, seat=seat)
-    table = Table(app, box, clients, created.match.match_id)
+    clients = table.clients
     table.tick()
     table.move()  # the cut and deal
     for _ in range(3):
