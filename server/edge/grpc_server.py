@@ -22,6 +22,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from server.config import ServerConfig
+from server.edge.certificates import certificate_problems
 from server.edge.servicer import CanastaServicer
 from server.service.facade import CanastaService
 from shared.pb import canasta_pb2 as pb
@@ -220,6 +221,8 @@ async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.
             pair = (config.tls_key.read_bytes(), config.tls_cert.read_bytes())
         except OSError as exc:
             raise OSError(f"cannot read the TLS files: {exc}") from None
+        for problem in certificate_problems(pair[1]):
+            log.warning("%s", problem)
         credentials = grpc.ssl_server_credentials([pair])
         bind = partial(server.add_secure_port, config.listen, credentials)
     else:

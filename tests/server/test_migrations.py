@@ -283,6 +283,7 @@ def test_0003_indexes_when_the_matches_changed(open_db: OpenDatabase) -> None:
 _COPIED = ("player", "match", "seat", "log_entry", "hand")
 
 
+@pytest.mark.slow  # two servers and a hand played out: in make test
 def test_matches_in_flight_at_the_first_revision_upgrade_and_play_on(
     tmp_path: Path, database_url: Callable[[str], str]
 ) -> None:

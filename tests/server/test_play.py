@@ -77,6 +77,7 @@ def _play_out(
     raise AssertionError("the match did not finish")
 
 
+@pytest.mark.slow  # a whole match of four clients with the leak audit: in make test
 def test_four_players_play_a_whole_match(app: App, players: Callable[..., PlayerClient]) -> None:
     clients = {seat: players(f"player {seat}") for seat in range(4)}
     created = clients[0].create_match(target=1500, seat=0)
@@ -154,6 +155,7 @@ def test_the_same_envelope_twice_returns_the_same_receipt(
     assert dump(app) == before
 
 
+@pytest.mark.slow  # plays until pile takes happen: in make test
 def test_history_hides_others_draws_and_shows_pile_takes(
     app: App, players: Callable[..., PlayerClient]
 ) -> None:

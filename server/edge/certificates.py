@@ -1,0 +1,43 @@
+"""What the server says at start about its TLS certificate (issue 17).
+
+gRPC's TLS stack (BoringSSL) accepts an Ed25519 or Ed448 certificate on the server side, so
+the server starts and says "TLS", and OpenSSL's own client connects, but gRPC clients
+(``canasta`` among them) fail every handshake with such a certificate. Operators should hear
+that at start, not from their players. An expired certificate, or one not yet valid, fails
+every handshake too.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
+
+
+def certificate_problems(pem: bytes, now: datetime | None = None) -> list[str]:
+    """The reasons gRPC clients would refuse the first certificate of ``pem``; empty if
+    none is known. Never raises: a file that cannot be read as a certificate is a reason."""
+    try:
+        certificate = x509.load_pem_x509_certificate(pem)
+    except ValueError as exc:
+        return [f"the TLS certificate cannot be read ({exc})"]
+    problems = []
+    key = certificate.public_key()
+    if isinstance(key, ed25519.Ed25519PublicKey | ed448.Ed448PublicKey):
+        kind = "Ed25519" if isinstance(key, ed25519.Ed25519PublicKey) else "Ed448"
+        problems.append(
+            f"the TLS certificate's key is {kind}: gRPC clients, canasta among them, refuse it "
+            "in the handshake; use an ECDSA P-256 or RSA certificate (README: TLS)"
+        )
+    moment = now or datetime.now(UTC)
+    if certificate.not_valid_after_utc < moment:
+        problems.append(
+            f"the TLS certificate expired on {certificate.not_valid_after_utc:%Y-%m-%d}: "
+            "every client will refuse it"
+        )
+    elif certificate.not_valid_before_utc > moment:
+        problems.append(
+            f"the TLS certificate is valid only from {certificate.not_valid_before_utc:%Y-%m-%d}"
+        )
+    return problems
