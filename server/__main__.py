@@ -145,7 +145,11 @@ def serve(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
+    # Wake up now and then rather than wait for good: a signal that the kernel hands to one of
+    # gRPC's threads sets Python's flag but does not interrupt the main thread's wait, and the
+    # handler (which runs only in the main thread) would never run.
+    while not stop.wait(0.5):
+        pass
     running.stop(grace=5.0)
     typer.echo("canasta-server stopped")
 
