@@ -20,7 +20,6 @@ from client.errors import EXIT_USAGE, CliError
 if TYPE_CHECKING:
     from client.profiles import Seen
     from client.rpc import Connection, RpcFailureError
-    from shared.pb import canasta_pb2 as pb
 
 app = typer.Typer()
 PANEL = "Playing"
@@ -207,12 +206,13 @@ def _catch_up(
     """
     import sys
 
-    from client.forks import check_view
+    from client.forks import check_view, entries_after
     from client.render import COMMANDS, changes_text, render_table, status_text
     from shared.pb import canasta_pb2 as pb
 
     view = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
-    header_hash = check_view(conn, view)  # it must extend what the player saw (client.forks)
+    entries = entries_after(conn, match_id, seen.version, view.version)
+    header_hash = check_view(conn, view, entries)  # it must extend what the player saw
     moved = (
         f"the match moved on since you last looked (you saw version {seen.version}, it is at "
         f"version {view.version})"
@@ -223,7 +223,6 @@ def _catch_up(
             f"{moved}, and it is not your move now: {_lower_first(status_text(view))}. Nothing "
             "was submitted; `canasta show` shows the table"
         )
-    entries = _entries_after(conn, match_id, seen.version)
     if any(e.seat == seen.seat for e in entries):
         raise CliError(
             f"{moved}, with moves for your seat made elsewhere (another device, or a bot "
@@ -263,20 +262,6 @@ def _catch_up(
     ):
         raise CliError("nothing was submitted")
     return conn.profile.remember(view, header_hash)
-
-
-def _entries_after(conn: Connection, match_id: str, version: int) -> list[pb.HistoryEntry]:
-    """The log entries after ``version`` (every page; a few moves, usually one page)."""
-    from shared.pb import canasta_pb2 as pb
-
-    found: list[pb.HistoryEntry] = []
-    after = version
-    while True:
-        page = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=after))
-        found.extend(page.entries)
-        if not page.more or not page.entries:
-            return found
-        after = page.entries[-1].seq
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta draw")

@@ -134,12 +134,6 @@ def _known_keys() -> tuple[bytes, bytes] | None:
         return None
 
 
-def _printable(text: str) -> str:
-    """A name from a file, with anything that could move the cursor or fake a line shown
-    escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str:
     """The verify report: the match, its players and their keys, each hand's scores, the
     result, and which keys this profile knows."""
@@ -153,7 +147,7 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
     except (OverflowError, OSError, ValueError):
         started = f"{header.started_ms} ms after 1970"
     lines = [f"match {header.match_id} ({config.preset}, to {config.target}), began {started}"]
-    names = [_printable(s.name) or f"seat {s.seat}" for s in header.seats]
+    names = [s.name or f"seat {s.seat}" for s in header.seats]  # printable: Header checks
     for seat in header.seats:
         who = "a bot" if seat.bot else names[seat.seat]
         lines.append(

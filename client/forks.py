@@ -39,9 +39,13 @@ class ForkError(CliError):
     """The server showed a history that does not extend the one the player saw before."""
 
 
-def check_view(conn: Connection, view: pb.MatchView) -> str:
+def check_view(
+    conn: Connection, view: pb.MatchView, fetched: list[pb.HistoryEntry] | None = None
+) -> str:
     """Check that ``view`` extends what the profile saw of its match; returns the header hash
-    (hex) to remember. Raises ``ForkError`` (after saving the evidence) when it does not."""
+    (hex) to remember. Raises ``ForkError`` (after saving the evidence) when it does not.
+    ``fetched``: the entries after the seen version up to the view's, if the caller already
+    has them (``entries_after``), so they are not asked for twice."""
     match_id = view.match.match_id
     seen = conn.profile.matches.get(match_id)
     if view.match.status == 1 or view.match.aborted:  # waiting, or abandoned so: no chain
@@ -59,7 +63,11 @@ def check_view(conn: Connection, view: pb.MatchView) -> str:
             ):  # a new secret for the same cut: the server would be choosing the deal
                 _fork(conn, view, seen, [], "it changed the commitment of the hand to deal")
             return seen.header_hash
-        entries = _entries(conn, match_id, seen.version, view.version)
+        entries = (
+            fetched
+            if fetched is not None
+            else entries_after(conn, match_id, seen.version, view.version)
+        )
         _follow(conn, view, seen, known, entries)
         return seen.header_hash
     # First look at this started match: the whole chain, from a header that names us (and,
@@ -112,7 +120,7 @@ def _follow(
         _fork(conn, view, seen, entries, "its head is not the end of the entries it shows")
 
 
-def _entries(conn: Connection, match_id: str, after: int, until: int) -> list[pb.HistoryEntry]:
+def entries_after(conn: Connection, match_id: str, after: int, until: int) -> list[pb.HistoryEntry]:
     """The entries ``after + 1 .. until`` as the server shows them now."""
     from shared.pb import canasta_pb2 as pb
 
@@ -135,7 +143,7 @@ def _header_and_entries(
     first = conn.call("GetHistory", pb.GetHistoryRequest(match_id=match_id, after_seq=0))
     entries = [e for e in first.entries if e.seq <= until]
     if first.more and entries:
-        entries += _entries(conn, match_id, entries[-1].seq, until)
+        entries += entries_after(conn, match_id, entries[-1].seq, until)
     return bytes(first.header), entries
 
 

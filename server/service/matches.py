@@ -189,7 +189,7 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     state = new_match(match.config, seed=match.id)
     commit_hand(repo, match.id, 1, now)
     revision = match.revision + 1
-    header = match_header(ctx, match, now).to_bytes()
+    header = match_header(ctx, match, now, state.dealer).to_bytes()
     started = dataclasses.replace(
         match,
         status=MatchStatus.PLAYING,
@@ -214,7 +214,7 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     return started, state
 
 
-def match_header(ctx: ServiceContext, match: Match, now: int) -> Header:
+def match_header(ctx: ServiceContext, match: Match, now: int, first_dealer: int) -> Header:
     """What every move of the match will commit to, fixed as it starts: the rules, the seats'
     names and keys, the server's keys and the time control (``docs/transcript.md``)."""
     control = match.time_control
@@ -234,7 +234,7 @@ def match_header(ctx: ServiceContext, match: Match, now: int) -> Header:
             control.on_timeout.value,
         ),
         started_ms=now,
-        first_dealer=new_match(match.config, seed=match.id).dealer,
+        first_dealer=first_dealer,
     )  # fmt: skip
 
 

@@ -3,8 +3,6 @@ logs, the ``canasta-server`` process and its operator commands."""
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import logging
 import os
 import signal
@@ -17,10 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
     ProtoReflectionDescriptorDatabase,
@@ -34,6 +29,7 @@ from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient
 
 from .conftest import AppFactory
+from .tlskit import self_signed
 
 
 def test_health_checking(channel: grpc.Channel) -> None:
@@ -74,40 +70,8 @@ def _server_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == "canasta.server"]
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-            ),
-            critical=False,
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return cert_path, key_path
-
-
 def test_tls_by_configuration(make_app: AppFactory, tmp_path: Path) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path, ec.generate_private_key(ec.SECP256R1()))
     app = make_app(tls_cert=cert, tls_key=key)
     credentials = grpc.ssl_channel_credentials(root_certificates=cert.read_bytes())
     with grpc.secure_channel(f"localhost:{app.port}", credentials) as channel:
