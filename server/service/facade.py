@@ -12,40 +12,21 @@ prev_hash, client_time_ms, actions, deal_commitment}`` and the seat key's Ed2551
 over exactly those bytes. The server stores the bytes as received, with
 ``entry_hash = shared.crypto.entry_hash(prev_hash, payload, signature)``, commits durably, and
 then signs the receipt ``shared.crypto.receipt_message(match_id, seq, entry_hash)``. The match's
-``version`` is the seq of its last entry; the first entry's ``prev_hash`` is
-``genesis_hash(match_id)``. Bot seats sign with the server's bot key, never its receipt key.
+``version`` is the seq of its last entry. When the match starts, its header (the rules, the
+seats and their keys, the server's keys, the clock, the first dealer: ``shared.transcript``)
+is stored, and the first entry's ``prev_hash`` is ``header_hash(header)``, so every move
+commits to the rules it is played under (matches started before schema revision 0006 start
+from ``genesis_hash(match_id)``). Bot seats sign with the server's bot key, never its receipt
+key.
 
-Fair deals (commit-reveal)
---------------------------
-Exactly, for hand ``h`` (1, 2, ...) of match ``m``:
-
-1. **Commit.** The moment the match starts (for ``h = 1``) or the move that ends hand ``h-1``
-   is stored (for ``h > 1``), in that same transaction, the server draws a fresh 32-byte
-   ``secret_h`` from the OS CSPRNG and publishes ``C_h = commitment(secret_h, m, h)``
-   (``MatchView.deal_commitment``, ``HandRecord.commitment``). Nothing about hand ``h``'s
-   deck exists before this point, and nothing after it can change ``secret_h``.
-2. **Cut.** The match then waits in the engine's ``deal`` phase for one signed move from the
-   *cutting seat*: the hand's dealer if a human holds it, else the next human seat clockwise.
-   Its payload is ``actions = ["deal"]`` with ``deal_commitment = C_h`` (the server refuses
-   any other commitment), so the cutter's signature provably came after ``C_h`` was public.
-   It is an ordinary log entry (seq, prev_hash, receipt) with ``hand_number = h``.
-3. **Deal.** ``seed = deal_seed(secret_h, m, h, [sig])`` where ``sig`` is the 64-byte
-   signature of that deal entry (the hand's only contribution);
-   ``perm = shuffle(len(D), seed)`` where ``D = shared.rules.deck(config.decks,
-   config.jokers_per_deck)``; the deck order (top first) is ``[D[i] for i in perm]`` and the
-   hand is ``shared.rules.deal_hand(state, order)``. The first dealer is
-   ``new_match(config, seed=m)``'s.
-4. **Reveal.** In the transaction of the move that ends hand ``h``, ``secret_h`` is marked
-   revealed: ``GetHistory`` returns it from then on (never before), and anyone can check
-   ``C_h`` and recompute the deal.
-
-Why the cut and not the players' ordinary moves: the server knows ``secret_h`` and controls
-bot seats, so any contribution that it could influence or predict after committing would let it
-choose among deals (e.g. by a bot ending the previous hand now or later). A cutter's Ed25519
-signature is unpredictable without the cutter's private key, it is made after ``C_h`` is fixed,
-and it commits to the whole history through ``prev_hash``. What remains to the server is to
-refuse or delay a cut, which players see, not to choose a deal; and, as the dealer, it can see
-every hand (the README's trust model).
+Fair deals (commit-reveal), specified byte for byte in ``docs/fair-deal.md``: the server
+commits to a fresh secret for hand ``h`` in the transaction that starts the match or ends hand
+``h-1``; the cutting seat (``shared.transcript.cutting_seat``) signs a ``deal`` move naming that
+commitment, with no time in it, so it has one signature; the deck is the shuffle seeded by the
+secret and that signature (``shared.transcript.dealt_deck``); the secret is revealed in the
+transaction that ends the hand. The server, as the dealer, sees every hand, and it could choose
+the deal of a hand whose cut its bot makes for an absent player (``canasta verify`` names those
+hands); otherwise it can refuse or delay a cut, not choose a deal.
 """
 
 from __future__ import annotations
