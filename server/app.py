@@ -42,8 +42,17 @@ class App:
     port: int
     feed: ChangeFeed
     """Brings changes stored by other processes on the same database to this one's watchers."""
+    metrics_port: int = 0
+    """Where ``/metrics`` is served once started (0: off)."""
 
     def start(self) -> None:
+        if self.config.metrics_listen:
+            try:
+                self.metrics_port = self.service.ctx.metrics.serve(self.config.metrics_listen)
+            except OSError as exc:
+                raise OSError(
+                    f"cannot serve the metrics on {self.config.metrics_listen}: {exc.strerror}"
+                ) from None
         self.server.start()
         self.bots.start()
         self.feed.start()
@@ -57,6 +66,7 @@ class App:
         self.service.outbox.rounds.stop()
         self.feed.stop()
         self.bots.stop()
+        self.service.ctx.metrics.stop()
         self.db.dispose()
 
 
@@ -66,8 +76,15 @@ def open_service(
     db = Database(config.db_url)
     migrate(db)
     ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config)
+    db.on_commit = ctx.metrics.commit_seconds.observe
+    ctx.metrics.read_from_database(lambda: _stored_counts(ctx))
     service = CanastaService(ctx, package_version())
     return db, service, BotRunner(ctx, service.play, chooser)
+
+
+def _stored_counts(ctx: ServiceContext) -> dict[str, dict[str, int]]:
+    with ctx.db.read() as session:
+        return ctx.repo(session).stored_counts()
 
 
 def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:

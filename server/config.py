@@ -29,6 +29,7 @@ APP_NAME = "canasta-server"
 ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
 SMTP_SECURITY = ("starttls", "tls", "none")
+LOG_FORMATS = ("text", "json")
 
 
 class ConfigFileError(ValueError):
@@ -68,6 +69,12 @@ class ServerConfig:
     stored by other server processes on the same (PostgreSQL) database, and whether the open
     streams' tokens are still valid."""
     log_level: str = "INFO"
+    log_format: str = "text"
+    """``text``: one plain line per record; ``json``: one JSON object per line (time, level,
+    logger, message), for log collectors."""
+    metrics_listen: str = ""
+    """``host:port`` of the Prometheus metrics endpoint (``/metrics``); empty: off. Keep it on
+    a private address: it tells how busy the server is, not what anyone plays."""
     limit_anonymous_per_minute: int = 120
     """Calls that need no token and use the database (register, challenge, authenticate) a
     minute from one peer address (an IPv6 one by its /64), and as many bearer tokens that
@@ -127,6 +134,14 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigFileError(
+                f"log_format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
+            )
+        if self.metrics_listen:
+            host, _, port = self.metrics_listen.rpartition(":")
+            if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+                raise ConfigFileError("metrics_listen is host:port (port 0 to 65535), or empty")
         if self.smtp_security not in SMTP_SECURITY:
             raise ConfigFileError(
                 f"smtp_security must be one of {', '.join(SMTP_SECURITY)}, "

@@ -212,6 +212,21 @@ def plain_turn(view: pb.MatchView) -> list[str]:
     return [f"discard {view.view.hand[-1]}"]
 
 
+def next_plain_move(
+    seats: Sequence[PlayerClient], match_id: str, *, deal_hand_after: int | None = None
+) -> pb.SubmitResponse | None:
+    """Make the match's next move with ``plain_turn`` (a cut when one is due), signed by the
+    seat to act (``seats[seat]``); None instead of cutting for a hand after
+    ``deal_hand_after``."""
+    player = seats[seats[0].view(match_id).match.to_act]
+    view = player.view(match_id)  # the actor's own view
+    if view.HasField("dealing_seat"):
+        if deal_hand_after is not None and view.view.hand_number >= deal_hand_after:
+            return None
+        return player.deal(view)
+    return player.submit(view, plain_turn(view))
+
+
 # -- checking a server from outside -------------------------------------------------------------
 
 

@@ -254,6 +254,8 @@ class Play:
         """Tell watchers and bots of a newly stored move; the receipt, and the view when the
         caller proved to be the seat's player."""
         if isinstance(outcome, _Plan):
+            by = "bot" if outcome.entry.actor_key == self.ctx.keys.bot_public else "player"
+            self.ctx.metrics.moves.labels(by).inc()
             self.ctx.notifier.publish(matches.change(outcome.match, outcome.state))
         match, state = outcome.match, outcome.state
         if viewer is None or match.seats[seat].player_id != viewer:
