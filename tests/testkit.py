@@ -276,8 +276,23 @@ def start_server_process(
     listen: str = "127.0.0.1:0",
     serve_args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[str], int]:
+    """``serve_with_banner``; the process and the port it bound."""
+    process, banner = serve_with_banner(
+        data_dir, env=env, command=command, listen=listen, serve_args=serve_args
+    )
+    return process, banner_port(banner, "listening on ")
+
+
+def serve_with_banner(
+    data_dir: Path,
+    *,
+    env: Mapping[str, str],
+    command: Sequence[str] = (sys.executable, "-m", "server"),
+    listen: str = "127.0.0.1:0",
+    serve_args: Sequence[str] = (),
+) -> tuple[subprocess.Popen[str], str]:
     """Run ``canasta-server serve`` as a process of its own and wait for its banner line
-    ("... listening on HOST:PORT ..."); return the process and the port it bound.
+    ("... listening on HOST:PORT ..."); return the process and that line.
 
     ``serve_args`` go after ``serve --listen ...`` (e.g. ``["--workers", "2"]``), so a caller
     can pass any ``serve`` option without this helper knowing them all. Its log (stderr) goes
@@ -295,4 +310,10 @@ def start_server_process(
         process.kill()
         process.wait()
         raise RuntimeError(f"the server did not start: {banner!r} (see {data_dir}/server.log)")
-    return process, int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])
+    return process, banner
+
+
+def banner_port(banner: str, after: str) -> int:
+    """The port in ``canasta-server serve``'s banner line after ``after`` ("listening on ",
+    "metrics on ")."""
+    return int(banner.split(after)[1].split()[0].rstrip(";").rpartition(":")[2])

@@ -52,21 +52,21 @@ def players_list() -> None:
 @players_app.command("block")
 def players_block(who: PlayerArgument) -> None:
     """Block a player: its key is refused everywhere, its tokens are revoked."""
-    try:
-        player = admin.set_blocked(service_context(), who, True)
-    except ServiceError as exc:
-        refused(exc)
-    typer.echo(f"blocked {player.display_name} (#{player.id})")
+    _set_blocked(who, True)
 
 
 @players_app.command("unblock")
 def players_unblock(who: PlayerArgument) -> None:
     """Unblock a player."""
+    _set_blocked(who, False)
+
+
+def _set_blocked(who: str, blocked: bool) -> None:
     try:
-        player = admin.set_blocked(service_context(), who, False)
+        player = admin.set_blocked(service_context(), who, blocked)
     except ServiceError as exc:
         refused(exc)
-    typer.echo(f"unblocked {player.display_name} (#{player.id})")
+    typer.echo(f"{'blocked' if blocked else 'unblocked'} {player.display_name} (#{player.id})")
 
 
 @players_app.command("rename")

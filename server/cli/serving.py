@@ -53,6 +53,10 @@ def serve(
         running = open_app(config)
     except (OSError, MigrationError) as exc:
         fail(exc)
+    # Handle stop signals before the banner says it serves: whoever reads it may stop it at once.
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         running.start()
     except OSError as exc:
@@ -69,9 +73,6 @@ def serve(
         f"server key {public_key_to_text(key)} ({fingerprint(key)}){metrics}"
     )
     sys.stdout.flush()
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     # Wake up now and then rather than wait for good: a signal that the kernel hands to one of
     # gRPC's threads sets Python's flag but does not interrupt the main thread's wait, and the
     # handler (which runs only in the main thread) would never run.
@@ -79,6 +80,47 @@ def serve(
         pass
     running.stop(grace=5.0)
     typer.echo("canasta-server stopped")
+
+
+@app.command("health")
+def health(
+    address: Annotated[
+        str | None, typer.Option(help="host:port of the server (default: where it listens).")
+    ] = None,
+    timeout: Annotated[float, typer.Option(min=0.1, max=60, help="Seconds to wait.")] = 5.0,
+) -> None:
+    """Ask a running server whether it is serving (the gRPC health service): exit 0 if it
+    is, 1 if not. Container health checks and monitors run it."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    from server.edge.certificates import certificate_name
+
+    config = server_config()
+    host, _, port = (address or config.listen).rpartition(":")
+    if host in ("0.0.0.0", "::", "[::]", ""):  # listening everywhere: ask this host
+        host = "127.0.0.1"
+    target = f"{host}:{port}"
+    if config.tls_cert is None:
+        channel = grpc.insecure_channel(target)
+    else:
+        pem = config.tls_cert.read_bytes()
+        name, self_signed = certificate_name(pem)
+        credentials = grpc.ssl_channel_credentials(root_certificates=pem if self_signed else None)
+        channel = grpc.secure_channel(
+            target, credentials, options=[("grpc.ssl_target_name_override", name)]
+        )
+    with channel:
+        try:
+            answer = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=timeout
+            )
+        except grpc.RpcError as exc:
+            fail(f"{target}: not serving ({exc.code().name})")
+    if answer.status != health_pb2.HealthCheckResponse.SERVING:
+        status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
+        fail(f"{target}: not serving ({status})")
+    typer.echo(f"{target}: serving")
 
 
 @app.command("show-key")

@@ -739,32 +739,21 @@ class Repository:
         return [int(r[0]) for r in rows]
 
     def playing_match_ids_of(self, player_id: int) -> list[str]:
-        return list(
-            self.session.exec(
-                select(MatchRow.id)
-                .where(
-                    col(MatchRow.id).in_(
-                        select(SeatRow.match_id).where(SeatRow.player_id == player_id)
-                    )
-                )
-                .where(MatchRow.status == MatchStatus.PLAYING.value)
-            )
-        )
+        return self._match_ids_of(player_id, (MatchStatus.PLAYING,))
 
     def unfinished_match_ids_of(self, player_id: int) -> list[str]:
-        """The matches, waiting or playing, in which the player sits."""
-        return list(
-            self.session.exec(
-                select(MatchRow.id)
-                .where(
-                    col(MatchRow.id).in_(
-                        select(SeatRow.match_id).where(SeatRow.player_id == player_id)
-                    )
-                )
-                .where(col(MatchRow.status) != MatchStatus.FINISHED.value)
-                .order_by(col(MatchRow.created_ms))
-            )
+        """The matches, waiting or playing, in which the player sits (oldest first)."""
+        return self._match_ids_of(player_id, (MatchStatus.WAITING, MatchStatus.PLAYING))
+
+    def _match_ids_of(self, player_id: int, statuses: Sequence[MatchStatus]) -> list[str]:
+        seated = select(SeatRow.match_id).where(SeatRow.player_id == player_id)
+        statement = (
+            select(MatchRow.id)
+            .where(col(MatchRow.id).in_(seated))
+            .where(col(MatchRow.status).in_([s.value for s in statuses]))
+            .order_by(col(MatchRow.created_ms), col(MatchRow.id))
         )
+        return list(self.session.exec(statement))
 
     def touch_matches_of(self, player_id: int, now: int, *, finished_too: bool = False) -> None:
         """Mark the player's unfinished matches (and finished ones if asked) changed: every

@@ -3,12 +3,14 @@ commands and their log, the metrics endpoint and JSON logs, against real servers
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +22,15 @@ from server.__main__ import app as cli
 from server.app import App
 from server.service.accounts import Caller
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, next_plain_move, replay_history, start_server_process
+from tests.testkit import (
+    PlayerClient,
+    banner_port,
+    next_plain_move,
+    plain_turn,
+    replay_history,
+    serve_with_banner,
+    start_server_process,
+)
 
 from .conftest import AppFactory
 
@@ -302,3 +312,89 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
 
 def _caller(app: App, client: PlayerClient) -> Caller:
     return app.service.authorize(client.token)
+
+
+# -- metrics and logs ---------------------------------------------------------------------------
+
+
+def _scrape(port: int) -> dict[str, float]:
+    """The metrics endpoint's samples: ``'name{label="value",...}'`` -> value."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    samples: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            samples[name] = float(value)
+    return samples
+
+
+@pytest.mark.slow
+def test_the_metrics_endpoint_counts_calls_moves_streams_and_commits(tmp_path: Path) -> None:
+    """A real server with ``metrics_listen``: a scrape shows the calls per method and status,
+    the moves stored by players and bots, the open Watch streams, the matches by status and
+    the commit times, and no label names a player, a match or a card; `status` reads the
+    open streams from it."""
+    data, env = tmp_path / "server", _env(tmp_path, metrics_listen="127.0.0.1:0")
+    process, banner = serve_with_banner(data, env=env)
+    port, metrics_port = banner_port(banner, "listening on "), banner_port(banner, "metrics on ")
+    try:
+        alice = PlayerClient(grpc.insecure_channel(f"127.0.0.1:{port}")).join_server("alice")
+        match_id = alice.create_match(seat=0, bot_seats=[1, 2, 3]).match.match_id
+        stream = alice.watch([match_id])
+        next(stream)  # the stream is open: its first message arrived
+        moves = 0
+        while moves < 6:
+            view = alice.view(match_id)
+            if view.match.to_act != 0:
+                continue  # the bots are moving
+            response = alice.deal(view) if view.HasField("dealing_seat") else None
+            if response is None:
+                alice.submit(view, plain_turn(view))
+            moves += 1
+        with pytest.raises(grpc.RpcError):
+            alice.stub.GetView(pb.GetViewRequest(match_id=match_id))  # no token
+        samples = _scrape(metrics_port)
+        status = subprocess.run(
+            [*SERVER, "--data-dir", str(data), "status"],
+            env={**env, "CANASTA_SERVER_METRICS_LISTEN": f"127.0.0.1:{metrics_port}"},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        stream.cancel()
+    finally:
+        _stop(process)
+    submits = samples['canasta_rpc_calls_total{code="OK",method="Submit"}']
+    assert submits == moves
+    assert samples['canasta_rpc_calls_total{code="UNAUTHENTICATED",method="GetView"}'] == 1
+    assert samples['canasta_rpc_seconds_count{method="Submit"}'] == moves
+    assert samples['canasta_moves_stored_total{by="player"}'] == moves
+    assert samples['canasta_moves_stored_total{by="bot"}'] >= moves - 1  # bots answered
+    assert samples["canasta_watch_streams_open"] == 1
+    assert samples['canasta_matches{status="playing"}'] == 1
+    assert samples['canasta_notifications{state="failed"}'] == 0
+    assert samples["canasta_db_commit_seconds_count"] >= 2 * moves
+    labels = {part for name in samples for part in name.partition("{")[2].split(",") if part}
+    assert not any(match_id in label or "alice" in label for label in labels)
+    assert status.returncode == 0, status.stderr
+    assert "open watch streams               1" in status.stdout
+
+
+@pytest.mark.slow
+def test_json_log_lines_are_one_object_each(tmp_path: Path) -> None:
+    """``log_format = "json"``: every line the server logs is one JSON object with its time,
+    level, logger and message (a call's line among them)."""
+    data, env = tmp_path / "server", _env(tmp_path, log_format="json")
+    process, port = start_server_process(data, env=env)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            PlayerClient(channel)  # asks for the server's info
+    finally:
+        _stop(process)
+    lines = (data / "server.log").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert records
+    assert all(set(r) == {"time", "level", "logger", "message"} for r in records)
+    assert {"logger": "canasta.server", "level": "INFO"}.items() <= next(
+        r for r in records if "GetServerInfo OK" in r["message"]
+    ).items()
+    assert all(r["time"].endswith("+00:00") for r in records)
