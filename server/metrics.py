@@ -42,7 +42,8 @@ class Metrics:
         )  # fmt: skip
         self.rpc_seconds = Histogram(
             "canasta_rpc_seconds", "Time from a call's arrival to its end (a Watch stream: "
-            "its whole life), by method.", ["method"], buckets=LATENCY_BUCKETS, registry=r,
+            "its whole life), by method and status code.", ["method", "code"],
+            buckets=LATENCY_BUCKETS, registry=r,
         )  # fmt: skip
         self.moves = Counter(
             "canasta_moves_stored", "Moves durably stored by this process, by who signed them "

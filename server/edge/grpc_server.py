@@ -91,7 +91,6 @@ async def _refuse_undecodable(method: str, context: Any) -> None:
 
 def _logged(method: str, handler: Any, metrics: Metrics) -> Any:
     short = method.rsplit("/", 1)[-1]  # only methods the server has: a bounded set of labels
-    seconds = metrics.rpc_seconds.labels(short)
 
     def done(context: Any, started: float) -> None:
         elapsed = time.perf_counter() - started
@@ -101,7 +100,7 @@ def _logged(method: str, handler: Any, metrics: Metrics) -> Any:
         else:
             name = "CANCELLED" if context.cancelled() else "OK"
         metrics.rpc_calls.labels(short, name).inc()
-        seconds.observe(elapsed)
+        metrics.rpc_seconds.labels(short, name).observe(elapsed)
         if log.isEnabledFor(logging.INFO):
             if name == "OK":
                 log.info("%s OK %.1fms", method, elapsed * 1000)

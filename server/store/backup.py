@@ -61,8 +61,8 @@ def sqlite_path(url: str) -> Path:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or not parsed.database:
         raise BackupError(
-            "the database is not SQLite: back up PostgreSQL with pg_dump "
-            "(see the README, Operating a server)"
+            "the database is not SQLite: for PostgreSQL use pg_dump and pg_restore "
+            "(README: Operating a server)"
         )
     return Path(parsed.database).expanduser()
 

@@ -206,7 +206,7 @@ def test_backup_of_postgresql_points_to_pg_dump(tmp_path: Path) -> None:
          "backup", str(tmp_path / "f.db")],
     )  # fmt: skip
     assert done.exit_code == 1
-    assert "back up PostgreSQL with pg_dump" in done.output
+    assert "for PostgreSQL use pg_dump and pg_restore" in done.output
     assert not (tmp_path / "f.db").exists()
 
 
@@ -366,7 +366,7 @@ def test_the_metrics_endpoint_counts_calls_moves_streams_and_commits(tmp_path: P
     submits = samples['canasta_rpc_calls_total{code="OK",method="Submit"}']
     assert submits == moves
     assert samples['canasta_rpc_calls_total{code="UNAUTHENTICATED",method="GetView"}'] == 1
-    assert samples['canasta_rpc_seconds_count{method="Submit"}'] == moves
+    assert samples['canasta_rpc_seconds_count{code="OK",method="Submit"}'] == moves
     assert samples['canasta_moves_stored_total{by="player"}'] == moves
     assert samples['canasta_moves_stored_total{by="bot"}'] >= moves - 1  # bots answered
     assert samples["canasta_watch_streams_open"] == 1
