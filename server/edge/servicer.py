@@ -333,14 +333,14 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         subscription.on_news(wake)
         streams = self.service.ctx.metrics.watch_streams
         streams.inc()
-        # With notifications: the caller's log from the id they last saw, read again after
-        # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
-        # from the deadline sweep, not from a change).
-        if request.after_notification_id >= 2**63:
-            await _refuse(context, InvalidRequestError("that notification id is out of range"))
-        last_note = request.after_notification_id if request.notifications else -1
-        next_read = 0.0
         try:
+            # With notifications: the caller's log from the id they last saw, read again after
+            # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
+            # from the deadline sweep, not from a change).
+            if request.after_notification_id >= 2**63:
+                await _refuse(context, InvalidRequestError("that notification id is out of range"))
+            last_note = request.after_notification_id if request.notifications else -1
+            next_read = 0.0
             for change in initial:
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx

@@ -123,8 +123,11 @@ class Database:
 
 
 def use_lock_path(database: Path) -> Path:
-    """The lock file of a SQLite database: shared by its users, exclusive for a restore."""
-    return database.with_name(database.name + ".lock")
+    """The lock file of a SQLite database: shared by its users, exclusive for a restore. Named
+    after the file's real path, so that every spelling of it (relative, through a symbolic
+    link) shares one lock."""
+    real = database.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 def hold_use_lock(database: Path) -> int:
