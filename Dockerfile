@@ -24,6 +24,6 @@ ENV CANASTA_SERVER_DATA_DIR=/data \
     CANASTA_SERVER_LISTEN=0.0.0.0:7437
 EXPOSE 7437
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \
-    CMD ["canasta-server", "health"]
+    CMD ["python", "-m", "server.health"]
 ENTRYPOINT ["canasta-server"]
 CMD ["serve"]

@@ -134,6 +134,8 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if self.database_url:
+            _check_database_url(self.database_url)
         if self.log_format not in LOG_FORMATS:
             raise ConfigFileError(
                 f"log_format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
@@ -179,6 +181,26 @@ class ServerConfig:
     @property
     def tls(self) -> bool:
         return self.tls_cert is not None
+
+
+def _check_database_url(url: str) -> None:
+    """A URL SQLAlchemy can read; for SQLite, a plain file path (the server keeps one lock file
+    beside it, and ``restore`` replaces it: an in-memory database or a ``file:`` URI is
+    refused)."""
+    from sqlalchemy.engine import make_url  # here: the health check loads settings, fast
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigFileError(f"database_url is not a database URL: {url!r}") from None
+    if parsed.get_backend_name() != "sqlite":
+        return
+    name = parsed.database or ""
+    if name in ("", ":memory:") or name.startswith("file:") or parsed.query.get("uri"):
+        raise ConfigFileError(
+            "database_url: SQLite takes a file path (sqlite:///PATH), not memory or a file: URI"
+        )
 
 
 def reminder_ms(text: str) -> tuple[int, ...]:

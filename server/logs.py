@@ -28,6 +28,17 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+def admin_lines_to_stderr() -> None:
+    """Print the admin log's lines (logger ``canasta.admin``) on standard error, for an admin
+    command run by hand, from cron or a systemd timer (its journal keeps them), without
+    touching any other logger."""
+    admin = logging.getLogger("canasta.admin")
+    admin.handlers[:] = [logging.StreamHandler(sys.stderr)]
+    admin.handlers[0].setFormatter(logging.Formatter("canasta-server: %(message)s"))
+    admin.setLevel(logging.INFO)
+    admin.propagate = False
+
+
 def configure(level: str, log_format: str) -> None:
     """Send the log to standard error, as text or JSON lines."""
     handler = logging.StreamHandler(sys.stderr)

@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
-from server.cli.common import app, fail, server_config
+from server.cli.common import app, fail, open_db, server_config
 from server.service.admin import record
 from server.service.context import wall_clock_ms
 from server.store.backup import BackupError, backup, restore
-from server.store.db import Database
 from server.store.repository import Repository
 
 
@@ -20,10 +19,10 @@ def backup_command(
     file: Annotated[Path, typer.Argument(help="Where to write the copy (a new file).")],
 ) -> None:
     """Write a consistent copy of the SQLite database, safe while the server runs (SQLite's
-    online backup API). PostgreSQL: use pg_dump (see the README)."""
+    online backup API), readable by its owner only. PostgreSQL: use pg_dump (see the README)."""
     try:
         summary = backup(server_config().db_url, file)
-    except BackupError as exc:
+    except (BackupError, OSError) as exc:
         fail(exc)
     typer.echo(f"backed up {summary.line()}")
 
@@ -31,15 +30,19 @@ def backup_command(
 @app.command("restore")
 def restore_command(
     file: Annotated[Path, typer.Argument(help="A copy written by canasta-server backup.")],
+    new: Annotated[
+        bool, typer.Option("--new", help="There is no database yet (a new machine).")
+    ] = False,
 ) -> None:
     """Put a backup in place of the SQLite database. Only while the server is stopped; the
-    database it replaces is kept beside it (canasta.db.before-restore-<time>)."""
+    database it replaces is renamed aside (canasta.db.before-restore-<time>). The restored
+    database is brought to this server's schema at once."""
     config = server_config()
     try:
-        summary, kept = restore(file, config.db_url)
-    except BackupError as exc:
+        summary, kept = restore(file, config.db_url, new=new)
+    except (BackupError, OSError) as exc:
         fail(exc)
-    db = Database(config.db_url)
+    db = open_db(config)  # a backup from an older server: migrated before anything is written
     try:
         with db.write() as session:
             now = wall_clock_ms()

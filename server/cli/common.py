@@ -8,6 +8,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from server import logs
 from server.config import ConfigFileError, ServerConfig, load_config
 from server.keys import load_keys
 from server.service.context import ServiceContext
@@ -60,6 +61,7 @@ def _root(
     data_dir: DataDirOption = None,
 ) -> None:
     """The Canasta correspondence server."""
+    logs.admin_lines_to_stderr()
     _globals.config_path = config
     _globals.database_url = database_url
     _globals.data_dir = data_dir

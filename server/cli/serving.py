@@ -6,6 +6,7 @@ import secrets
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -88,39 +89,18 @@ def health(
         str | None, typer.Option(help="host:port of the server (default: where it listens).")
     ] = None,
     timeout: Annotated[float, typer.Option(min=0.1, max=60, help="Seconds to wait.")] = 5.0,
+    ca: Annotated[
+        Path | None, typer.Option(help="CA certificate to trust (TLS; default: tls_cert).")
+    ] = None,
 ) -> None:
     """Ask a running server whether it is serving (the gRPC health service): exit 0 if it
-    is, 1 if not. Container health checks and monitors run it."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    is, 1 if not. (Container health checks run the lighter `python -m server.health`.)"""
+    from server.health import check
 
-    from server.edge.certificates import certificate_name
-
-    config = server_config()
-    host, _, port = (address or config.listen).rpartition(":")
-    if host in ("0.0.0.0", "::", "[::]", ""):  # listening everywhere: ask this host
-        host = "127.0.0.1"
-    target = f"{host}:{port}"
-    if config.tls_cert is None:
-        channel = grpc.insecure_channel(target)
-    else:
-        pem = config.tls_cert.read_bytes()
-        name, self_signed = certificate_name(pem)
-        credentials = grpc.ssl_channel_credentials(root_certificates=pem if self_signed else None)
-        channel = grpc.secure_channel(
-            target, credentials, options=[("grpc.ssl_target_name_override", name)]
-        )
-    with channel:
-        try:
-            answer = health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(), timeout=timeout
-            )
-        except grpc.RpcError as exc:
-            fail(f"{target}: not serving ({exc.code().name})")
-    if answer.status != health_pb2.HealthCheckResponse.SERVING:
-        status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
-        fail(f"{target}: not serving ({status})")
-    typer.echo(f"{target}: serving")
+    serving, message = check(server_config(), address, timeout, ca)
+    if not serving:
+        fail(message)
+    typer.echo(message)
 
 
 @app.command("show-key")

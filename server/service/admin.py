@@ -7,9 +7,10 @@ move planned on the old copy is checked again. Every change is written, in the s
 to the operator's log (table ``admin_action``, shown by ``canasta-server log``) and to this
 process's log (logger ``canasta.admin``).
 
-History is immutable: deleting a player forgets their name and contact details and blocks
-their key, but the moves they signed stay in the records of their matches, and so does the
-name in the signed header of every match they started playing (each move commits to it).
+History is immutable: deleting a player forgets their name and contact details (in the admin
+log too) and blocks their key, but the moves they signed stay in the records of their matches,
+and so does the name in the signed header of every match they started playing (each move
+commits to it). Backups taken before keep everything.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import json
 import logging
 import re
 from dataclasses import dataclass
+
+from sqlalchemy import event
 
 from server.domain import AdminAction, Match, MatchStatus, Player
 from server.service import lobby, matches
@@ -46,10 +49,15 @@ def operator() -> str:
 
 
 def record(repo: Repository, now: int, action: str, target: str, **detail: object) -> None:
-    """Log one admin action, in the database (same commit as the change) and in the log."""
+    """Log one admin action: in the database, in the same commit as the change, and once that
+    commit is done, in this process's log."""
     entry = AdminAction(now, operator(), action, target, json.dumps(detail, sort_keys=True))
     repo.add_admin_action(entry)
-    log.info("%s by %s: %s %s", action, entry.actor, target, entry.detail)
+    event.listen(
+        repo.session, "after_commit",
+        lambda _session: log.info("%s by %s: %s %s", action, entry.actor, target, entry.detail),
+        once=True,
+    )  # fmt: skip
 
 
 def find_match(repo: Repository, name: str) -> Match:
@@ -164,7 +172,8 @@ def delete_player(ctx: ServiceContext, who: str) -> Player:
             )
         repo.erase_player(player.id, deleted_name(player.id), now)
         repo.touch_matches_of(player.id, now, finished_too=True)
-        record(repo, now, "players delete", f"#{player.id}", name=player.display_name)
+        repo.forget_admin_details(f"#{player.id}")  # the names earlier renames logged
+        record(repo, now, "players delete", f"#{player.id}")
     return player
 
 

@@ -343,6 +343,8 @@ class Play:
             )
         if match.status is MatchStatus.WAITING:
             raise ConflictError("the match has not started yet: seats are still open")
+        if match.aborted:  # the engine's state goes on: an abort ends the match, not the hand
+            raise ConflictError("this match was abandoned: it takes no more moves")
         if move.prev_hash != match.head_hash:
             raise ConflictError(
                 f"prev_hash is not the hash of entry {version}: fetch the history again"

@@ -5,12 +5,14 @@ transaction, so it is the database as of one moment, every acknowledged move bef
 moment included, while the server goes on storing moves (in WAL mode a reader never blocks the
 writer). The copy is written beside the target under a temporary name, checked, made a
 self-contained file (rollback journal, no ``-wal`` beside it), flushed to disk and only then
-renamed: a crash never leaves half a backup under the target's name.
+linked into place: a crash never leaves half a backup under the target's name, and an
+existing file is never replaced. The copy is readable by its owner only: it holds the secret
+of every deal still in play.
 
 ``restore`` puts a backup in place of the database, only while no process has the database
 open: every process that opens the SQLite file (``server.store.db.Database``) holds a shared
 lock on ``<file>.lock`` until it closes it, and ``restore`` takes that lock exclusively or
-refuses. The database it replaces is kept beside it (``<file>.before-restore-<UTC time>``).
+refuses. The database it replaces is renamed aside (``<file>.before-restore-<UTC time>``).
 
 PostgreSQL has its own tools (``pg_dump``, ``pg_restore``; the README says what to run).
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from server.store.db import use_lock_path
+from server.store.db import sqlite_file, use_lock_path
 from server.store.migrations import known_revisions
 
 
@@ -58,13 +60,15 @@ class BackupSummary:
 
 def sqlite_path(url: str) -> Path:
     """The file of a SQLite database URL; ``BackupError`` for any other database."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+    if make_url(url).get_backend_name() != "sqlite":
         raise BackupError(
             "the database is not SQLite: for PostgreSQL use pg_dump and pg_restore "
             "(README: Operating a server)"
         )
-    return Path(parsed.database).expanduser()
+    try:
+        return sqlite_file(url)
+    except ValueError as exc:
+        raise BackupError(str(exc)) from None
 
 
 def backup(url: str, target: Path) -> BackupSummary:
@@ -72,19 +76,22 @@ def backup(url: str, target: Path) -> BackupSummary:
     source = sqlite_path(url)
     if not source.is_file():
         raise BackupError(f"there is no database at {source}")
-    if target.exists():
-        raise BackupError(f"{target} exists already: choose a new name (backups never overwrite)")
     if not target.parent.is_dir():
         raise BackupError(f"the directory {target.parent} does not exist")
+    if target.exists():
+        raise BackupError(f"{target} exists already: choose a new name (backups never overwrite)")
     started = time.perf_counter()
-    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    partial = _private_file(target.with_name(f".{target.name}.partial-{os.getpid()}"))
     try:
         with closing(_connect(source)) as live, closing(sqlite3.connect(partial)) as copy:
             live.backup(copy)  # one step: one read transaction, one moment of the database
             copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
             _check(copy, partial)
         _flush(partial)
-        os.replace(partial, target)
+        try:
+            os.link(partial, target)  # unlike a rename, never replaces a file made meanwhile
+        except FileExistsError:
+            raise BackupError(f"{target} exists already: choose a new name") from None
         _flush(target.parent)
     finally:
         partial.unlink(missing_ok=True)
@@ -96,7 +103,7 @@ def describe(path: Path, seconds: float = 0.0) -> BackupSummary:
     if not path.is_file():
         raise BackupError(f"there is no file {path}")
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             revision = _check(db, path)
             count = {
                 table: int(db.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
@@ -110,26 +117,62 @@ def describe(path: Path, seconds: float = 0.0) -> BackupSummary:
     )  # fmt: skip
 
 
-def restore(source: Path, url: str) -> tuple[BackupSummary, Path | None]:
+def restore(source: Path, url: str, *, new: bool = False) -> tuple[BackupSummary, Path | None]:
     """Put the backup ``source`` in place of the database of ``url``; what it holds, and
-    where the database it replaced was kept (None if there was none)."""
+    where the database it replaced was moved (None if there was none, which only ``new``
+    allows: a restore to a path with no database is more often a wrong path than a new
+    machine).
+
+    The database in place (with its ``-wal`` and ``-shm``) is renamed aside, never read, so a
+    damaged one is no obstacle; the backup is copied to a temporary file beside it, flushed,
+    and renamed into place."""
     summary = describe(source)
     database = sqlite_path(url)
-    database.parent.mkdir(parents=True, exist_ok=True)
+    if not database.parent.is_dir():
+        raise BackupError(f"the directory {database.parent} does not exist")
     with _exclusive(database):
-        kept = None
-        if database.exists():
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-            kept = database.with_name(f"{database.name}.before-restore-{stamp}")
-            with closing(_connect(database)) as live, closing(sqlite3.connect(kept)) as copy:
-                live.backup(copy)
+        if not database.exists() and not new:
+            raise BackupError(
+                f"there is no database at {database}: check --data-dir and --config (the "
+                "service's own), or pass --new to restore onto a new machine"
+            )
+        incoming = _private_file(database.with_name(f".{database.name}.restoring-{os.getpid()}"))
+        try:
+            with (
+                closing(sqlite3.connect(source)) as backup_db,
+                closing(sqlite3.connect(incoming)) as copy,
+            ):
+                backup_db.backup(copy)
                 copy.execute("PRAGMA journal_mode=DELETE")
-            _flush(kept)
-        with closing(sqlite3.connect(source)) as backup_db, closing(_connect(database)) as live:
-            backup_db.backup(live)
-            live.execute("PRAGMA journal_mode=WAL")
-        _flush(database)
+                _check(copy, source)
+            _flush(incoming)
+            kept = _move_aside(database) if database.exists() else None
+            os.replace(incoming, database)
+            _flush(database.parent)
+        finally:
+            incoming.unlink(missing_ok=True)
     return summary, kept
+
+
+def _move_aside(database: Path) -> Path:
+    """Rename the database and its ``-wal`` and ``-shm`` to ``<name>.before-restore-<UTC
+    time>`` (the three together stay one database); the new name."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    kept = database.with_name(f"{database.name}.before-restore-{stamp}")
+    for suffix in ("-wal", "-shm"):  # the main file last: its name is what the operator sees
+        companion = database.with_name(database.name + suffix)
+        if companion.exists():
+            os.replace(companion, kept.with_name(kept.name + suffix))
+    os.replace(database, kept)
+    _flush(database.parent)
+    return kept
+
+
+def _private_file(path: Path) -> Path:
+    """Create ``path`` empty, readable by its owner only (a copy of the database holds every
+    unrevealed deal's secret), failing if it exists."""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    return path
 
 
 def _connect(path: Path) -> sqlite3.Connection:

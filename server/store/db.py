@@ -48,9 +48,7 @@ class Database:
         self.on_commit: Callable[[float], None] = _ignore
         """Told the seconds each write transaction's COMMIT took (the server's metrics)."""
         if self.is_sqlite:
-            if parsed.database in (None, "", ":memory:"):
-                raise ValueError("the server needs a SQLite file, not an in-memory database")
-            path = Path(parsed.database).expanduser()
+            path = sqlite_file(url)
             path.parent.mkdir(parents=True, exist_ok=True)
             self._use_lock: int | None = hold_use_lock(path)
             self.engine: Engine = create_engine(
@@ -120,6 +118,18 @@ class Database:
         if self._use_lock is not None:
             os.close(self._use_lock)
             self._use_lock = None
+
+
+def sqlite_file(url: str) -> Path:
+    """The file of a SQLite URL, as a plain path (``ValueError`` for an in-memory database or
+    a ``file:`` URI: the use lock and ``restore`` need to know the one file it is)."""
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if name in ("", ":memory:"):
+        raise ValueError("the server needs a SQLite file, not an in-memory database")
+    if name.startswith("file:") or parsed.query.get("uri"):
+        raise ValueError("give the SQLite database as a path (sqlite:///PATH), not a file: URI")
+    return Path(name).expanduser()
 
 
 def use_lock_path(database: Path) -> Path:

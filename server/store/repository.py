@@ -191,6 +191,12 @@ class Repository:
             )
         )  # fmt: skip
 
+    def forget_admin_details(self, target: str) -> None:
+        """Blank what the admin log says about ``target`` beyond the action itself."""
+        self.session.execute(
+            update(AdminActionRow).where(col(AdminActionRow.target) == target).values(detail="{}")
+        )
+
     def admin_actions(self, limit: int) -> list[AdminAction]:
         """The newest ``limit`` entries of the operator's log, oldest first."""
         rows = self.session.exec(

@@ -130,7 +130,7 @@ def test_operator_commands(
     assert shown.output.startswith("server: ed25519:")
     issued = runner.invoke(cli, [*base, "invite", "--count", "2"])
     assert issued.exit_code == 0, issued.output
-    codes = issued.output.split()
+    codes = issued.stdout.split()
     assert len(codes) == 2
     assert runner.invoke(cli, [*base, "players", "list"]).output.strip() == "no players yet"
 

@@ -111,7 +111,7 @@ def test_the_images_entry_point_serves_and_its_health_check_passes(tmp_path: Pat
     serves on its data volume, and its HEALTHCHECK command says so; once stopped, it fails."""
     command, env, health = _dockerfile()
     assert command == ["canasta-server", "serve"]
-    assert health == ["canasta-server", "health"]
+    assert health == ["python", "-m", "server.health"]
     assert env["CANASTA_SERVER_DATA_DIR"] == "/data"
     readme = (REPO / "README.md").read_text()
     assert (

@@ -21,9 +21,12 @@ from typer.testing import CliRunner
 from server.__main__ import app as cli
 from server.app import App
 from server.service.accounts import Caller
+from server.store.db import Database
+from server.store.migrations import migrate
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import (
     PlayerClient,
+    authoritative_state,
     banner_port,
     next_plain_move,
     plain_turn,
@@ -269,9 +272,15 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
     view = seats[0].view(match_id)
     assert view.match.status == pb.MATCH_STATUS_FINISHED
     assert view.match.aborted
-    with pytest.raises(grpc.RpcError) as info:  # the running server refuses moves at once
-        seats[0].submit(view, ["draw"])
-    assert info.value.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
+    assert not view.match.HasField("to_act")  # nobody is to move any more
+    actor = authoritative_state(app.service, match_id).actor()
+    assert actor is not None
+    engine_actor = seats[actor]
+    with pytest.raises(grpc.RpcError) as info:  # the seat the engine would have next: refused
+        engine_actor.submit(engine_actor.view(match_id), plain_turn(engine_actor.view(match_id)))
+    assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "abandoned: it takes no more moves" in (info.value.details() or "")
+    assert seats[0].view(match_id).version == 12
     assert admin("matches", "abort", match_id, "--yes")[0] == 1  # over already
     notes = app.service.notifications_after(_caller(app, seats[1]), 0)[1]
     assert any(
@@ -279,6 +288,9 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
         for note, text in notes
     )
 
+    code, out = admin("players", "rename", "2", "Bobby Tables")
+    assert code == 0, out
+    assert "canasta-server: players rename by " in out  # the log line, on standard error
     code, out = admin("players", "delete", "2", "--yes")
     assert code == 0, out
     assert "views now show 'deleted player 2'" in out
@@ -300,8 +312,12 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
     assert [line.split(": ", 1)[1].split()[:3] for line in lines] == [
         ["players", "rename", "#1"],
         ["matches", "abort", match_id],
+        ["players", "rename", "#2"],
         ["players", "delete", "#2"],
     ]
+    assert "Alice B." in lines[0]
+    assert "Bobby" not in out  # a deleted player's names leave the admin log too
+    assert "bob" not in out
     code, out = admin("status")
     assert code == 0, out
     assert "matches finished                 1" in out
@@ -398,3 +414,42 @@ def test_json_log_lines_are_one_object_each(tmp_path: Path) -> None:
         r for r in records if "GetServerInfo OK" in r["message"]
     ).items()
     assert all(r["time"].endswith("+00:00") for r in records)
+
+
+@pytest.mark.parametrize("engine", ["sqlite"])
+def test_restore_puts_an_old_backup_over_a_damaged_database_and_migrates_it(
+    tmp_path: Path, make_app: AppFactory
+) -> None:
+    """The database in place is moved aside unread (a damaged one is no obstacle); a backup
+    from an older server is brought to this one's schema and the restore is logged; a target
+    with no database needs --new; backups are for their owner's eyes only."""
+    runner = CliRunner()
+    old = tmp_path / "old.db"
+    db = Database(f"sqlite:///{old}")
+    migrate(db, target="0006")  # what a server before admin logs wrote
+    db.dispose()
+    base = ["--data-dir", str(tmp_path / "server")]
+    make_app("server", start=False).stop(grace=None)
+    database = tmp_path / "server" / "canasta.db"
+    database.write_bytes(b"not a database any more" * 100)
+
+    done = runner.invoke(cli, [*base, "restore", str(old)])
+    assert done.exit_code == 0, done.output
+    kept = list(database.parent.glob("canasta.db.before-restore-*"))
+    assert [k.read_bytes()[:23] for k in kept] == [b"not a database any more"]
+    out = runner.invoke(cli, [*base, "log"]).output
+    assert f"restore {old}" in out
+    copy = tmp_path / "copy.db"
+    assert runner.invoke(cli, [*base, "backup", str(copy)]).exit_code == 0
+    assert copy.stat().st_mode & 0o777 == 0o600
+
+    elsewhere = ["--data-dir", str(tmp_path / "typo")]
+    (tmp_path / "typo").mkdir()
+    done = runner.invoke(cli, [*elsewhere, "restore", str(copy)])
+    assert done.exit_code == 1
+    assert "there is no database at" in done.output
+    assert "--new" in done.output
+    assert not (tmp_path / "typo" / "canasta.db").exists()
+    done = runner.invoke(cli, [*elsewhere, "restore", "--new", str(copy)])
+    assert done.exit_code == 0, done.output
+    assert "restored" in done.output
