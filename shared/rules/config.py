@@ -51,6 +51,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "wild_canasta_bonus": (0, 5_000),  # bolivia 2500 (§3.5)
     "sequence_canastas_to_go_out": (0, 6),  # Bolivia: one escalera (§3.5)
     "black3_went_out_value": (0, 1_000),  # Bolivia: 100 each (§3.5); 5 = the card's value
+    "wild_meld_four_jokers_penalty": (0, 5_000),  # Modern American: 2000 (CLA) or 2500 (P)
 }
 """Allowed ranges of the whole-number options: every preset and source value fits with room,
 and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
@@ -69,6 +70,11 @@ _BOOLS = (
     "allow_wild_melds",
     "wild_onto_canasta",
     "pile_layoff_onto_canasta",
+    "modern_american",
+    "rule_of_five",
+    "dead_ranks",
+    "swad_empty_pile",
+    "no_out_with_unfinished_special",
 )
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
@@ -181,6 +187,25 @@ class RuleConfig:
     black3_went_out_value: int = 5
     """§3.5, §3.8a: what each black three left in a hand costs when someone goes out (Bolivia
     100; otherwise, and always when the stock ends the hand, its card value 5)."""
+    modern_american: bool = False
+    """§3.6: Modern American Canasta's own rules (``american``): a talon of bonus cards, no
+    upcard, every three laid out, an always-frozen pile, seven-card melds, special canastas,
+    penalties and state-dependent scoring."""
+    wild_meld_four_jokers_penalty: int = 2000
+    """§3.6 Modern American: what an unfinished wild meld holding all four jokers costs: 2000
+    like any unfinished wild meld (CLA), or 2500 (P)."""
+    rule_of_five: bool = False
+    """§3.8a, a Canasta League rule off by default: a wild card joins an existing meld only
+    once it holds five natural cards."""
+    dead_ranks: bool = False
+    """§3.8a, a Canasta League rule off by default: once either side completed a canasta of a
+    rank, nobody starts, adds to or takes the pile with that rank."""
+    swad_empty_pile: bool = False
+    """§3.8a, a Canasta League rule off by default: no seven, wild card, ace or card of a dead
+    rank may be discarded onto an empty pile (unless the hand holds nothing else)."""
+    no_out_with_unfinished_special: bool = False
+    """§3.8a, a Canasta League rule off by default: a side may not go out while it holds an
+    unfinished natural meld of aces or sevens, or an unfinished wild meld."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -209,6 +234,11 @@ class RuleConfig:
     @property
     def deck_size(self) -> int:
         return self.decks * (52 + self.jokers_per_deck)
+
+    @property
+    def has_sides(self) -> bool:
+        """Fixed partnerships of two or more seats each (what Modern American needs, §3.6)."""
+        return not self.cutthroat and all(len(s) >= 2 for s in self.partnerships)
 
     @property
     def sides(self) -> int:
@@ -298,7 +328,15 @@ class RuleConfig:
                 "sequences, wild melds and several melds of a rank are for fixed sides, not "
                 "for cutthroat play"
             )
-        if self.players * self.hand_size + 10 > self.deck_size:
+        if self.modern_american and (
+            self.cutthroat or self.variant_melds or not self.has_sides or self.decks != 2
+        ):
+            raise ConfigError(
+                "Modern American rules are for fixed partnerships and two packs, without "
+                "sequences, several melds of a rank or Bolivia's wild melds"
+            )
+        talon = 7 if self.modern_american else 0  # §3.6: the bonus cards set aside
+        if self.players * self.hand_size + talon + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
             raise ConfigError("min_meld_table must start with a row for negative scores (null)")
@@ -447,8 +485,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "red3_special_totals": ((6, 1000),), "red3_negative_if": "too_few_canastas",
         "sequence_canastas_to_go_out": 1, "black3_went_out_value": 100,
     },
+    "modern_american": {
+        "modern_american": True, "hand_size": 13, "canastas_to_go_out": 2, "target": 8500,
+        "min_meld_table": ((None, 125), (3000, 155), (5000, 180)), "wild_limit": "max2",
+        "wild_onto_canasta": False, "pile_layoff_onto_canasta": False,
+        "unfrozen_take_methods": ("pair",), "concealed_min_exempt": False,
+        "concealed_bonus_total": 100, "ask_limit_per_hand": 1,
+    },
 }  # fmt: skip
-"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.5)."""
+"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern
+American's fixed values (its special canastas, threes and penalties) are ``american``'s; the
+rows here are the ones it shares with the other forms."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 

@@ -33,6 +33,7 @@ from .actions import (
     Pass,
     TakePile,
 )
+from .american import meld_candidates as american_candidates
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
@@ -141,6 +142,8 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     side = state.side_of[seat]
     melds = state.melds[side]
     simple = not state.must_go_out and not state.no_discard
+    if state.talon:  # Modern American (§3.6): its limits make nothing legal by construction
+        return [], american_candidates(state, seat)
     if state.extra:
         sequences = sequence_candidates(state, side, hand)
         if not state.opened(side):
