@@ -456,6 +456,9 @@ def check_american(state: GameState) -> None:
             assert state.pending_red3[seat], f"seat {seat} holds a three it does not owe"
             assert seat != state.turn, "the player to move still holds a three"
     assert not any(RANK[c] == THREE for c in state.pile), "a three in the pile"
+    if state.hand_number == 0:
+        assert state.talon == (), "a talon before the first deal"
+        return
     assert len(state.talon) == 2, "the talon is two packets"
     assert len(state.talon[0]) in (0, 4)
     assert len(state.talon[1]) in (0, 3)
