@@ -151,6 +151,8 @@ def check_addition(
         if not all(IS_WILD[c] for c in added):
             raise IllegalMoveError("a wild meld holds only twos and jokers", "3.6")
         return merged
+    if rank == THREE:
+        raise IllegalMoveError("threes are laid out beside you, never melded", "3.6")
     for card in added:
         if not IS_WILD[card] and RANK[card] != rank:
             raise IllegalMoveError(
@@ -234,6 +236,10 @@ def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
     for rank, cards in by_rank.items():
         melds[rank] = check_addition(s, rank, melds[rank], cards, aces_wild)
     if not opened:
+        if s.config.open_via_pile == "required":
+            raise IllegalMoveError(
+                "under these rules a side opens only by taking the discard pile", "D21"
+            )
         check_opening(s, seat, action.melds, sum(VALUE[c] for c in opening))
     return Plan(side, hand, tuple(melds), touched, len(hand), False)
 
@@ -249,10 +255,8 @@ def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
         raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
     existing = s.melds[side][rank] if 0 <= rank < 13 else ()
     if not existing:
-        raise IllegalMoveError(
-            f"your side has no {meld_label(rank) + ' meld' if rank == WILD_MELD else 'meld of ' + rank_name(rank)} to add to",  # noqa: E501
-            "1.6",
-        )
+        what = "wild meld" if rank == WILD_MELD else f"meld of {rank_name(rank)}"
+        raise IllegalMoveError(f"your side has no {what} to add to", "1.6")
     hand = remove_cards(s.hands[seat], action.cards, "to lay off")
     melds = list(s.melds[side])
     melds[rank] = check_addition(s, rank, existing, action.cards, aces_take_wilds(s, side))

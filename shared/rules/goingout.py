@@ -142,6 +142,8 @@ def after_put_down(s: GameState, seat: int) -> None:
             raise IllegalMoveError(
                 "in Modern American you go out by discarding your last card: keep one", "3.6"
             )
+        if s.no_discard:
+            return  # the turn ends with a pass, not a discard (D13 option)
         if len(hand) == 1 and not may_go_out:
             raise IllegalMoveError(
                 "that would leave you one card, and discarding it would take you out, which "
