@@ -340,6 +340,8 @@ def note_opening(s: GameState, seat: int, cards: Sequence[Card], *, by_take: boo
     earlier = sum(1 for other in range(len(s.melds)) if other != side and s.opened(other))
     if earlier < len(s.talon) and s.talon[earlier]:
         s.talon_owed = tuple(earlier + 1 if i == seat else n for i, n in enumerate(s.talon_owed))
+        if s.config.talon_timing == "at_once":  # §3.8a's option: no wait for the next turn
+            draw_talon(s, seat)
 
 
 def draw_talon(s: GameState, seat: int) -> None:
@@ -533,6 +535,13 @@ def _placement(
 # -- scoring ---------------------------------------------------------------------------------------
 
 
+def _penalised(rank: int, cards: Sequence[Card]) -> bool:
+    """§3.6: an unfinished natural meld of aces or sevens, or an unfinished wild meld."""
+    if not cards or len(cards) >= CANASTA_SIZE:
+        return False
+    return rank == WILD_MELD or (rank in (ACE, SEVEN) and not _has_wild(cards))
+
+
 def threes_points(count: int, canastas: int) -> int:
     """§3.6: one colour's threes, minus without a canasta, nothing with one, plus with two."""
     value = THREES_TOTALS[count]  # a 108-card deck holds four of each colour
@@ -549,16 +558,20 @@ def score_side(s: GameState, side: int, went_out: int | None) -> dict[str, int]:
     kinds = [canasta_kind(rank, cards) for rank, cards in enumerate(melds)]
     canastas = sum(1 for k in kinds if k)
     bonus = sum(CANASTA_BONUS[k] for k in kinds if k)
-    points = sum(VALUE[c] for cards in melds for c in cards)
+    counted = [
+        cards
+        for rank, cards in enumerate(melds)
+        if config.unfinished_special_scores_cards or not _penalised(rank, cards)
+    ]
+    points = sum(VALUE[c] for cards in counted for c in cards)
     if not canastas:
         points = -points
     penalty = 0
     for rank in (ACE, SEVEN):
-        meld = melds[rank]
-        if meld and len(meld) < CANASTA_SIZE and not _has_wild(meld):
+        if _penalised(rank, melds[rank]):
             penalty += UNFINISHED_SPECIAL_PENALTY
     wild = melds[WILD_MELD]
-    if wild and len(wild) < CANASTA_SIZE:
+    if _penalised(WILD_MELD, wild):
         jokers = sum(1 for c in wild if c == JOKER)
         penalty += config.wild_meld_four_jokers_penalty if jokers >= 4 else UNFINISHED_WILD_PENALTY
     for seat in seats:

@@ -29,6 +29,7 @@ OPTION_CHOICES: dict[str, tuple[str, ...]] = {
     "tie_policy": ("play_another_hand", "draw", "raise_target_500"),
     "open_via_pile": ("allowed", "forbidden", "required"),
     "dealer_selection": ("random", "seat0"),
+    "talon_timing": ("next_turn", "at_once"),
 }
 TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
@@ -75,6 +76,7 @@ _BOOLS = (
     "dead_ranks",
     "swad_empty_pile",
     "no_out_with_unfinished_special",
+    "unfinished_special_scores_cards",
 )
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
@@ -203,6 +205,13 @@ class RuleConfig:
     swad_empty_pile: bool = False
     """§3.8a, a Canasta League rule off by default: no seven, wild card, ace or card of a dead
     rank may be discarded onto an empty pile (unless the hand holds nothing else)."""
+    talon_timing: str = "next_turn"
+    """§3.8a: Modern American's talon packet is drawn at the start of the opener's next turn
+    (default), or ``"at_once"``, as soon as the initial meld is down; either way only while
+    the stock holds nine cards."""
+    unfinished_special_scores_cards: bool = True
+    """§3.8a: an unfinished natural aces, sevens or wild meld scores its card values besides
+    its penalty (default), or only the penalty."""
     no_out_with_unfinished_special: bool = False
     """§3.8a, a Canasta League rule off by default: a side may not go out while it holds an
     unfinished natural meld of aces or sevens, or an unfinished wild meld."""

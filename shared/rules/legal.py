@@ -111,7 +111,11 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
         if state.no_discard:
             candidates.append(PASS)
         elif _allowed(check_discard_allowed, state, seat):
-            known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
+            discards = [DISCARDS[c] for c in dict.fromkeys(state.hands[seat])]
+            if state.talon and state.config.swad_empty_pile:  # Modern American's option
+                candidates.extend(discards)
+            else:
+                known.extend(discards)
     return known, list(dict.fromkeys(candidates))
 
 

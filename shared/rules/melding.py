@@ -58,9 +58,9 @@ def meld(s: GameState, seat: int, action: Meld) -> None:
     set_hand(s, seat, plan.hand)
     s.turn_melded = True
     cards_down = tuple(c for g in action.melds for c in g)
+    s.events = (*s.events, Event(seat, "meld", cards_down))
     if opening:
         note_opening(s, seat, cards_down, by_take=False)
-    s.events = (*s.events, Event(seat, "meld", cards_down))
     if plan.obliges_out:
         s.must_go_out = True
     after_put_down(s, seat)

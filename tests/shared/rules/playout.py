@@ -495,13 +495,15 @@ def expected_american(state: GameState, side: int, went_out: int | None) -> int:
     seats = [s for s in range(state.players) if state.side_of[s] == side]
     total = 0
     canastas = 0
+    melded = 0  # the card values that count (§3.8a option: not those of a penalised meld)
     for meld in melds:
-        points = sum(VALUE[c] for c in meld)
-        total += points
         wild = all(IS_WILD[c] for c in meld)
         natural = not any(IS_WILD[c] for c in meld)
         rank = RANK[next(c for c in meld if not IS_WILD[c])] if not wild else None
         special_natural = natural and rank in (5, 12)  # sevens, aces
+        penalised = len(meld) < 7 and (wild or special_natural)
+        if state.config.unfinished_special_scores_cards or not penalised:
+            melded += sum(VALUE[c] for c in meld)
         if len(meld) == 7:
             canastas += 1
             jokers = meld.count(52)
@@ -515,8 +517,7 @@ def expected_american(state: GameState, side: int, went_out: int | None) -> int:
             total -= state.config.wild_meld_four_jokers_penalty if meld.count(52) == 4 else 2000
         elif special_natural:
             total -= 2500
-    if not canastas:
-        total -= 2 * sum(VALUE[c] for m in melds for c in m)
+    total += melded if canastas else -melded
     for colour in (IS_RED3, IS_BLACK3):
         count = sum(1 for s in seats for c in state.red3[s] if colour[c])
         value = (0, 100, 300, 500, 1000)[count]

@@ -7,6 +7,8 @@ random playouts, leak audits and bot tests run over this preset with every other
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from shared import rules
@@ -165,3 +167,26 @@ def test_view_names_the_wild_meld_and_special_canastas_3_6() -> None:
     assert [(m["rank"], m["canasta"]) for m in theirs] == [("7", "natural_sevens")]
     assert view["talon"] == [4, 3]
     assert view["frozen_reason"] == "it is always frozen in Modern American"
+
+
+MODERN_AMERICAN_OPTIONS = (
+    {"rule_of_five": True, "dead_ranks": True},
+    {"swad_empty_pile": True, "no_out_with_unfinished_special": True},
+    {"talon_timing": "at_once", "unfinished_special_scores_cards": False},
+    {"wild_meld_four_jokers_penalty": 2500, "red3_deal_timing": "first_turn"},
+)
+
+
+@pytest.mark.slow  # a few seconds of random hands per option set: in make test
+@pytest.mark.parametrize("options", MODERN_AMERICAN_OPTIONS, ids=lambda o: "+".join(o))
+def test_random_play_under_the_options_3_8a(options: dict[str, object]) -> None:
+    """§3.6 with §3.8a's options on: seeded random legal play keeps every invariant of the
+    random-play checks (every listed action accepted, cards conserved, the scores as RULES.md
+    computes them), and the hands end."""
+    config = make_config("modern_american", options)
+    log = playout.Log()
+    for seed in range(12):
+        state = playout.start_match(config, seed)
+        policy = playout.eager if seed % 2 else playout.uniform
+        playout.play_hand(state, random.Random(seed), policy, log=log)
+    assert log.hands == 12
