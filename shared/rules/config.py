@@ -78,6 +78,16 @@ _BOOLS = (
     "no_out_with_unfinished_special",
     "unfinished_special_scores_cards",
 )
+LATER_OPTIONS = frozenset(
+    {
+        "modern_american", "wild_meld_four_jokers_penalty", "talon_timing",
+        "unfinished_special_scores_cards", "rule_of_five", "dead_ranks", "swad_empty_pile",
+        "no_out_with_unfinished_special",
+    }
+)  # fmt: skip
+"""Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
+them out while they hold their defaults, which play the game as it was before they existed,
+so a header or a stored position of that time reads back to the same bytes."""
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
 MIN_MELD_VALUES = (0, 1_000)
@@ -304,13 +314,19 @@ class RuleConfig:
 
     # -- (de)serialisation -------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (lists for tuples)."""
+    def to_dict(self, *, every: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict of the fields (lists for tuples): every one with ``every``;
+        otherwise an option of ``LATER_OPTIONS`` only when it differs from its default, so
+        that a transcript header or a stored position written before it existed encodes to
+        the very same bytes again (headers are hashed and must be canonical)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name.startswith("_"):
                 continue
-            out[f.name] = _to_json(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if not every and f.name in LATER_OPTIONS and value == f.default:
+                continue
+            out[f.name] = _to_json(value)
         return out
 
     @classmethod

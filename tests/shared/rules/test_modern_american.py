@@ -12,9 +12,17 @@ import random
 import pytest
 
 from shared import rules
-from shared.rules import ConfigError, GameState, IllegalMoveError, make_config, parse_cards
+from shared.rules import (
+    ConfigError,
+    GameState,
+    IllegalMoveError,
+    RuleConfig,
+    make_config,
+    parse_cards,
+)
 from shared.rules.american import canasta_kind, threes_points
 from shared.rules.cards import ACE, FIVE, IS_THREE, KING, SEVEN, TWO
+from shared.rules.config import LATER_OPTIONS
 from shared.rules.dealing import deal_position, new_match
 from tests.shared.rules import playout
 
@@ -190,3 +198,18 @@ def test_random_play_under_the_options_3_8a(options: dict[str, object]) -> None:
         policy = playout.eager if seed % 2 else playout.uniform
         playout.play_hand(state, random.Random(seed), policy, log=log)
     assert log.hands == 12
+
+
+def test_config_json_keeps_older_records_byte_for_byte() -> None:
+    """Options added for Modern American are written only when set: a classic configuration
+    (a transcript header, a stored position) encodes as it did before they existed, and a
+    Modern American one reads back equal."""
+    classic = make_config("classic").to_dict()
+    assert not LATER_OPTIONS & set(classic)
+    assert set(make_config("classic").to_dict(every=True)) >= LATER_OPTIONS
+    american = make_config("modern_american", {"rule_of_five": True})
+    data = american.to_dict()
+    assert data["modern_american"] is True
+    assert data["rule_of_five"] is True
+    assert "dead_ranks" not in data
+    assert RuleConfig.from_dict(data) == american
