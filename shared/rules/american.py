@@ -345,9 +345,10 @@ def note_opening(s: GameState, seat: int, cards: Sequence[Card], *, by_take: boo
 
 
 def draw_talon(s: GameState, seat: int) -> None:
-    """§3.6, §3.8a: at the start of the turn after its side opened from hand, the player
-    draws the side's talon packet (besides the normal draw) if the stock holds at least
-    nine cards now; otherwise the packet stays aside. Threes in it are laid out and replaced."""
+    """§3.6, §3.8a: at the start of the turn after its side opened from hand (or at once,
+    under ``talon_timing = "at_once"``), the player draws the side's talon packet (besides
+    the normal draw) if the stock holds at least nine cards now; otherwise the packet stays
+    aside. Threes in it are laid out and replaced."""
     packet = s.talon_owed[seat]
     s.talon_owed = tuple(0 if i == seat else n for i, n in enumerate(s.talon_owed))
     if len(s.stock) < TALON_MIN_STOCK:
@@ -386,10 +387,8 @@ def unfinished_special(s: GameState, side: int) -> str:
     sevens or wild meld that forbids going out (``""`` when none does)."""
     if not s.config.no_out_with_unfinished_special:
         return ""
-    melds = s.melds[side]
     for rank in (ACE, SEVEN, WILD_MELD):
-        meld = melds[rank]
-        if meld and len(meld) < CANASTA_SIZE and (rank == WILD_MELD or not _has_wild(meld)):
+        if _penalised(rank, s.melds[side][rank]):
             return f"your side's {meld_label(rank)} meld is unfinished"
     return ""
 
