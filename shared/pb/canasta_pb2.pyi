@@ -1308,7 +1308,9 @@ class SideView(_message.Message):
     @_builtins.property
     def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldView]: ...
     @_builtins.property
-    def red_threes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def red_threes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The threes laid out beside the side's seats: red ones; in Modern American both colours."""
+
     def __init__(
         self,
         *,
