@@ -127,6 +127,16 @@ def aces_take_wilds(s: GameState, side: int, opening: Sequence[Card] = ()) -> bo
     return s.wild_opening[side] or any(IS_WILD[c] for c in opening)
 
 
+def _aces_may_hold_wilds(s: GameState, old: Sequence[Card], aces_wild: bool) -> bool:
+    """§3.6 "aces stay natural unless a wild was included in the opening meld": by default
+    (§3.8a) the side's initial meld (``aces_wild``, from ``aces_take_wilds``); under
+    ``aces_wild_rule = "aces_meld"`` the aces meld's own first laying, so a new aces meld may
+    hold wild cards and an old one only if it already does."""
+    if s.config.aces_wild_rule == "aces_meld":
+        return not old or _has_wild(old)
+    return aces_wild
+
+
 def check_addition(
     s: GameState, rank: int, old: Sequence[Card], added: Sequence[Card], aces_wild: bool
 ) -> tuple[Card, ...]:
@@ -170,10 +180,13 @@ def check_addition(
         return merged
     if rank == SEVEN:
         raise IllegalMoveError("sevens never take wild cards", "3.6")
-    if rank == ACE and not aces_wild:
-        raise IllegalMoveError(
-            "aces stay natural: your side's initial meld held no wild card", "3.6"
+    if rank == ACE and not _aces_may_hold_wilds(s, old, aces_wild):
+        why = (
+            "the aces were first melded without one"
+            if s.config.aces_wild_rule == "aces_meld"
+            else "your side's initial meld held no wild card"
         )
+        raise IllegalMoveError(f"aces stay natural: {why}", "3.6")
     if wilds > MAX_WILDS:
         raise IllegalMoveError(
             f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.6"
@@ -487,7 +500,9 @@ def _placement(
         if size > CANASTA_SIZE or (not old and added < 2):
             return None
         sizes[rank] = size
-        if rank == SEVEN or (rank == ACE and not aces_wild) or dead(s, rank):
+        if rank == SEVEN or dead(s, rank):
+            continue
+        if rank == ACE and not _aces_may_hold_wilds(s, old, aces_wild):
             continue
         old_wilds = sum(1 for c in old if IS_WILD[c])
         if s.config.rule_of_five and old and size - old_wilds < 5:

@@ -30,6 +30,7 @@ OPTION_CHOICES: dict[str, tuple[str, ...]] = {
     "open_via_pile": ("allowed", "forbidden", "required"),
     "dealer_selection": ("random", "seat0"),
     "talon_timing": ("next_turn", "at_once"),
+    "aces_wild_rule": ("initial_meld", "aces_meld"),
 }
 TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
@@ -82,7 +83,7 @@ LATER_OPTIONS = frozenset(
     {
         "modern_american", "wild_meld_four_jokers_penalty", "talon_timing",
         "unfinished_special_scores_cards", "rule_of_five", "dead_ranks", "swad_empty_pile",
-        "no_out_with_unfinished_special",
+        "no_out_with_unfinished_special", "aces_wild_rule",
     }
 )  # fmt: skip
 """Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
@@ -219,6 +220,10 @@ class RuleConfig:
     """§3.8a: Modern American's talon packet is drawn at the start of the opener's next turn
     (default), or ``"at_once"``, as soon as the initial meld is down; either way only while
     the stock holds nine cards."""
+    aces_wild_rule: str = "initial_meld"
+    """§3.6, §3.8a: "aces stay natural unless a wild was included in the opening meld" read
+    as the side's initial meld (default), or ``"aces_meld"``: the aces meld's own first
+    laying (a new aces meld may hold wild cards; a natural one stays natural)."""
     unfinished_special_scores_cards: bool = True
     """§3.8a: an unfinished natural aces, sevens or wild meld scores its card values besides
     its penalty (default), or only the penalty."""

@@ -181,6 +181,7 @@ MODERN_AMERICAN_OPTIONS = (
     {"rule_of_five": True, "dead_ranks": True},
     {"swad_empty_pile": True, "no_out_with_unfinished_special": True},
     {"talon_timing": "at_once", "unfinished_special_scores_cards": False},
+    {"aces_wild_rule": "aces_meld", "open_via_pile": "forbidden"},
     {"wild_meld_four_jokers_penalty": 2500, "red3_deal_timing": "first_turn"},
 )
 
