@@ -432,7 +432,8 @@ def can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | Non
 
     A search that may miss a way out but never invents one (so a partner's "yes" can always
     be obeyed): wild cards go to the side's group melds where they complete a canasta
-    first, then to its wild meld; an unopened side (``minimum`` set) is never found able.
+    first, then to its wild meld; an unopened side is never found able (Modern American has
+    no exemption from the opening's minimum and natural triple, whatever D10 says).
     """
     return going_out_moves(s, seat, hand, minimum) is not None
 
@@ -443,9 +444,9 @@ def going_out_moves(
     """The melds and lay-offs of one way out found by ``can_go_out`` before the final
     discard (``None``: none found), so that a player obliged to go out is always offered a
     move toward it."""
-    if minimum is not None or not hand:
-        return None
     side = s.side_of[seat]
+    if minimum is not None or not hand or not s.opened(side):
+        return None  # an opening needs its minimum and natural triple: never searched
     melds = s.melds[side]
     need = s.config.canastas_to_go_out
     aces_wild = aces_take_wilds(s, side)

@@ -214,3 +214,20 @@ def test_config_json_keeps_older_records_byte_for_byte() -> None:
     assert data["rule_of_five"] is True
     assert "dead_ranks" not in data
     assert RuleConfig.from_dict(data) == american
+
+
+def test_unopened_side_may_not_ask_even_under_d10_3_6() -> None:
+    """§3.6: the initial meld needs its minimum and a natural triple however the hand goes
+    out, so the going-out search never finds an unopened side able, even with D10's
+    concealed exemption switched on; asking partner is refused rather than risk a "yes" that
+    could not be obeyed."""
+    config = make_config("modern_american", {"concealed_min_exempt": True})
+    hands = [parse_cards("kc kd kh ks kc kd kh qc qd qh qs qc qd qh"), parse_cards("4h 4d")]
+    hands += [parse_cards("4s 6d"), parse_cards("8c 8h")]
+    state = deal_position(new_match(config), hands, parse_cards("jd"), turn=0)
+    state = rules.apply(state, 0, rules.parse_action("draw"))
+    assert not rules.is_legal(state, 0, rules.parse_action("ask"))
+    turn = "meld kc kd kh ks kc kd kh, qc qd qh qs qc qd qh; discard jd"
+    out = rules.apply_turn(state, 0, rules.parse_turn(turn))  # it may still go out unasked
+    assert out.last_hand is not None
+    assert out.last_hand.went_out == 0
