@@ -2,7 +2,8 @@
 
 Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.py``) with
 ``--hands N`` (hands per speed figure), ``--matches M`` (bot-vs-random matches) and
-``--seed S``. It prints, for classic four-player Canasta in one process:
+``--seed S``; ``--preset P`` times another form of the game (default ``classic``). It
+prints, in one process:
 
 * full hands per second (deal to hand end) for random legal play: at each decision, a uniform
   choice among the actions ``legal_actions`` lists;
@@ -32,6 +33,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from shared.rules import (
+    PRESETS,
     Action,
     GameState,
     Phase,
@@ -182,14 +184,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--hand-cap", type=int, default=0, help="stop a match after H hands (0: no cap)"
     )
+    parser.add_argument(
+        "--preset", default="classic", choices=sorted(PRESETS), help="the form of the game"
+    )
     args = parser.parse_args(argv)
-    config = make_config("classic")
+    config = make_config(args.preset)
 
     print(
         f"Canasta rules-engine benchmark: Python {platform.python_version()} "
         f"({platform.python_implementation()}), nproc {nproc()}, one process, seed {args.seed}"
     )
-    print(f"preset classic: {config.players} players, a hand = deal to hand end\n")
+    print(f"preset {args.preset}: {config.players} players, a hand = deal to hand end\n")
     timed = [
         best_and_median(label, config, policy, args.hands, args.seed, max(args.repeat, 1))
         for label, policy in (("random legal play", random_policy), ("bot vs bot", bot_policy))

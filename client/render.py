@@ -58,8 +58,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Legal action kind -> (words, command hint). The hints name the CLI's commands; keep them in
 step with ``client.main`` (a test there can check every hint's command exists)."""
 
-_SPECIAL_CANASTAS = frozenset({"samba", "escalera", "bolivia"})
-"""Canastas that are named by their kind alone (RULES.md §3.4, §3.5)."""
+_CANASTA_LABELS = {
+    "samba": "samba",
+    "escalera": "escalera",
+    "bolivia": "bolivia",
+    "natural_aces": "natural aces canasta",
+    "natural_sevens": "natural sevens canasta",
+    "wild": "wild canasta",
+    "wild_jokers": "four-joker wild canasta",
+    "wild_twos": "wild canasta of twos",
+}
+"""Canastas with a bonus of their own, by the engine's name for them (RULES.md §3.4-§3.6);
+the wire says which kind a meld is, so the table never guesses it from the cards."""
 
 _REASONS = {
     "went_out": "went out",
@@ -245,6 +255,9 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
         lines += _seat_rows(v, names, color)
     if in_hand:
         lines.append(_row("Stock", _plural(v.stock_size, "card")))
+        if v.talon:  # Modern American's bonus cards, face down (RULES.md §3.6)
+            packets = " + ".join(str(n) for n in v.talon if n)
+            lines.append(_row("Talon", f"{packets} bonus cards set aside" if packets else "drawn"))
         lines += _pile_rows(v, color)
     for sv in sorted(v.sides, key=lambda s: (s.side != v.my_side, s.side)):
         if in_hand or sv.melds or sv.red_threes:
@@ -408,6 +421,8 @@ def _pile_rows(v: pb.PlayerView, color: bool) -> list[str]:
 
 def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) -> list[str]:
     """A side's header (opened, canastas, red threes) and one line per meld."""
+    from shared.pb import canasta_pb2 as pb
+
     ours = sv.side == v.my_side
     seats = names.group(sv.seats)
     if len(v.sides) == 2 and ours:
@@ -422,16 +437,18 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
         facts.append(f"{_plural(sv.canastas, 'canasta')} ({need} needed to go out)")
     else:
         facts.append("not opened")
-    facts.append(f"red threes {cards(sv.red_threes, color)}" if sv.red_threes else "no red threes")
+    threes = "threes" if v.talon else "red threes"  # Modern American lays out both colours
+    facts.append(f"{threes} {cards(sv.red_threes, color)}" if sv.red_threes else f"no {threes}")
     lines = [paint(title, "bold", color) + ": " + ", ".join(facts)]
     for meld in sv.melds:
         # A sequence (Samba, Bolivia) is named by its range and shown joined: 4h-5h-6h.
-        shown = "-".join(card(c, color) for c in meld.cards) if "-" in meld.rank else None
+        sequence = meld.kind == pb.MELD_KIND_SEQUENCE
+        shown = "-".join(card(c, color) for c in meld.cards) if sequence else None
         text = f"  {meld.rank:>2} x{len(meld.cards)}: {shown or cards(meld.cards, color)}"
-        if meld.canasta:
-            special = meld.canasta in _SPECIAL_CANASTAS  # a samba, escalera or bolivia
-            label = f"[{meld.canasta}]" if special else f"[{meld.canasta} canasta]"
-            good = meld.canasta == "natural" or special
+        if meld.canasta_kind != pb.CANASTA_KIND_NONE:
+            special = _CANASTA_LABELS.get(meld.canasta)
+            label = f"[{special or meld.canasta + ' canasta'}]"
+            good = meld.canasta_kind == pb.CANASTA_KIND_NATURAL or special is not None
             text += "  " + paint(label, "good" if good else "cyan", color)
         lines.append(text)
     return lines
@@ -473,9 +490,12 @@ def hand_result_rows(
                 f"melds {c.meld_points},",
                 f"canastas {c.canasta_bonus},",
                 f"red threes {c.red_three_points},",
-                f"going out {c.going_out_bonus},",
-                f"in hand {-c.hand_penalty}",
             ]
+            if c.black_threes:  # Modern American scores each colour apart (§3.6)
+                parts.append(f"black threes {c.black_three_points},")
+            if c.special_penalty:
+                parts.append(f"penalties {-c.special_penalty},")
+            parts += [f"going out {c.going_out_bonus},", f"in hand {-c.hand_penalty}"]
             lines += wrap(parts, first=f"  {names.group(c.seats)}: ", indent="    ", sep=" ")
     return lines
 

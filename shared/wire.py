@@ -222,6 +222,28 @@ def _event_message(event: Event) -> pb.Event:
     return message
 
 
+MELD_KINDS: dict[str, pb.MeldKind.ValueType] = {
+    "group": pb.MELD_KIND_GROUP,
+    "sequence": pb.MELD_KIND_SEQUENCE,
+    "wild": pb.MELD_KIND_WILD,
+}
+"""The engine's meld kinds (``MeldView.kind``) on the wire."""
+CANASTA_KINDS: dict[str, pb.CanastaKind.ValueType] = {
+    "": pb.CANASTA_KIND_NONE,
+    "natural": pb.CANASTA_KIND_NATURAL,
+    "mixed": pb.CANASTA_KIND_MIXED,
+    "samba": pb.CANASTA_KIND_SAMBA,
+    "escalera": pb.CANASTA_KIND_ESCALERA,
+    "bolivia": pb.CANASTA_KIND_BOLIVIA,
+    "natural_aces": pb.CANASTA_KIND_NATURAL_ACES,
+    "natural_sevens": pb.CANASTA_KIND_NATURAL_SEVENS,
+    "wild": pb.CANASTA_KIND_WILD,
+    "wild_jokers": pb.CANASTA_KIND_WILD_JOKERS,
+    "wild_twos": pb.CANASTA_KIND_WILD_TWOS,
+}
+"""The engine's canasta kinds (``MeldView.canasta``, every preset's) on the wire."""
+
+
 def hand_result_to_pb(result: HandResult) -> pb.HandResult:
     message = pb.HandResult(
         hand_number=result.hand_number,
@@ -241,6 +263,12 @@ def hand_result_to_pb(result: HandResult) -> pb.HandResult:
                 hand_penalty=c.hand_penalty,
                 hand_total=c.hand_total,
                 cumulative=c.cumulative,
+                sequence_canastas=c.sequence_canastas,
+                wild_canastas=c.wild_canastas,
+                special_canastas=c.special_canastas,
+                black_threes=c.black_threes,
+                black_three_points=c.black_three_points,
+                special_penalty=c.special_penalty,
             )
             for c in result.columns
         ],
@@ -268,7 +296,11 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
                 seats=list(sv.seats),
                 melds=[
                     pb.MeldView(
-                        rank=m.rank, cards=[card_text(c) for c in m.cards], canasta=m.canasta
+                        rank=m.rank,
+                        cards=[card_text(c) for c in m.cards],
+                        canasta=m.canasta,
+                        kind=MELD_KINDS[m.kind],
+                        canasta_kind=CANASTA_KINDS[m.canasta],
                     )
                     for m in sv.melds
                 ],
@@ -291,6 +323,7 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         must_go_out=view.must_go_out,
         legal=list(view.legal),
         winners=list(view.winners),
+        talon=list(view.talon),
     )
     message.events.extend([_event_message(e) for e in view.events])
     if view.actor is not None:
@@ -306,9 +339,11 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
 
 __all__ = [
     "AUTH_TAG",
+    "CANASTA_KINDS",
     "DEAL_ACTION",
     "MAX_ACTIONS_PER_MOVE",
     "MAX_PAYLOAD_BYTES",
+    "MELD_KINDS",
     "REGISTER_TAG",
     "Move",
     "Registration",

@@ -45,7 +45,7 @@ def _config_json(config: RuleConfig) -> str:
 
 
 def server_info_to_pb(info: ServerInfo) -> pb.GetServerInfoResponse:
-    defaults = CLASSIC.to_dict()
+    defaults = CLASSIC.to_dict(every=True)
     return pb.GetServerInfoResponse(
         server_public_key=info.server_public_key,
         bot_public_key=info.bot_public_key,

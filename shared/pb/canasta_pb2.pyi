@@ -122,6 +122,78 @@ PHASE_ANSWER: Phase.ValueType  # 4
 PHASE_MATCH_OVER: Phase.ValueType  # 5
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
 
+class _MeldKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _MeldKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MeldKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    MELD_KIND_UNSPECIFIED: _MeldKind.ValueType  # 0
+    MELD_KIND_GROUP: _MeldKind.ValueType  # 1
+    """Cards of one rank, with or without wild cards."""
+    MELD_KIND_SEQUENCE: _MeldKind.ValueType  # 2
+    """Cards of one suit in sequence (Samba, Bolivia)."""
+    MELD_KIND_WILD: _MeldKind.ValueType  # 3
+    """Wild cards only (Bolivia, Modern American)."""
+
+class MeldKind(_MeldKind, metaclass=_MeldKindEnumTypeWrapper):
+    """What a meld is made of, so that a client need not guess it from the cards or the name."""
+
+MELD_KIND_UNSPECIFIED: MeldKind.ValueType  # 0
+MELD_KIND_GROUP: MeldKind.ValueType  # 1
+"""Cards of one rank, with or without wild cards."""
+MELD_KIND_SEQUENCE: MeldKind.ValueType  # 2
+"""Cards of one suit in sequence (Samba, Bolivia)."""
+MELD_KIND_WILD: MeldKind.ValueType  # 3
+"""Wild cards only (Bolivia, Modern American)."""
+Global___MeldKind: _TypeAlias = MeldKind  # noqa: Y015
+
+class _CanastaKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CanastaKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CanastaKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CANASTA_KIND_NONE: _CanastaKind.ValueType  # 0
+    """Not (yet) a canasta."""
+    CANASTA_KIND_NATURAL: _CanastaKind.ValueType  # 1
+    CANASTA_KIND_MIXED: _CanastaKind.ValueType  # 2
+    CANASTA_KIND_SAMBA: _CanastaKind.ValueType  # 3
+    """A seven-card sequence: a samba (Samba), an escalera (Bolivia)."""
+    CANASTA_KIND_ESCALERA: _CanastaKind.ValueType  # 4
+    CANASTA_KIND_BOLIVIA: _CanastaKind.ValueType  # 5
+    """Seven wild cards in Bolivia."""
+    CANASTA_KIND_NATURAL_ACES: _CanastaKind.ValueType  # 6
+    """Modern American: natural aces, natural sevens, and the wild canastas (one to three
+    jokers; all four jokers and three twos; twos only).
+    """
+    CANASTA_KIND_NATURAL_SEVENS: _CanastaKind.ValueType  # 7
+    CANASTA_KIND_WILD: _CanastaKind.ValueType  # 8
+    CANASTA_KIND_WILD_JOKERS: _CanastaKind.ValueType  # 9
+    CANASTA_KIND_WILD_TWOS: _CanastaKind.ValueType  # 10
+
+class CanastaKind(_CanastaKind, metaclass=_CanastaKindEnumTypeWrapper):
+    """Which canasta a complete meld is: each kind has its own bonus in some form of the game."""
+
+CANASTA_KIND_NONE: CanastaKind.ValueType  # 0
+"""Not (yet) a canasta."""
+CANASTA_KIND_NATURAL: CanastaKind.ValueType  # 1
+CANASTA_KIND_MIXED: CanastaKind.ValueType  # 2
+CANASTA_KIND_SAMBA: CanastaKind.ValueType  # 3
+"""A seven-card sequence: a samba (Samba), an escalera (Bolivia)."""
+CANASTA_KIND_ESCALERA: CanastaKind.ValueType  # 4
+CANASTA_KIND_BOLIVIA: CanastaKind.ValueType  # 5
+"""Seven wild cards in Bolivia."""
+CANASTA_KIND_NATURAL_ACES: CanastaKind.ValueType  # 6
+"""Modern American: natural aces, natural sevens, and the wild canastas (one to three
+jokers; all four jokers and three twos; twos only).
+"""
+CANASTA_KIND_NATURAL_SEVENS: CanastaKind.ValueType  # 7
+CANASTA_KIND_WILD: CanastaKind.ValueType  # 8
+CANASTA_KIND_WILD_JOKERS: CanastaKind.ValueType  # 9
+CANASTA_KIND_WILD_TWOS: CanastaKind.ValueType  # 10
+Global___CanastaKind: _TypeAlias = CanastaKind  # noqa: Y015
+
 @_typing.final
 class GetServerInfoRequest(_message.Message):
     """---------------------------------------------------------------------------------------------
@@ -1189,9 +1261,16 @@ class MeldView(_message.Message):
     RANK_FIELD_NUMBER: _builtins.int
     CARDS_FIELD_NUMBER: _builtins.int
     CANASTA_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    CANASTA_KIND_FIELD_NUMBER: _builtins.int
     rank: _builtins.str
     canasta: _builtins.str
-    """"natural", "mixed" or "" (not yet a canasta)."""
+    """The canasta kind as the engine names it: "natural", "mixed", "samba", "escalera",
+    "bolivia", "natural_aces", "natural_sevens", "wild", "wild_jokers", "wild_twos", or ""
+    (not yet a canasta); canasta_kind is the same as an enum.
+    """
+    kind: Global___MeldKind.ValueType
+    canasta_kind: Global___CanastaKind.ValueType
     @_builtins.property
     def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -1200,10 +1279,12 @@ class MeldView(_message.Message):
         rank: _builtins.str = ...,
         cards: _abc.Iterable[_builtins.str] | None = ...,
         canasta: _builtins.str = ...,
+        kind: Global___MeldKind.ValueType = ...,
+        canasta_kind: Global___CanastaKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["canasta", b"canasta", "cards", b"cards", "rank", b"rank"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["canasta", b"canasta", "canasta_kind", b"canasta_kind", "cards", b"cards", "kind", b"kind", "rank", b"rank"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1227,7 +1308,9 @@ class SideView(_message.Message):
     @_builtins.property
     def melds(self) -> _containers.RepeatedCompositeFieldContainer[Global___MeldView]: ...
     @_builtins.property
-    def red_threes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def red_threes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The threes laid out beside the side's seats: red ones; in Modern American both colours."""
+
     def __init__(
         self,
         *,
@@ -1262,6 +1345,12 @@ class SideScore(_message.Message):
     HAND_PENALTY_FIELD_NUMBER: _builtins.int
     HAND_TOTAL_FIELD_NUMBER: _builtins.int
     CUMULATIVE_FIELD_NUMBER: _builtins.int
+    SEQUENCE_CANASTAS_FIELD_NUMBER: _builtins.int
+    WILD_CANASTAS_FIELD_NUMBER: _builtins.int
+    SPECIAL_CANASTAS_FIELD_NUMBER: _builtins.int
+    BLACK_THREES_FIELD_NUMBER: _builtins.int
+    BLACK_THREE_POINTS_FIELD_NUMBER: _builtins.int
+    SPECIAL_PENALTY_FIELD_NUMBER: _builtins.int
     column: _builtins.int
     meld_points: _builtins.int
     natural_canastas: _builtins.int
@@ -1273,6 +1362,19 @@ class SideScore(_message.Message):
     hand_penalty: _builtins.int
     hand_total: _builtins.int
     cumulative: _builtins.int
+    sequence_canastas: _builtins.int
+    """Samba and Bolivia: seven-card sequences (sambas, escaleras)."""
+    wild_canastas: _builtins.int
+    """Bolivia: bolivias; Modern American: wild canastas."""
+    special_canastas: _builtins.int
+    """Modern American: canastas with a bonus of their own (natural aces, natural sevens, wild);
+    red_threes then counts red threes only, black_threes the black ones (each colour scores
+    apart), and special_penalty is what unfinished aces, sevens or wild melds and three or
+    more aces or sevens left in one hand cost (subtracted from hand_total).
+    """
+    black_threes: _builtins.int
+    black_three_points: _builtins.int
+    special_penalty: _builtins.int
     @_builtins.property
     def seats(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
     def __init__(
@@ -1290,10 +1392,16 @@ class SideScore(_message.Message):
         hand_penalty: _builtins.int = ...,
         hand_total: _builtins.int = ...,
         cumulative: _builtins.int = ...,
+        sequence_canastas: _builtins.int = ...,
+        wild_canastas: _builtins.int = ...,
+        special_canastas: _builtins.int = ...,
+        black_threes: _builtins.int = ...,
+        black_three_points: _builtins.int = ...,
+        special_penalty: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["canasta_bonus", b"canasta_bonus", "column", b"column", "cumulative", b"cumulative", "going_out_bonus", b"going_out_bonus", "hand_penalty", b"hand_penalty", "hand_total", b"hand_total", "meld_points", b"meld_points", "mixed_canastas", b"mixed_canastas", "natural_canastas", b"natural_canastas", "red_three_points", b"red_three_points", "red_threes", b"red_threes", "seats", b"seats"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["black_three_points", b"black_three_points", "black_threes", b"black_threes", "canasta_bonus", b"canasta_bonus", "column", b"column", "cumulative", b"cumulative", "going_out_bonus", b"going_out_bonus", "hand_penalty", b"hand_penalty", "hand_total", b"hand_total", "meld_points", b"meld_points", "mixed_canastas", b"mixed_canastas", "natural_canastas", b"natural_canastas", "red_three_points", b"red_three_points", "red_threes", b"red_threes", "seats", b"seats", "sequence_canastas", b"sequence_canastas", "special_canastas", b"special_canastas", "special_penalty", b"special_penalty", "wild_canastas", b"wild_canastas"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1365,6 +1473,7 @@ class PlayerView(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     LAST_HAND_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
+    TALON_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     preset: _builtins.str
     players: _builtins.int
@@ -1402,6 +1511,12 @@ class PlayerView(_message.Message):
     def last_hand(self) -> Global___HandResult: ...
     @_builtins.property
     def winners(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def talon(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Modern American: the cards left in each talon packet (the first opener's first); their
+        faces stay hidden until a player draws them. Empty in the other games.
+        """
+
     def __init__(
         self,
         *,
@@ -1433,10 +1548,11 @@ class PlayerView(_message.Message):
         events: _abc.Iterable[Global___Event] | None = ...,
         last_hand: Global___HandResult | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
+        talon: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "last_hand", b"last_hand", "permission", b"permission", "pile_top", b"pile_top"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "dealer", b"dealer", "events", b"events", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "dealer", b"dealer", "events", b"events", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "talon", b"talon", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__actor: _TypeAlias = _typing.Literal["actor"]  # noqa: Y015
     _WhichOneofArgType__actor: _TypeAlias = _typing.Literal["_actor", b"_actor"]  # noqa: Y015

@@ -31,6 +31,10 @@ Where each rule is (RULES.md section: module); every module's docstring names it
   ``goingout``
 * scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
 * three-handed cutthroat sides (§3.2): ``cutthroat``
+* Samba and Bolivia's sequences, further melds and special canastas (§3.4, §3.5): ``samba``
+* Modern American, its own ruleset (§3.6, §3.8a: talon, threes, always-frozen pile, seven-card
+  melds, special canastas, penalties, its scoring), dispatched to from the modules above at
+  one line each: ``american``
 * resigning the match (RULES.md is silent; a correspondence server needs it): ``concede``
 * edits of a position that every move shares: ``edits``; refusals: ``errors``
 * what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:

@@ -75,6 +75,8 @@ VALUE: tuple[int, ...] = tuple(_value(c) for c in _ALL)
 IS_WILD: tuple[bool, ...] = tuple(_rank(c) in (TWO, JOKER_RANK) for c in _ALL)
 IS_RED3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (1, 2) for c in _ALL)
 IS_BLACK3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (0, 3) for c in _ALL)
+IS_THREE: tuple[bool, ...] = tuple(_rank(c) == THREE for c in _ALL)
+"""Both colours: Modern American lays out every three (RULES.md §3.6)."""
 IS_NATURAL: tuple[bool, ...] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
 SORT_KEY: tuple[int, ...] = tuple(
     (_rank(c) if _rank(c) > THREE else _rank(c) + 20) * 4 + max(_suit(c), 0) for c in _ALL

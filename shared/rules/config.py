@@ -29,6 +29,8 @@ OPTION_CHOICES: dict[str, tuple[str, ...]] = {
     "tie_policy": ("play_another_hand", "draw", "raise_target_500"),
     "open_via_pile": ("allowed", "forbidden", "required"),
     "dealer_selection": ("random", "seat0"),
+    "talon_timing": ("next_turn", "at_once"),
+    "aces_wild_rule": ("initial_meld", "aces_meld"),
 }
 TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
@@ -51,6 +53,7 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "wild_canasta_bonus": (0, 5_000),  # bolivia 2500 (§3.5)
     "sequence_canastas_to_go_out": (0, 6),  # Bolivia: one escalera (§3.5)
     "black3_went_out_value": (0, 1_000),  # Bolivia: 100 each (§3.5); 5 = the card's value
+    "wild_meld_four_jokers_penalty": (0, 5_000),  # Modern American: 2000 (CLA) or 2500 (P)
 }
 """Allowed ranges of the whole-number options: every preset and source value fits with room,
 and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
@@ -69,7 +72,23 @@ _BOOLS = (
     "allow_wild_melds",
     "wild_onto_canasta",
     "pile_layoff_onto_canasta",
+    "modern_american",
+    "rule_of_five",
+    "dead_ranks",
+    "swad_empty_pile",
+    "no_out_with_unfinished_special",
+    "unfinished_special_scores_cards",
 )
+LATER_OPTIONS = frozenset(
+    {
+        "modern_american", "wild_meld_four_jokers_penalty", "talon_timing",
+        "unfinished_special_scores_cards", "rule_of_five", "dead_ranks", "swad_empty_pile",
+        "no_out_with_unfinished_special", "aces_wild_rule",
+    }
+)  # fmt: skip
+"""Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
+them out while they hold their defaults, which play the game as it was before they existed,
+so a header or a stored position of that time reads back to the same bytes."""
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
 MIN_MELD_VALUES = (0, 1_000)
@@ -181,6 +200,36 @@ class RuleConfig:
     black3_went_out_value: int = 5
     """§3.5, §3.8a: what each black three left in a hand costs when someone goes out (Bolivia
     100; otherwise, and always when the stock ends the hand, its card value 5)."""
+    modern_american: bool = False
+    """§3.6: Modern American Canasta's own rules (``american``): a talon of bonus cards, no
+    upcard, every three laid out, an always-frozen pile, seven-card melds, special canastas,
+    penalties and state-dependent scoring."""
+    wild_meld_four_jokers_penalty: int = 2000
+    """§3.6 Modern American: what an unfinished wild meld holding all four jokers costs: 2000
+    like any unfinished wild meld (CLA), or 2500 (P)."""
+    rule_of_five: bool = False
+    """§3.8a, a Canasta League rule off by default: a wild card joins an existing meld only
+    once it holds five natural cards."""
+    dead_ranks: bool = False
+    """§3.8a, a Canasta League rule off by default: once either side completed a canasta of a
+    rank, nobody starts, adds to or takes the pile with that rank."""
+    swad_empty_pile: bool = False
+    """§3.8a, a Canasta League rule off by default: no seven, wild card, ace or card of a dead
+    rank may be discarded onto an empty pile (unless the hand holds nothing else)."""
+    talon_timing: str = "next_turn"
+    """§3.8a: Modern American's talon packet is drawn at the start of the opener's next turn
+    (default), or ``"at_once"``, as soon as the initial meld is down; either way only while
+    the stock holds nine cards."""
+    aces_wild_rule: str = "initial_meld"
+    """§3.6, §3.8a: "aces stay natural unless a wild was included in the opening meld" read
+    as the side's initial meld (default), or ``"aces_meld"``: the aces meld's own first
+    laying (a new aces meld may hold wild cards; a natural one stays natural)."""
+    unfinished_special_scores_cards: bool = True
+    """§3.8a: an unfinished natural aces, sevens or wild meld scores its card values besides
+    its penalty (default), or only the penalty."""
+    no_out_with_unfinished_special: bool = False
+    """§3.8a, a Canasta League rule off by default: a side may not go out while it holds an
+    unfinished natural meld of aces or sevens, or an unfinished wild meld."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -209,6 +258,11 @@ class RuleConfig:
     @property
     def deck_size(self) -> int:
         return self.decks * (52 + self.jokers_per_deck)
+
+    @property
+    def has_sides(self) -> bool:
+        """Fixed partnerships of two or more seats each (what Modern American needs, §3.6)."""
+        return not self.cutthroat and all(len(s) >= 2 for s in self.partnerships)
 
     @property
     def sides(self) -> int:
@@ -265,13 +319,19 @@ class RuleConfig:
 
     # -- (de)serialisation -------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field (lists for tuples)."""
+    def to_dict(self, *, every: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict of the fields (lists for tuples): every one with ``every``;
+        otherwise an option of ``LATER_OPTIONS`` only when it differs from its default, so
+        that a transcript header or a stored position written before it existed encodes to
+        the very same bytes again (headers are hashed and must be canonical)."""
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):
             if f.name.startswith("_"):
                 continue
-            out[f.name] = _to_json(getattr(self, f.name))
+            value = getattr(self, f.name)
+            if not every and f.name in LATER_OPTIONS and value == f.default:
+                continue
+            out[f.name] = _to_json(value)
         return out
 
     @classmethod
@@ -298,7 +358,15 @@ class RuleConfig:
                 "sequences, wild melds and several melds of a rank are for fixed sides, not "
                 "for cutthroat play"
             )
-        if self.players * self.hand_size + 10 > self.deck_size:
+        if self.modern_american and (
+            self.cutthroat or self.variant_melds or not self.has_sides or self.decks != 2
+        ):
+            raise ConfigError(
+                "Modern American rules are for fixed partnerships and two packs, without "
+                "sequences, several melds of a rank or Bolivia's wild melds"
+            )
+        talon = 7 if self.modern_american else 0  # §3.6: the bonus cards set aside
+        if self.players * self.hand_size + talon + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
             raise ConfigError("min_meld_table must start with a row for negative scores (null)")
@@ -447,8 +515,17 @@ PRESETS: dict[str, dict[str, Any]] = {
         "red3_special_totals": ((6, 1000),), "red3_negative_if": "too_few_canastas",
         "sequence_canastas_to_go_out": 1, "black3_went_out_value": 100,
     },
+    "modern_american": {
+        "modern_american": True, "hand_size": 13, "canastas_to_go_out": 2, "target": 8500,
+        "min_meld_table": ((None, 125), (3000, 155), (5000, 180)), "wild_limit": "max2",
+        "wild_onto_canasta": False, "pile_layoff_onto_canasta": False,
+        "unfrozen_take_methods": ("pair",), "concealed_min_exempt": False,
+        "concealed_bonus_total": 100, "ask_limit_per_hand": 1,
+    },
 }  # fmt: skip
-"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.5)."""
+"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern
+American's fixed values (its special canastas, threes and penalties) are ``american``'s; the
+rows here are the ones it shares with the other forms."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 

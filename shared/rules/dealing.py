@@ -14,7 +14,8 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from .cards import IS_BLACK3, IS_RED3, IS_WILD, RANK, SORT_KEY, Card, card_text, deck
+from .american import TALON_PACKETS, WILD_MELD, set_aside_talon
+from .cards import IS_BLACK3, IS_RED3, IS_THREE, IS_WILD, RANK, SORT_KEY, Card, card_text, deck
 from .config import RuleConfig
 from .errors import ConfigError, WrongPhaseError
 from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
@@ -100,13 +101,16 @@ def deal_position(
     red3: Sequence[Sequence[Card]] | None = None,
     turn: int | None = None,
     fill: str = "stock",
+    talon: Sequence[Sequence[Card]] | None = None,
 ) -> GameState:
     """Start a hand from an explicit position, for scenarios and bug reports.
 
     ``stock`` is top first and begins with the card(s) to be turned as the upcard unless
     ``pile`` is given, in which case no upcard is turned and play starts from that pile.
     Cards of the deck that appear nowhere go under the stock (``fill="stock"``) or out of
-    play (``fill="box"``), so every card stays accounted for.
+    play (``fill="box"``), so every card stays accounted for. Modern American (§3.6) sets
+    the ``talon`` packets aside (first opener's first); left out, they are the first seven
+    of those unnamed cards.
     """
     config = state.config
     _require_deal_phase(state)
@@ -121,6 +125,9 @@ def deal_position(
             if not group:
                 continue
             ranks = {RANK[c] for c in group if not IS_WILD[c]}
+            if not ranks and config.modern_american and not table[WILD_MELD]:
+                table[WILD_MELD] = tuple(group)  # §3.6: the side's wild meld
+                continue
             if not ranks and not config.allow_wild_melds:
                 raise ConfigError("a meld in the position has no natural card")
             if len(ranks) == 1 and not table[next(iter(ranks))]:
@@ -137,14 +144,23 @@ def deal_position(
     used.update(c for side in side_melds for m in side for c in m)
     used.update(c for side in side_extra for m in side for c in m)
     used.update(c for r in laid for c in r)
+    used.update(c for packet in talon or () for c in packet)
     remaining = Counter(deck(config.decks, config.jokers_per_deck))
     remaining.subtract(used)
     over = [card_text(c) for c, k in remaining.items() if k < 0]
     if over:
         raise ConfigError(f"the position uses more copies than the deck has of: {', '.join(over)}")
     rest = tuple(sorted(remaining.elements()))
+    packets = None
+    if config.modern_american:
+        if talon is None:
+            first, second = TALON_PACKETS
+            talon, rest = (rest[:first], rest[first : first + second]), rest[first + second :]
+        packets = tuple(tuple(p) for p in talon)
     full_stock = tuple(stock) + (rest if fill == "stock" else ())
-    start = _start_hand(state, [list(h) for h in hands], full_stock, turn_upcard=not pile)
+    start = _start_hand(
+        state, [list(h) for h in hands], full_stock, turn_upcard=not pile, talon=packets
+    )
     start.box = rest if fill == "box" else ()
     if pile:
         start.pile = tuple(pile)
@@ -171,7 +187,11 @@ def _require_full_deck(config: RuleConfig, order: Sequence[Card]) -> None:
 
 
 def _start_hand(
-    state: GameState, hands: list[list[Card]], stock: tuple[Card, ...], turn_upcard: bool = True
+    state: GameState,
+    hands: list[list[Card]],
+    stock: tuple[Card, ...],
+    turn_upcard: bool = True,
+    talon: tuple[tuple[Card, ...], ...] | None = None,
 ) -> GameState:
     config = state.config
     n = config.players
@@ -198,13 +218,16 @@ def _start_hand(
         for seat in range(n)
     )
     reset_turn(s)
-    if turn_upcard:
+    if config.modern_american:  # §3.6: no upcard; the talon is set aside
+        set_aside_talon(s, talon)
+    elif turn_upcard:
         _turn_upcard(s)
     if config.red3_deal_timing == "immediate":
         for step in range(n):
             lay_out_red_threes(s, (s.turn + step) % n)
     else:
-        s.pending_red3 = tuple(any(IS_RED3[c] for c in h) for h in s.hands)
+        out = IS_THREE if config.modern_american else IS_RED3  # §3.6: black threes too
+        s.pending_red3 = tuple(any(out[c] for c in h) for h in s.hands)
         if s.pending_red3[s.turn]:
             lay_out_red_threes(s, s.turn)
     return s

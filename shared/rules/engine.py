@@ -28,6 +28,7 @@ from .actions import (
     Resign,
     TakePile,
 )
+from .american import check_discard, draw_talon
 from .cards import Card
 from .concede import concede
 from .dealing import reset_turn
@@ -183,6 +184,8 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
         )
     hand = remove_cards(s.hands[seat], (card,), "to discard")
     check_discard_allowed(s, seat)
+    if s.talon:  # Modern American's optional empty-pile limit (§3.8a)
+        check_discard(s, seat, card)
     set_hand(s, seat, hand)
     s.pile = (*s.pile, card)
     if discard_freezes(s.config, card):
@@ -203,6 +206,8 @@ def _next_turn(s: GameState) -> None:
     reset_turn(s)
     if s.pending_red3[s.turn]:
         lay_out_red_threes(s, s.turn)
+    if s.talon_owed and s.talon_owed[s.turn]:  # Modern American's bonus cards (§3.6)
+        draw_talon(s, s.turn)
     if not s.stock:
         start_turn_without_stock(s)
 

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .actions import Answer
+from .american import can_go_out as american_can_go_out
+from .american import unfinished_special
 from .cards import (
     ACE,
     FOUR,
@@ -56,9 +58,7 @@ def check_discard_allowed(s: GameState, seat: int) -> None:
     if len(s.hands[seat]) == 1:
         if s.permission == "no" or not enough_canastas(s, side):
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
-    elif s.must_go_out and can_go_out(
-        s.config, s.hands[seat], s.melds[side], extra=s.extra_of(side)
-    ):
+    elif s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
         raise IllegalMoveError(
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
@@ -99,6 +99,8 @@ def enough_canastas(s: GameState, side: int) -> bool:
     """Whether ``side`` has the canastas going out needs (§1.11.1; §3.5: in Bolivia one of
     them a sequence, an escalera)."""
     config = s.config
+    if s.talon and unfinished_special(s, side):  # a Modern American option (§3.8a)
+        return False
     if not s.extra or not config.sequence_canastas_to_go_out:
         return s.canastas(side) >= config.canastas_to_go_out
     total, sequences = side_canastas(config, s, side)
@@ -113,6 +115,8 @@ def _why_not_out(s: GameState, side: int) -> str:
     """Why the side may not go out now, as a clause that completes any sentence before it."""
     if s.permission == "no":
         return "your partner said no this turn"
+    if s.talon and unfinished_special(s, side):
+        return unfinished_special(s, side) + " (no going out with it, §3.8a)"
     config = s.config
     need = config.canastas_to_go_out
     total, sequences = side_canastas(config, s, side)
@@ -133,6 +137,26 @@ def after_put_down(s: GameState, seat: int) -> None:
     hand = s.hands[seat]
     side = s.side_of[seat]
     may_go_out = enough_canastas(s, side) and s.permission != "no"
+    if s.talon:  # Modern American: a final discard is required (§3.6)
+        if not hand:
+            raise IllegalMoveError(
+                "in Modern American you go out by discarding your last card: keep one", "3.6"
+            )
+        if s.no_discard:
+            return  # the turn ends with a pass, not a discard (D13 option)
+        if len(hand) == 1 and not may_go_out:
+            raise IllegalMoveError(
+                "that would leave you one card, and discarding it would take you out, which "
+                f"you may not do: {_why_not_out(s, side)}",
+                "1.11.3",
+            )
+        if s.must_go_out and not american_can_go_out(s, seat, hand, None):
+            raise IllegalMoveError(
+                "your partner said yes, so you must go out this turn, and after that play you "
+                "could not",
+                "1.11.2",
+            )
+        return
     if not hand:
         if not may_go_out:
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
@@ -214,11 +238,7 @@ def check_ask_allowed(s: GameState, seat: int) -> None:
             "out), so you may not ask; go out or play on",
             "1.11.3",
         )
-    side = s.side_of[seat]
-    minimum = minimum_to_go_out(s, seat)
-    if not can_go_out(
-        config, s.hands[seat], s.melds[side], minimum=minimum, extra=s.extra_of(side)
-    ):
+    if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat)):
         raise IllegalMoveError(
             "you could not go out this turn, so there is nothing to ask", "1.11.2"
         )
@@ -234,6 +254,15 @@ def answer(s: GameState, action: Answer) -> None:
 
 
 # -- can this hand still go out this turn? (§1.11.3) -----------------------------------------------
+
+
+def _can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | None = None) -> bool:
+    """``can_go_out`` for the seat's side in ``s``; Modern American searches its own rules
+    (a final discard, seven-card melds, §3.6)."""
+    if s.talon:
+        return american_can_go_out(s, seat, hand, minimum)
+    side = s.side_of[seat]
+    return can_go_out(s.config, hand, s.melds[side], minimum=minimum, extra=s.extra_of(side))
 
 
 def can_go_out(

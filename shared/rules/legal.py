@@ -33,6 +33,7 @@ from .actions import (
     Pass,
     TakePile,
 )
+from .american import meld_candidates as american_candidates
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
@@ -110,7 +111,11 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
         if state.no_discard:
             candidates.append(PASS)
         elif _allowed(check_discard_allowed, state, seat):
-            known.extend(DISCARDS[c] for c in dict.fromkeys(state.hands[seat]))
+            discards = [DISCARDS[c] for c in dict.fromkeys(state.hands[seat])]
+            if state.talon and state.config.swad_empty_pile:  # Modern American's option
+                candidates.extend(discards)
+            else:
+                known.extend(discards)
     return known, list(dict.fromkeys(candidates))
 
 
@@ -141,6 +146,8 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     side = state.side_of[seat]
     melds = state.melds[side]
     simple = not state.must_go_out and not state.no_discard
+    if state.talon:  # Modern American (§3.6): its limits make nothing legal by construction
+        return [], american_candidates(state, seat)
     if state.extra:
         sequences = sequence_candidates(state, side, hand)
         if not state.opened(side):

@@ -15,6 +15,9 @@ Move listing lives here too, because the end of the stock (``stock``) needs it a
 from __future__ import annotations
 
 from .actions import TakePile
+from .american import note_opening
+from .american import plan_take as plan_american_take
+from .american import take_candidates as american_take_candidates
 from .cards import (
     IS_BLACK3,
     IS_NATURAL,
@@ -46,6 +49,8 @@ from .threes import add_red_threes, check_black_threes
 
 def frozen_reason(s: GameState, side: int) -> str:
     """Why the pile is frozen for ``side`` (§1.8.1), or ``""`` when it is not."""
+    if s.talon:
+        return "it is always frozen in Modern American" if s.pile else ""
     if s.pile_frozen:
         if any(IS_WILD[c] for c in s.pile):
             return "it holds a wild card"
@@ -67,6 +72,8 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     """§1.8.2: every check on taking the pile, in order, without changing anything."""
     if s.extra:  # Samba and Bolivia (§3.4): only their positions have further melds
         return plan_variant_take(s, seat, action)
+    if s.talon:  # Modern American (§3.6): only its positions set a talon aside
+        return plan_american_take(s, seat, action)
     config = s.config
     side = s.side_of[seat]
     if not s.pile:
@@ -169,7 +176,11 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
 def take_pile(s: GameState, seat: int, action: TakePile) -> None:
     """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest."""
     plan = plan_take(s, seat, action)
+    opening = bool(s.talon) and not s.opened(plan.side)  # no talon for it (§3.6)
     put_down(s, plan)
+    if opening:
+        cards = (*action.cards, *(c for g in action.melds for c in g))
+        note_opening(s, seat, cards, by_take=True)
     rest = s.pile[:-1]
     threes = [c for c in rest if IS_RED3[c]]
     set_hand(s, seat, plan.hand)
@@ -219,6 +230,8 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     """
     if not state.pile:
         return []
+    if state.talon:  # Modern American (§3.6)
+        return american_take_candidates(state, seat)
     top = state.pile[-1]
     config = state.config
     if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):

@@ -15,7 +15,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 
 ``preset``
     ``"classic"`` (default), ``"two_player"``, ``"three_simple"``, ``"three_cutthroat"``,
-    ``"six_2x3"``, ``"six_3x2"``, ``"samba"`` or ``"bolivia"`` (RULES.md Part 3).
+    ``"six_2x3"``, ``"six_3x2"``, ``"samba"``, ``"bolivia"`` or ``"modern_american"``
+    (RULES.md Part 3).
 ``options``
     Rule options on top of the preset, by the names of ``config.OPTION_NAMES``, e.g.
     ``{"black3_freezes": true}`` (RULES.md Part 2).
@@ -50,7 +51,13 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         also sequences (``"4h 5h 6h"``), wild melds and several melds of a rank, in table
         order (the first of a rank is ``9``, the next ``9#2``).
     ``red3``
-        Per seat, red threes already laid out.
+        Per seat, red threes already laid out (Modern American: threes of both colours).
+    ``talon``
+        Modern American (§3.6): the two bonus packets set aside, the first opener's (four
+        cards, or none once drawn) then the second's (three). Left out, they are the first
+        seven deck cards named nowhere else. Mid-hand, ``talon_owed`` (per seat, the packet
+        1 or 2 it draws at its next turn, else 0) and ``wild_opening`` (per side, whether its
+        initial meld held a wild card, so its aces may take wild cards) complete the position.
     ``turn``
         The seat to play (default: the seat after the dealer).
     ``melded``
@@ -103,7 +110,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         that must act, e.g. the partner asked to answer), ``permission`` (``"yes"``,
         ``"no"`` or ``null``), ``must_go_out``, ``scores``, ``target``, ``winners``,
         ``dealer``, ``hand_number``, ``side_of`` (each seat's side; it changes only in
-        cutthroat). In a per-seat or per-side list, ``null`` means "not checked".
+        cutthroat), ``talon_sizes`` (Modern American: cards left in each talon packet). In
+        a per-seat or per-side list, ``null`` means "not checked".
 
 Example (the upcard of RULES.md SC03: a joker and a red three are covered; seat 0 then draws)::
 
@@ -155,7 +163,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cards import IS_RED3, THREE, Card, card_text, parse_card
+from .cards import IS_RED3, IS_THREE, THREE, Card, card_text, parse_card
 from .config import RuleConfig, make_config
 from .dealing import deal_position, new_match
 from .engine import apply_turn
@@ -172,8 +180,11 @@ _TOP_KEYS = frozenset(
     }
 )  # fmt: skip
 _DEAL_KEYS = frozenset(
-    {"hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill"}
-)
+    {
+        "hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill", "talon",
+        "talon_owed", "wild_opening",
+    }
+)  # fmt: skip
 
 
 class ScenarioError(ValueError):
@@ -360,8 +371,14 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
             read_cards(r, f"deal.red3[{i}]")
             for i, r in enumerate(_per(deal["red3"], n, "deal.red3"))
         ]
-        if any(not IS_RED3[c] for r in red3 for c in r):
+        laid = IS_THREE if config.modern_american else IS_RED3
+        if any(not laid[c] for r in red3 for c in r):
             raise ScenarioError("deal.red3 may hold only red threes (3d, 3h)")
+    talon = None
+    if "talon" in deal:
+        talon = [
+            read_cards(p, "deal.talon") for p in _per(deal["talon"], 2, "deal.talon", "packet")
+        ]
     turn = _seat(deal["turn"], n, "deal.turn") if "turn" in deal else None
     fill = deal.get("fill", "stock")
     if fill not in ("stock", "box"):
@@ -384,9 +401,22 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         red3=red3,
         turn=turn,
         fill=fill,
+        talon=talon,
     )
     if upcard:
         _check_upcard(config, state, upcard)
+    if "talon_owed" in deal:
+        owed = [
+            read_int(x, "deal.talon_owed") for x in _per(deal["talon_owed"], n, "deal.talon_owed")
+        ]
+        if any(x not in (0, 1, 2) for x in owed):
+            raise ScenarioError("deal.talon_owed names the packet 1 or 2 a seat draws, or 0")
+        state = dataclasses.replace(state, talon_owed=tuple(owed))
+    if "wild_opening" in deal:
+        flags = _per(deal["wild_opening"], config.sides, "deal.wild_opening", "side")
+        if not all(isinstance(x, bool) for x in flags):
+            raise ScenarioError("deal.wild_opening holds true or false per side")
+        state = dataclasses.replace(state, wild_opening=tuple(flags))
     if "melded" in deal:
         seats = {_seat(x, n, "deal.melded") for x in read_list(deal["melded"], "deal.melded")}
         state = dataclasses.replace(state, melded_seats=tuple(s in seats for s in range(n)))
@@ -400,7 +430,7 @@ def _meld(config: RuleConfig, value: Any, what: str) -> tuple[Card, ...]:
         if kind == SEQUENCE and config.allow_sequences:
             check_sequence(cards)
             return cards
-        if kind == WILD and config.allow_wild_melds:
+        if kind == WILD and (config.allow_wild_melds or config.modern_american):
             check_wild_meld(cards, 0)
             return cards
         rank = meld_rank(cards)
@@ -506,6 +536,7 @@ def describe(state: GameState) -> dict[str, Any]:
         "red3": [_texts(r) for r in state.red3],
         "permission": state.permission,
         "must_go_out": state.must_go_out,
+        "talon_sizes": [len(p) for p in state.talon],
     }
 
 

@@ -9,6 +9,7 @@ for the next deal. Red threes' own scoring rules are in ``threes``.
 
 from __future__ import annotations
 
+from .american import score_side as american_score_side
 from .cards import IS_BLACK3, VALUE
 from .melds import is_canasta, is_natural
 from .samba import SEQUENCE, WILD, meld_kind
@@ -25,13 +26,25 @@ def score_hand(
     sequence 1500, Bolivia's wild canasta 2500), red threes (100 each, all four 800, minus if
     the side made no meld; Samba: all six 1000, minus below two canastas), the going-out bonus
     (100, or 200 concealed; 200 in Samba), less the value of the cards left in its players'
-    hands (Bolivia: a black three 100 when someone went out).
+    hands (Bolivia: a black three 100 when someone went out). Modern American scores by its
+    own rules (``american.score_side``).
     Cutthroat (§3.2): each partner scores the partnership's total, red threes individually.
     """
     config = state.config
     columns = []
     for column, seats in enumerate(config.partnerships):
         side = state.side_of[seats[0]]
+        if state.talon:  # Modern American's state-dependent scoring (§3.6)
+            parts = american_score_side(state, side, went_out)
+            columns.append(
+                SideScore(
+                    column=column,
+                    seats=state.side_seats(side),
+                    cumulative=state.scores[column] + parts["hand_total"],
+                    **parts,
+                )
+            )
+            continue
         melds = state.melds[side]
         meld_points = sum(VALUE[c] for meld in melds for c in meld)
         naturals = sum(1 for m in melds if is_canasta(m) and is_natural(m))

@@ -93,7 +93,17 @@ class SideScore:
     sequence_canastas: int = 0
     """Samba / Bolivia: seven-card sequences (sambas, escaleras), §3.4, §3.5."""
     wild_canastas: int = 0
-    """Bolivia: seven-card wild melds (bolivias), §3.5."""
+    """Bolivia: seven-card wild melds (bolivias), §3.5; Modern American: wild canastas."""
+    special_canastas: int = 0
+    """Modern American: canastas with a bonus of their own (natural aces, natural sevens and
+    the wild canastas), §3.6; counted apart from ``natural_canastas``."""
+    black_threes: int = 0
+    """Modern American: black threes laid out (``red_threes`` then counts the red ones only;
+    each colour scores apart, §3.6)."""
+    black_three_points: int = 0
+    special_penalty: int = 0
+    """Modern American: unfinished aces, sevens or wild melds, and three or more aces or
+    sevens left in one hand (§3.6); subtracted from ``hand_total``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +222,17 @@ class GameState:
     """Per side: the melds that are not the first group meld of a rank (§3.4, §3.5); empty
     (no entry at all) in the games that have none, so classic positions stay as they were."""
 
+    talon: tuple[tuple[Card, ...], ...] = ()
+    """Modern American (§3.6): the bonus packets set aside at the deal, the first opener's
+    (four cards) then the second's (three); a packet empties when drawn, and one never drawn
+    stays aside. Empty (no entry at all) in the other games."""
+    talon_owed: tuple[int, ...] = ()
+    """Modern American: per seat, the packet (1 or 2) it draws at the start of its next turn
+    for opening its side from hand, or 0 (§3.8a)."""
+    wild_opening: tuple[bool, ...] = ()
+    """Modern American: per side, whether its initial meld held a wild card (only then may
+    its aces take wild cards, §3.6, §3.8a)."""
+
     def _clone(self) -> GameState:
         """A shallow copy for the engine to change (replaced by generated code below)."""
         raise NotImplementedError  # pragma: no cover
@@ -264,6 +285,8 @@ class GameState:
         for side_extra in self.extra:
             for meld in side_extra:
                 cards.extend(meld)
+        for packet in self.talon:
+            cards.extend(packet)
         return cards
 
     # -- JSON -------------------------------------------------------------------------------
@@ -307,6 +330,10 @@ class GameState:
         }
         if self.extra:
             out["extra"] = [[_texts(m) for m in side] for side in self.extra]
+        if self.talon:  # Modern American only, so other positions' JSON is unchanged
+            out["talon"] = [_texts(p) for p in self.talon]
+            out["talon_owed"] = list(self.talon_owed)
+            out["wild_opening"] = list(self.wild_opening)
         return out
 
     @classmethod
@@ -345,6 +372,9 @@ class GameState:
             winners=tuple(data["winners"]),
             events=tuple(Event.from_json(e) for e in data["events"]),
             extra=tuple(tuple(_cards(m) for m in side) for side in data.get("extra", ())),
+            talon=tuple(_cards(p) for p in data.get("talon", ())),
+            talon_owed=tuple(data.get("talon_owed", ())),
+            wild_opening=tuple(data.get("wild_opening", ())),
         )
 
 

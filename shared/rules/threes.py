@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import IS_RED3, SORT_KEY, Card
+from .cards import IS_RED3, IS_THREE, SORT_KEY, Card
 from .edits import set_hand
 from .errors import IllegalMoveError
 from .state import Event, GameState
@@ -27,9 +27,10 @@ def lay_out_red_threes(s: GameState, seat: int) -> None:
     hand = s.hands[seat]
     laid: list[Card] = []
     drawn: list[Card] = []
-    while any(IS_RED3[c] for c in hand):
-        threes = [c for c in hand if IS_RED3[c]]
-        hand = tuple(c for c in hand if not IS_RED3[c])
+    out = IS_THREE if s.talon else IS_RED3  # Modern American lays out black threes too (§3.6)
+    while any(out[c] for c in hand):
+        threes = [c for c in hand if out[c]]
+        hand = tuple(c for c in hand if not out[c])
         laid.extend(threes)
         for _ in threes:
             if not s.stock:
@@ -38,7 +39,7 @@ def lay_out_red_threes(s: GameState, seat: int) -> None:
             s.stock = s.stock[1:]
             drawn.append(card)
             hand = (*hand, card)
-    drawn_kept = tuple(c for c in drawn if not IS_RED3[c])
+    drawn_kept = tuple(c for c in drawn if not out[c])
     set_hand(s, seat, tuple(sorted(hand, key=SORT_KEY.__getitem__)))
     if laid:
         add_red_threes(s, seat, laid)
@@ -63,10 +64,11 @@ def lay_out_threes_left_in_hands(s: GameState) -> None:
     Only the ``red3_deal_timing = "first_turn"`` option (D3) leaves them in a hand: a seat
     whose first turn never came still holds its dealt red threes.
     """
+    out = IS_THREE if s.talon else IS_RED3  # Modern American lays out black threes too (§3.6)
     for seat in range(s.config.players):
-        if any(IS_RED3[c] for c in s.hands[seat]):
-            threes = [c for c in s.hands[seat] if IS_RED3[c]]
-            set_hand(s, seat, tuple(c for c in s.hands[seat] if not IS_RED3[c]))
+        if any(out[c] for c in s.hands[seat]):
+            threes = [c for c in s.hands[seat] if out[c]]
+            set_hand(s, seat, tuple(c for c in s.hands[seat] if not out[c]))
             add_red_threes(s, seat, threes)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .american import WILD_MELD
+from .american import canasta_kind as american_canasta_kind
 from .cards import IS_BLACK3, Card, card_text, rank_text, sort_cards
 from .legal import legal_action_kinds
 from .melds import is_canasta, is_natural
@@ -27,7 +29,11 @@ class MeldView:
     cards: tuple[Card, ...]
     canasta: str
     """``"natural"``, ``"mixed"``, ``"samba"``, ``"escalera"``, ``"bolivia"`` or ``""``
-    (not yet a canasta)."""
+    (not yet a canasta); in Modern American also ``"natural_aces"``, ``"natural_sevens"``,
+    ``"wild"``, ``"wild_jokers"`` (all four jokers) and ``"wild_twos"`` (§3.6)."""
+    kind: str = "group"
+    """``"group"`` (one rank), ``"sequence"`` (Samba, Bolivia) or ``"wild"`` (wild cards
+    only: Bolivia, Modern American), so that nobody need guess it from the cards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +81,9 @@ class PlayerView:
     events: tuple[Event, ...]
     last_hand: HandResult | None
     winners: tuple[int, ...]
+    talon: tuple[int, ...] = ()
+    """Modern American (§3.6): how many bonus cards each talon packet still holds (first
+    opener's first); their faces stay hidden until a player draws them."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with cards as text."""
@@ -101,6 +110,7 @@ class PlayerView:
                             "rank": m.rank,
                             "cards": [card_text(c) for c in m.cards],
                             "canasta": m.canasta,
+                            "kind": m.kind,
                         }
                         for m in sv.melds
                     ],
@@ -124,6 +134,7 @@ class PlayerView:
             "events": [e.to_json() for e in self.events],
             "last_hand": self.last_hand.to_json() if self.last_hand else None,
             "winners": list(self.winners),
+            "talon": list(self.talon),
         }
 
 
@@ -148,7 +159,7 @@ def _further_melds(state: GameState, side: int) -> tuple[MeldView, ...]:
             seen[base] = seen.get(base, 1 if base != "wild" else 0) + 1
             label = meld_label(cards, seen[base])
             shown = sort_cards(cards)
-        out.append(MeldView(label, shown, canasta_kind(state.config, cards)))
+        out.append(MeldView(label, shown, canasta_kind(state.config, cards), meld_kind(cards)))
     return tuple(out)
 
 
@@ -160,15 +171,27 @@ def player_view(state: GameState, seat: int) -> PlayerView:
     sides = []
     for side in sorted(set(state.side_of)):
         seats = state.side_seats(side)
-        melds = tuple(
-            MeldView(
-                rank_text(rank),
-                sort_cards(cards),
-                ("natural" if is_natural(cards) else "mixed") if is_canasta(cards) else "",
+        if state.talon:  # Modern American: a wild meld, special canastas (§3.6)
+            melds = tuple(
+                MeldView(
+                    "wild" if rank == WILD_MELD else rank_text(rank),
+                    sort_cards(cards),
+                    american_canasta_kind(rank, cards),
+                    "wild" if rank == WILD_MELD else "group",
+                )
+                for rank, cards in enumerate(state.melds[side])
+                if cards
             )
-            for rank, cards in enumerate(state.melds[side])
-            if cards
-        )
+        else:
+            melds = tuple(
+                MeldView(
+                    rank_text(rank),
+                    sort_cards(cards),
+                    ("natural" if is_natural(cards) else "mixed") if is_canasta(cards) else "",
+                )
+                for rank, cards in enumerate(state.melds[side])
+                if cards
+            )
         if state.extra:
             melds += _further_melds(state, side)
         threes = tuple(c for s in seats for c in state.red3[s])
@@ -205,4 +228,5 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         ),
         last_hand=state.last_hand,
         winners=state.winners,
+        talon=tuple(len(p) for p in state.talon) if in_hand else (),
     )

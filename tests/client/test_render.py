@@ -373,6 +373,29 @@ def test_samba_sequences_and_special_canastas_are_shown() -> None:
     assert "   9 x3: 9c 9d 2c" in text
 
 
+def test_modern_american_talon_and_special_canastas_are_shown() -> None:
+    """RULES.md §3.6: the table shows the talon's face-down packets, the wild meld by name,
+    the special canastas by kind (from the wire, not guessed) and both colours of threes."""
+    config = rules.make_config("modern_american")
+    state = deal_position(
+        rules.new_match(config),
+        [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
+        rules.parse_cards("7d 8c"),
+        pile=rules.parse_cards("4c 8d"),
+        melds=[[rules.parse_cards(m) for m in ("ac ac ad ad ah ah as", "2c 2c 2d 2d 2h 2h 2s",
+                                               "kc kd jk")], []],
+        red3=[rules.parse_cards("3d 3c"), (), (), ()],
+        turn=0,
+    )  # fmt: skip
+    text = render_table(match_view(state, 1), color=False)
+    assert "Talon" in text
+    assert "4 + 3 bonus cards set aside" in text
+    assert "   a x7: ac ac ad ad ah ah as  [natural aces canasta]" in text
+    assert "wild x7: 2c 2c 2d 2d 2h 2h 2s  [wild canasta of twos]" in text
+    assert "   k x3: kc kd jk" in text
+    assert "threes 3d 3c" in text or "threes 3c 3d" in text
+
+
 def test_red_threes_are_listed_for_each_side() -> None:
     state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
@@ -458,7 +481,8 @@ def test_match_over_names_the_winners() -> None:
 
 
 @pytest.mark.parametrize(
-    "preset", ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia"]
+    "preset",
+    ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia", "modern_american"],
 )
 def test_other_presets_render_plainly(preset: str) -> None:
     state = play_until(dealt(preset), lambda s: s.phase is Phase.PLAY, seed=5)

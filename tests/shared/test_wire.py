@@ -8,24 +8,32 @@ import pytest
 
 from shared.pb import canasta_pb2 as pb
 from shared.rules import (
+    EndReason,
     GameState,
+    HandResult,
     NotationError,
     Phase,
+    SideScore,
     apply,
     deal_hand,
     legal_actions,
     make_config,
     new_match,
+    parse_cards,
     player_view,
     shuffled_deck,
 )
+from shared.rules.dealing import deal_position
 from shared.wire import (
     AUTH_TAG,
+    CANASTA_KINDS,
+    MELD_KINDS,
     REGISTER_TAG,
     Move,
     Registration,
     WireError,
     auth_message,
+    hand_result_to_pb,
     move_from_bytes,
     move_to_bytes,
     parse_actions,
@@ -85,6 +93,44 @@ def test_view_carries_the_last_hand() -> None:
     message = view_to_pb(player_view(state, 0))
     assert message.last_hand.hand_number == 1
     assert [c.cumulative for c in message.last_hand.columns] == list(state.scores)
+
+
+def test_meld_and_canasta_kinds_travel_as_enums() -> None:
+    """Issue 15: a client reads each meld's kind and each canasta's kind from the wire (every
+    preset's special canastas, RULES.md §3.4-§3.6) instead of guessing them from its cards."""
+    melds = [["ac ac ad ad ah ah as", "jk jk jk jk 2c 2d 2h", "kc kd 2s"], []]
+    config = make_config("modern_american")
+    hands = [parse_cards("5c 5d"), parse_cards("4h 4d"), parse_cards("4s 6d"), parse_cards("8c 8h")]
+    table = [[parse_cards(m) for m in side] for side in melds]
+    state = deal_position(new_match(config), hands, parse_cards("jd"), pile=(), melds=table)
+    message = view_to_pb(player_view(state, 0))
+    shown = {(m.rank, m.kind, m.canasta_kind, m.canasta) for m in message.sides[0].melds}
+    assert shown == {
+        ("a", pb.MELD_KIND_GROUP, pb.CANASTA_KIND_NATURAL_ACES, "natural_aces"),
+        ("wild", pb.MELD_KIND_WILD, pb.CANASTA_KIND_WILD_JOKERS, "wild_jokers"),
+        ("k", pb.MELD_KIND_GROUP, pb.CANASTA_KIND_NONE, ""),
+    }
+    assert list(message.talon) == [4, 3]
+    kinds = {"samba", "escalera", "bolivia", "natural", "mixed", ""}
+    kinds |= {"natural_aces", "natural_sevens", "wild", "wild_jokers", "wild_twos"}
+    assert set(CANASTA_KINDS) == kinds
+    assert len(set(CANASTA_KINDS.values())) == len(kinds)
+    assert set(MELD_KINDS) == {"group", "sequence", "wild"}
+
+
+def test_new_score_columns_travel() -> None:
+    """The score columns Samba, Bolivia and Modern American added reach the wire."""
+    result = HandResult(1, EndReason.WENT_OUT, 0, False, (SideScore(
+        column=0, seats=(0, 2), meld_points=-300, natural_canastas=0, mixed_canastas=0,
+        canasta_bonus=0, red_threes=2, red_three_points=-300, going_out_bonus=0,
+        hand_penalty=85, hand_total=-10785, cumulative=-10785, sequence_canastas=1,
+        wild_canastas=2, special_canastas=3, black_threes=1, black_three_points=-100,
+        special_penalty=10000,
+    ),))  # fmt: skip
+    column = hand_result_to_pb(result).columns[0]
+    assert (column.sequence_canastas, column.wild_canastas, column.special_canastas) == (1, 2, 3)
+    assert (column.black_threes, column.black_three_points) == (1, -100)
+    assert (column.special_penalty, column.meld_points) == (10000, -300)
 
 
 def test_move_round_trip_and_strict_decoding() -> None:

@@ -381,6 +381,9 @@ def check_state(state: GameState) -> None:
                 assert config.red3_deal_timing == "first_turn", "a red three stayed in a hand"
                 assert state.pending_red3[seat], f"seat {seat} holds a red three it does not owe"
                 assert seat != state.turn, "the player to move still holds a red three"
+    if config.modern_american:
+        check_american(state)
+        return
     for seat, threes in enumerate(state.red3):
         assert all(IS_RED3[c] for c in threes), f"seat {seat}'s red-three area holds {threes}"
 
@@ -438,6 +441,94 @@ def check_state(state: GameState) -> None:
         assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
     else:
         assert state.winners == ()
+
+
+def check_american(state: GameState) -> None:
+    """Modern American's own invariants (RULES.md §3.6), restated from the rules rather than
+    from the engine: every three laid out (none held, none in the pile), the talon's two
+    packets either whole or drawn, melds of at most seven cards and two wild cards, sevens
+    without wild cards, aces with them only after a wild opening, one wild meld of wild
+    cards only; the scores and the match end as in the other games."""
+    in_hand = state.phase in HAND_PHASES
+    for seat, threes in enumerate(state.red3):
+        assert all(RANK[c] == THREE for c in threes), f"seat {seat}'s threes area: {threes}"
+        if in_hand and any(RANK[c] == THREE for c in state.hands[seat]):
+            assert state.pending_red3[seat], f"seat {seat} holds a three it does not owe"
+            assert seat != state.turn, "the player to move still holds a three"
+    assert not any(RANK[c] == THREE for c in state.pile), "a three in the pile"
+    if state.hand_number == 0:
+        assert state.talon == (), "a talon before the first deal"
+        return
+    assert len(state.talon) == 2, "the talon is two packets"
+    assert len(state.talon[0]) in (0, 4)
+    assert len(state.talon[1]) in (0, 3)
+    assert all(n in (0, 1, 2) for n in state.talon_owed)
+    for side, melds in enumerate(state.melds):
+        assert len(melds) == 13
+        for rank, meld in enumerate(melds):
+            if not meld:
+                continue
+            where = f"side {side}'s meld {rules.cards_text(meld)}"
+            assert 3 <= len(meld) <= 7, f"{len(meld)} cards in {where}"
+            wilds = sum(1 for c in meld if IS_WILD[c])
+            if rank == 0:
+                assert wilds == len(meld), f"a natural card in the wild meld {where}"
+                continue
+            assert rank != THREE, f"a meld of threes: {where}"
+            assert all(RANK[c] == rank for c in meld if not IS_WILD[c]), f"mixed {where}"
+            assert len(meld) - wilds >= 2, f"fewer than two naturals in {where}"
+            assert wilds <= 2, f"more than two wild cards in {where}"
+            if rank == 5:  # sevens
+                assert not wilds, f"wild sevens: {where}"
+            if rank == 12 and wilds:
+                assert state.wild_opening[side], f"wild aces without a wild opening: {where}"
+    assert not state.pile_frozen or any(IS_WILD[c] for c in state.pile)
+    assert len(state.scores) == state.config.sides
+    if state.phase is Phase.MATCH_OVER:
+        best = max(state.scores)
+        assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
+
+
+def expected_american(state: GameState, side: int, went_out: int | None) -> int:
+    """A side's hand total by RULES.md §3.6, computed independently of ``american``."""
+    melds = [m for m in state.melds[side] if m]
+    seats = [s for s in range(state.players) if state.side_of[s] == side]
+    total = 0
+    canastas = 0
+    melded = 0  # the card values that count (§3.8a option: not those of a penalised meld)
+    for meld in melds:
+        wild = all(IS_WILD[c] for c in meld)
+        natural = not any(IS_WILD[c] for c in meld)
+        rank = RANK[next(c for c in meld if not IS_WILD[c])] if not wild else None
+        special_natural = natural and rank in (5, 12)  # sevens, aces
+        penalised = len(meld) < 7 and (wild or special_natural)
+        if state.config.unfinished_special_scores_cards or not penalised:
+            melded += sum(VALUE[c] for c in meld)
+        if len(meld) == 7:
+            canastas += 1
+            jokers = meld.count(52)
+            if wild:
+                total += 3000 if not jokers else 2500 if jokers == 4 else 2000
+            elif special_natural:
+                total += 2500
+            else:
+                total += 500 if natural else 300
+        elif wild:
+            total -= state.config.wild_meld_four_jokers_penalty if meld.count(52) == 4 else 2000
+        elif special_natural:
+            total -= 2500
+    total += melded if canastas else -melded
+    for colour in (IS_RED3, IS_BLACK3):
+        count = sum(1 for s in seats for c in state.red3[s] if colour[c])
+        value = (0, 100, 300, 500, 1000)[count]
+        total += -value if canastas == 0 else 0 if canastas == 1 else value
+    for s in seats:
+        hand = state.hands[s]
+        total -= sum(VALUE[c] for c in hand)
+        total -= 1500 * sum(1 for rank in (5, 12) if sum(RANK[c] == rank for c in hand) >= 3)
+    if went_out is not None and state.side_of[went_out] == side:
+        total += state.config.going_out_bonus
+    return total
 
 
 def _partners_side(state: GameState) -> int | None:
@@ -563,8 +654,15 @@ def check_hand_end(before: GameState, after: GameState) -> None:
         assert not after.stock, f"the hand ended ({result.reason}) with cards in the stock"
         assert all(after.hands), "an empty hand, yet nobody went out"
     assert len(result.columns) == config.sides
-    expected = expected_columns(after, result.went_out, result.concealed)
-    for column, want in zip(result.columns, expected, strict=True):
+    if config.modern_american:
+        for column in result.columns:
+            total = expected_american(after, column.column, result.went_out)
+            assert column.hand_total == total, f"column {column.column}: {column} != {total}"
+            assert column.cumulative == before.scores[column.column] + column.hand_total
+    expected = (
+        [] if config.modern_american else expected_columns(after, result.went_out, result.concealed)
+    )
+    for column, want in zip(result.columns if expected else (), expected, strict=True):
         got = (
             column.meld_points,
             column.natural_canastas,

@@ -25,7 +25,8 @@ def test_cutthroat_needs_three_sides_of_one(sides: list[list[int]]) -> None:
 
 
 @pytest.mark.parametrize("preset", ["classic", "two_player", "three_simple", "three_cutthroat",
-                                    "six_2x3", "six_3x2", "samba", "bolivia"])  # fmt: skip
+                                    "six_2x3", "six_3x2", "samba", "bolivia",
+                                    "modern_american"])  # fmt: skip
 def test_every_preset_is_within_the_ranges(preset: str) -> None:
     config = make_config(preset)
     assert RuleConfig.from_dict(config.to_dict()) == config

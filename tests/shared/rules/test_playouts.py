@@ -95,8 +95,10 @@ def test_long_random_play(preset: str, policy: str) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_complete_match(preset: str, seed: int) -> None:
     """Deal hand after hand until the match ends: the deal passes clockwise, scores add up,
-    the winner is the highest column at or above the target, and nothing more can be played."""
-    config = playout.config_for(preset)
+    the winner is the highest column at or above the target, and nothing more can be played.
+    (Random play drives Modern American's scores down, by its penalties, so far that it
+    never reaches 8500: that match is played to 500.)"""
+    config = playout.config_for(preset, {"target": 500} if preset == "modern_american" else None)
     rng = random.Random(seed)
     state = rules.new_match(config, seed=seed)
     first_dealer = state.dealer

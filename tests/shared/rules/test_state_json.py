@@ -163,3 +163,31 @@ def test_new_match_round_trip() -> None:
         state = rules.new_match(playout.config_for(preset), seed="some seed")
         assert state.phase is Phase.DEAL
         assert round_trip(state).hand_number == 0
+
+
+def test_round_trip_through_modern_american_hands() -> None:
+    """RULES.md §3.6: Modern American's own state (the talon packets, the packet a seat is
+    owed, each side's wild opening) survives JSON at every step of three hands, while a
+    classic position's JSON has none of it. (Random play rarely reaches Modern American's
+    8500, so these are hands, not a whole match.)"""
+    config = playout.config_for("modern_american")
+    rng = random.Random(4)
+    state = rules.new_match(config, seed=4)
+    seen: set[str] = set()
+    for _ in range(3):
+        state = playout.deal_next(state, 4)
+        for position in playout.play(state, rng, playout.eager):
+            round_trip(position)
+            seen.update(
+                name
+                for name, on in (
+                    ("owed", any(position.talon_owed)),
+                    ("wild_opening", any(position.wild_opening)),
+                    ("drawn", not all(position.talon)),
+                )
+                if on
+            )
+            state = position
+    assert seen == {"owed", "wild_opening", "drawn"}
+    classic = playout.start_match(playout.config_for("classic"), 4).to_json()
+    assert not {"talon", "talon_owed", "wild_opening"} & set(classic)

@@ -59,6 +59,8 @@ def check_view(state: GameState, seat: int) -> dict[str, Any]:
     for side in data["sides"]:
         melds = state.melds[side["side"]]
         extra = state.extra_of(side["side"])  # Samba and Bolivia's further melds (§3.4)
+        if state.talon and melds[0]:  # Modern American's wild meld, at the twos' index (§3.6)
+            extra, melds = (melds[0],), ((), *melds[1:])
         firsts = [m for m in side["melds"] if "#" not in m["rank"] and "-" not in m["rank"]]
         firsts = [m for m in firsts if m["rank"] != "wild"]
         assert sorted(m["rank"] for m in firsts) == sorted(
@@ -108,15 +110,22 @@ def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
     """``state`` with everything hidden from ``seat`` replaced by other cards."""
     others = [s for s in range(state.players) if s != seat]
     pool = [c for s in others for c in state.hands[s]] + list(state.stock)
+    pool += [c for packet in state.talon for c in packet]  # Modern American's talon (§3.6)
     rng.shuffle(pool)
     hands = list(state.hands)
     for s in others:
         hands[s], pool = tuple(sort_cards(pool[: len(hands[s])])), pool[len(hands[s]) :]
+    talon = []
+    for packet in state.talon:
+        talon.append(tuple(pool[: len(packet)]))
+        pool = pool[len(packet) :]
     events = tuple(
         e._replace(private=tuple(rng.randrange(53) for _ in e.private)) if e.seat != seat else e
         for e in state.events
     )
-    return dataclasses.replace(state, hands=tuple(hands), stock=tuple(pool), events=events)
+    return dataclasses.replace(
+        state, hands=tuple(hands), stock=tuple(pool), events=events, talon=tuple(talon)
+    )
 
 
 @given(spots, st.integers(min_value=0, max_value=2**16))
@@ -129,6 +138,7 @@ def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
         # No list in the view is another seat's hand or the stock order.
         hidden = [texts(sort_cards(state.hands[s])) for s in range(state.players) if s != seat]
         hidden.append(texts(state.stock))
+        hidden.extend(texts(packet) for packet in state.talon)
         mine = data["hand"]
         for value in lists_in(data):
             for secret in hidden:
@@ -170,3 +180,30 @@ def test_views_between_hands_and_after_the_match() -> None:
         assert data["last_hand"] == (state.last_hand.to_json() if state.last_hand else None)
         assert not data["pile_frozen"]
         assert not data["must_go_out"]
+
+
+def test_talon_is_hidden_until_drawn() -> None:
+    """RULES.md §3.6: the seven bonus cards lie face down; a view shows how many remain in
+    each packet, and the player who draws a packet alone sees its cards (its event)."""
+    state = playout.start_match(playout.config_for("modern_american"), 5)
+    packets = [texts(p) for p in state.talon]
+    assert [len(p) for p in packets] == [4, 3]
+    rng = random.Random(5)
+    drawn = None
+    for position in playout.play(state, rng, playout.eager):
+        for viewer in range(position.players):
+            data = check_view(position, viewer)
+            assert data["talon"] == [len(p) for p in position.talon]
+            talon_events = [e for e in data["events"] if e["kind"] == "talon"]
+            for event in talon_events:
+                if event["seat"] != viewer:
+                    assert event["private"] == [], "another seat's bonus cards are shown"
+            for packet in position.talon:
+                for value in lists_in(data):
+                    assert len(packet) < 3 or value != texts(packet)
+        talon = [e for e in position.events if e.kind == "talon" and e.private]
+        if talon:
+            drawn = talon[0]
+            break
+    assert drawn is not None, "nobody drew the talon in this hand (pick another seed)"
+    assert sorted(texts(drawn.private)) in [sorted(p) for p in packets]

@@ -1,0 +1,713 @@
+"""Modern American Canasta: its own ruleset (RULES.md §3.6, §3.8a; SC39).
+
+RULES.md recommends a module of its own rather than flags on classic: the game keeps the
+classic table (one meld per rank per side, laid out in ``GameState.melds``) but changes most
+rules around it, and its scoring depends on how many canastas a side made. The classic
+modules hand a move over here when ``RuleConfig.modern_american`` is set, at one line each,
+so their own paths run unchanged:
+
+* the deal (``dealing``): no upcard; seven bonus cards (the *talon*) are set aside in packets
+  of four and three; every three, red or black, is laid out and replaced (``threes``);
+* the start of a turn (``engine``): a player whose side opened from hand in the previous
+  turn draws its packet, if the stock still holds nine cards (§3.8a);
+* melds (``melding``): at least two natural cards, at most two wild cards and seven cards;
+  a canasta is closed; sevens never take wild cards; aces take them only when the side's
+  initial meld held a wild card; wild cards alone form a wild meld (kept at the twos'
+  index of the rank-indexed melds, which no other meld uses); the initial meld needs the
+  score-dependent minimum and a natural triple (three naturals of a rank, no wild card);
+* the pile (``pile``): always frozen, taken only with a natural pair of the top card's
+  rank, never when the side already has five or more cards of that rank down; the top
+  card does not count toward the minimum, and an opening by taking the pile earns no talon;
+* going out (``goingout``): two canastas and a final discard (a hand is never melded out);
+* scoring (``scoring``): the special canastas and penalties, both colours of threes (plus,
+  zero or minus by the side's canastas), melded cards subtracted without a canasta.
+
+The Canasta League rules that RULES.md §3.8a lists as options (the rule of five, dead
+ranks, the empty-pile discard limit, no going out with an unfinished special meld) are
+here too, off by default. The fourteen-card special hands are not implemented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .actions import Action, LayOff, Meld, TakePile
+from .cards import (
+    ACE,
+    IS_BLACK3,
+    IS_RED3,
+    IS_WILD,
+    JOKER,
+    JOKER_RANK,
+    RANK,
+    SEVEN,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+    card_text,
+    rank_name,
+    rank_text,
+)
+from .edits import Plan, give, remove_cards
+from .errors import IllegalMoveError
+from .melds import CANASTA_SIZE, meld_rank
+from .opening import check_opening_by_take_allowed, require_minimum
+from .state import Event, GameState, Melds
+from .threes import lay_out_red_threes
+
+WILD_MELD = TWO
+"""Where a side's wild-card meld lies in its rank-indexed melds (no meld of twos exists)."""
+TALON_PACKETS = (4, 3)
+"""§3.6: the first side to open draws four bonus cards, the second three."""
+TALON_MIN_STOCK = 9
+"""§3.6, §3.8a: the talon is drawn only while the stock holds at least nine cards."""
+MAX_WILDS = 2
+THREES_TOTALS = (0, 100, 300, 500, 1000)
+"""§3.6: one to four threes of one colour are worth 100, 300, 500, 1000."""
+NATURAL_SPECIAL_BONUS = 2500
+"""§3.6: a natural canasta of aces, or of sevens."""
+WILD_CANASTA_BONUS = 2000
+"""§3.6: a wild canasta with one to three jokers."""
+FOUR_JOKERS_BONUS = 2500
+"""§3.6: a wild canasta of all four jokers and three twos."""
+TWOS_CANASTA_BONUS = 3000
+"""§3.6: a wild canasta of twos only."""
+UNFINISHED_SPECIAL_PENALTY = 2500
+"""§3.6: an unfinished natural meld of aces or sevens."""
+UNFINISHED_WILD_PENALTY = 2000
+"""§3.6: an unfinished wild meld (the four-joker case is ``wild_meld_four_jokers_penalty``)."""
+HELD_PENALTY = 1500
+"""§3.6: three or more aces, or three or more sevens, left in one player's hand."""
+
+
+# -- what a meld is --------------------------------------------------------------------------------
+
+
+def canasta_kind(rank: int, cards: Sequence[Card]) -> str:
+    """The kind of a completed meld (``""`` below seven cards), as views and scoring name it:
+    ``natural``, ``mixed``, ``natural_aces``, ``natural_sevens``, ``wild``, ``wild_jokers``
+    (all four jokers) or ``wild_twos`` (§3.6)."""
+    if len(cards) < CANASTA_SIZE:
+        return ""
+    if rank == WILD_MELD:
+        jokers = sum(1 for c in cards if c == JOKER)
+        return "wild_twos" if not jokers else "wild_jokers" if jokers >= 4 else "wild"
+    if any(IS_WILD[c] for c in cards):
+        return "mixed"
+    return "natural_aces" if rank == ACE else "natural_sevens" if rank == SEVEN else "natural"
+
+
+CANASTA_BONUS = {
+    "natural": 500,
+    "mixed": 300,
+    "natural_aces": NATURAL_SPECIAL_BONUS,
+    "natural_sevens": NATURAL_SPECIAL_BONUS,
+    "wild": WILD_CANASTA_BONUS,
+    "wild_jokers": FOUR_JOKERS_BONUS,
+    "wild_twos": TWOS_CANASTA_BONUS,
+}
+"""§3.6: every canasta's bonus by its kind."""
+
+
+def meld_label(rank: int) -> str:
+    """How a meld is named at the table and in ``lay``: its rank, or ``wild``."""
+    return "wild" if rank == WILD_MELD else rank_text(rank)
+
+
+def dead(s: GameState, rank: int) -> bool:
+    """Whether ``rank`` is dead under ``dead_ranks`` (§3.8a): either side completed a
+    canasta of it."""
+    return s.config.dead_ranks and any(len(melds[rank]) >= CANASTA_SIZE for melds in s.melds)
+
+
+def aces_take_wilds(s: GameState, side: int, opening: Sequence[Card] = ()) -> bool:
+    """§3.6, §3.8a: aces may hold wild cards only when the side's initial meld held one
+    (``opening`` is that meld's cards when it is being made now)."""
+    return s.wild_opening[side] or any(IS_WILD[c] for c in opening)
+
+
+def _aces_may_hold_wilds(s: GameState, old: Sequence[Card], aces_wild: bool) -> bool:
+    """§3.6 "aces stay natural unless a wild was included in the opening meld": by default
+    (§3.8a) the side's initial meld (``aces_wild``, from ``aces_take_wilds``); under
+    ``aces_wild_rule = "aces_meld"`` the aces meld's own first laying, so a new aces meld may
+    hold wild cards and an old one only if it already does."""
+    if s.config.aces_wild_rule == "aces_meld":
+        return not old or _has_wild(old)
+    return aces_wild
+
+
+def check_addition(
+    s: GameState, rank: int, old: Sequence[Card], added: Sequence[Card], aces_wild: bool
+) -> tuple[Card, ...]:
+    """The meld of ``rank`` after ``added`` joins ``old`` (``old`` empty: a new meld), or
+    the rule it breaks (§3.6 meld limits; §3.8a options)."""
+    merged = (*old, *added)
+    if len(old) >= CANASTA_SIZE:
+        raise IllegalMoveError(
+            f"the {meld_label(rank)} canasta is complete: in Modern American nothing more "
+            "joins a canasta",
+            "3.6",
+        )
+    if len(merged) > CANASTA_SIZE:
+        raise IllegalMoveError(
+            f"a meld holds at most seven cards; this one would hold {len(merged)}", "3.6"
+        )
+    if not old and len(merged) < 3:
+        raise IllegalMoveError(
+            f"a new meld needs at least three cards; {len(merged)} are not enough", "1.9"
+        )
+    if rank == WILD_MELD:
+        if not all(IS_WILD[c] for c in added):
+            raise IllegalMoveError("a wild meld holds only twos and jokers", "3.6")
+        return merged
+    if rank == THREE:
+        raise IllegalMoveError("threes are laid out beside you, never melded", "3.6")
+    for card in added:
+        if not IS_WILD[card] and RANK[card] != rank:
+            raise IllegalMoveError(
+                f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
+            )
+    if dead(s, rank):
+        raise IllegalMoveError(
+            f"{rank_name(rank)} are dead: a canasta of them is complete (dead ranks)", "3.8a"
+        )
+    wilds = sum(1 for c in merged if IS_WILD[c])
+    naturals = len(merged) - wilds
+    if naturals < 2:
+        raise IllegalMoveError("a meld needs at least two natural cards", "1.9")
+    if not wilds:
+        return merged
+    if rank == SEVEN:
+        raise IllegalMoveError("sevens never take wild cards", "3.6")
+    if rank == ACE and not _aces_may_hold_wilds(s, old, aces_wild):
+        why = (
+            "the aces were first melded without one"
+            if s.config.aces_wild_rule == "aces_meld"
+            else "your side's initial meld held no wild card"
+        )
+        raise IllegalMoveError(f"aces stay natural: {why}", "3.6")
+    if wilds > MAX_WILDS:
+        raise IllegalMoveError(
+            f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.6"
+        )
+    config = s.config
+    if config.rule_of_five and old and any(IS_WILD[c] for c in added) and naturals < 5:
+        raise IllegalMoveError(
+            "a wild card joins a meld only once it holds five natural cards (rule of five)",
+            "3.8a",
+        )
+    return merged
+
+
+def group_by_meld(groups: Sequence[Sequence[Card]]) -> dict[int, tuple[Card, ...]]:
+    """Meld groups joined by the meld they go to: their rank, or ``WILD_MELD`` for wild
+    cards alone (one meld per rank, and one wild meld, per side)."""
+    by_rank: dict[int, tuple[Card, ...]] = {}
+    for group in groups:
+        if not group:
+            raise IllegalMoveError("a meld needs cards", "1.9")
+        rank = WILD_MELD if all(IS_WILD[c] for c in group) else meld_rank(group)
+        by_rank[rank] = (*by_rank.get(rank, ()), *group)
+    return by_rank
+
+
+def _has_natural_triple(groups: Sequence[Sequence[Card]]) -> bool:
+    return any(
+        len(g) >= 3 and not any(IS_WILD[c] for c in g) and RANK[g[0]] != THREE for g in groups
+    )
+
+
+def check_opening(s: GameState, seat: int, from_hand: Sequence[Sequence[Card]], value: int) -> None:
+    """§3.6, SC39: the initial meld reaches the minimum for the side's score (125, 155,
+    180) in cards from the hand (never the pile's top card) and holds a natural triple of
+    those cards."""
+    if not _has_natural_triple(from_hand):
+        raise IllegalMoveError(
+            "your side's initial meld must include three natural cards of one rank without a "
+            "wild card, from your hand (the pile's top card does not count)",
+            "3.6",
+        )
+    require_minimum(s, seat, value, with_pile=False)
+
+
+# -- the moves -------------------------------------------------------------------------------------
+
+
+def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
+    """§3.6: new melds from the hand, or cards joining the side's melds of their rank."""
+    side = s.side_of[seat]
+    if not action.melds:
+        raise IllegalMoveError("name the cards to meld, for example: meld 7h 7c 7s", "1.9")
+    hand = remove_cards(s.hands[seat], [c for g in action.melds for c in g], "to meld")
+    by_rank = group_by_meld(action.melds)
+    opened = s.opened(side)
+    opening = () if opened else tuple(c for g in action.melds for c in g)
+    aces_wild = aces_take_wilds(s, side, opening)
+    melds = list(s.melds[side])
+    touched = tuple((rank, bool(melds[rank])) for rank in by_rank)
+    for rank, cards in by_rank.items():
+        melds[rank] = check_addition(s, rank, melds[rank], cards, aces_wild)
+    if not opened:
+        if s.config.open_via_pile == "required":
+            raise IllegalMoveError(
+                "under these rules a side opens only by taking the discard pile", "D21"
+            )
+        check_opening(s, seat, action.melds, sum(VALUE[c] for c in opening))
+    return Plan(side, hand, tuple(melds), touched, len(hand), False)
+
+
+def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
+    """§1.6 T2, §3.6: cards from the hand onto the side's meld of a rank (``lay wild``: its
+    wild meld)."""
+    if action.which != 1 or action.suit >= 0:
+        raise IllegalMoveError("in this game a side has one meld per rank: name it by its rank")
+    side = s.side_of[seat]
+    rank = WILD_MELD if action.rank == JOKER_RANK else action.rank
+    if not action.cards:
+        raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
+    existing = s.melds[side][rank] if 0 <= rank < 13 else ()
+    if not existing:
+        what = "wild meld" if rank == WILD_MELD else f"meld of {rank_name(rank)}"
+        raise IllegalMoveError(f"your side has no {what} to add to", "1.6")
+    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
+    melds = list(s.melds[side])
+    melds[rank] = check_addition(s, rank, existing, action.cards, aces_take_wilds(s, side))
+    return Plan(side, hand, tuple(melds), ((rank, True),), len(hand), False)
+
+
+def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
+    """§3.6 taking the pile, every check in order: it is always frozen, so a natural pair
+    of the top card's rank from the hand takes it, never while the side has five or more
+    cards of that rank down (the meld would pass seven); an unopened side's opening counts
+    the cards from its hand only (SC39)."""
+    config = s.config
+    side = s.side_of[seat]
+    if not s.pile:
+        raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+    top = s.pile[-1]
+    rank = RANK[top]
+    if IS_WILD[top]:
+        raise IllegalMoveError(
+            f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
+        )
+    hand = s.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
+        raise IllegalMoveError(
+            "with one card in your hand you may not take a pile of one card", "1.8.2"
+        )
+    if action.onto is not None:
+        raise IllegalMoveError(
+            "in this game the top card joins your side's one meld of its rank: leave out 'to'"
+        )
+    opened = s.opened(side)
+    if not opened:
+        check_opening_by_take_allowed(config)
+    support = action.cards
+    hand = remove_cards(hand, support, "to take the pile with")
+    naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c])
+    if naturals + sum(1 for c in support if IS_WILD[c]) != len(support):
+        raise IllegalMoveError(
+            f"the cards you take the pile with must be {rank_name(rank)} or wild cards "
+            f"(the top card is {card_text(top)})",
+            "1.8.2",
+        )
+    if naturals < 2:
+        raise IllegalMoveError(
+            f"the pile is always frozen in Modern American: to take it you need two natural "
+            f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
+            "3.6",
+        )
+    melds = list(s.melds[side])
+    existing = melds[rank]
+    if len(existing) >= 5:
+        raise IllegalMoveError(
+            f"your side already has {len(existing)} {rank_name(rank)} down: the pile is not "
+            "taken onto a meld of five or more cards",
+            "3.6",
+        )
+    from_hand = (*support, *(c for g in action.melds for c in g))
+    aces_wild = aces_take_wilds(s, side, () if opened else from_hand)
+    melds[rank] = check_addition(s, rank, existing, (top, *support), aces_wild)
+    touched = [(rank, bool(existing))]
+    if action.melds:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+        for r, cards in group_by_meld(action.melds).items():
+            touched.append((r, bool(melds[r]) and r != rank))
+            melds[r] = check_addition(s, r, melds[r], cards, aces_wild)
+    if not opened:
+        check_opening(s, seat, [support, *action.melds], sum(VALUE[c] for c in from_hand))
+    return Plan(side, hand, tuple(melds), tuple(touched), len(hand) + len(s.pile) - 1, False)
+
+
+def note_opening(s: GameState, seat: int, cards: Sequence[Card], *, by_take: bool) -> None:
+    """Record a side's initial meld just made (§3.6, §3.8a): whether it held a wild card
+    (for its aces), and the talon packet its player draws at the next turn: the first
+    opener's four cards, the second's three, none for an opening by taking the pile."""
+    side = s.side_of[seat]
+    s.wild_opening = tuple(
+        any(IS_WILD[c] for c in cards) if i == side else w for i, w in enumerate(s.wild_opening)
+    )
+    if by_take:
+        return
+    earlier = sum(1 for other in range(len(s.melds)) if other != side and s.opened(other))
+    if earlier < len(s.talon) and s.talon[earlier]:
+        s.talon_owed = tuple(earlier + 1 if i == seat else n for i, n in enumerate(s.talon_owed))
+        if s.config.talon_timing == "at_once":  # §3.8a's option: no wait for the next turn
+            draw_talon(s, seat)
+
+
+def draw_talon(s: GameState, seat: int) -> None:
+    """§3.6, §3.8a: at the start of the turn after its side opened from hand (or at once,
+    under ``talon_timing = "at_once"``), the player draws the side's talon packet (besides
+    the normal draw) if the stock holds at least nine cards now; otherwise the packet stays
+    aside. Threes in it are laid out and replaced."""
+    packet = s.talon_owed[seat]
+    s.talon_owed = tuple(0 if i == seat else n for i, n in enumerate(s.talon_owed))
+    if len(s.stock) < TALON_MIN_STOCK:
+        s.events = (
+            *s.events,
+            Event(seat, "talon", text="no bonus cards: the stock holds fewer than nine cards"),
+        )
+        return
+    cards = s.talon[packet - 1]
+    s.talon = tuple(() if i == packet - 1 else p for i, p in enumerate(s.talon))
+    give(s, seat, cards)
+    s.events = (
+        *s.events,
+        Event(seat, "talon", private=cards, text=f"drew {len(cards)} bonus cards"),
+    )
+    lay_out_red_threes(s, seat)
+
+
+def set_aside_talon(s: GameState, talon: tuple[tuple[Card, ...], ...] | None = None) -> None:
+    """§3.6: the deal sets seven bonus cards aside, in packets of four and three, from the
+    top of the stock (or the packets a scenario names); no upcard is turned."""
+    if talon is None:
+        first, second = TALON_PACKETS
+        talon = (s.stock[:first], s.stock[first : first + second])
+        s.stock = s.stock[first + second :]
+    s.talon = talon
+    s.talon_owed = (0,) * s.config.players
+    s.wild_opening = (False,) * s.config.sides
+
+
+# -- discarding and going out ----------------------------------------------------------------------
+
+
+def unfinished_special(s: GameState, side: int) -> str:
+    """Under ``no_out_with_unfinished_special`` (§3.8a), the side's unfinished natural aces,
+    sevens or wild meld that forbids going out (``""`` when none does)."""
+    if not s.config.no_out_with_unfinished_special:
+        return ""
+    for rank in (ACE, SEVEN, WILD_MELD):
+        if _penalised(rank, s.melds[side][rank]):
+            return f"your side's {meld_label(rank)} meld is unfinished"
+    return ""
+
+
+def check_discard(s: GameState, seat: int, card: Card) -> None:
+    """``swad_empty_pile`` (§3.8a): no seven, wild card, ace or card of a dead rank onto an
+    empty pile, unless the hand holds nothing else."""
+    if not s.config.swad_empty_pile or s.pile:
+        return
+    if _swad(s, card) and not all(_swad(s, c) for c in s.hands[seat]):
+        raise IllegalMoveError(
+            "sevens, wild cards, aces and dead cards may not be discarded onto an empty pile",
+            "3.8a",
+        )
+
+
+def _swad(s: GameState, card: Card) -> bool:
+    return IS_WILD[card] or RANK[card] in (SEVEN, ACE) or dead(s, RANK[card])
+
+
+def _has_wild(cards: Sequence[Card]) -> bool:
+    return any(IS_WILD[c] for c in cards)
+
+
+def can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | None) -> bool:
+    """Whether ``hand`` can go out this turn: every card but one melded onto the side's melds
+    and the last one discarded, with two canastas (§3.6).
+
+    A search that may miss a way out but never invents one (so a partner's "yes" can always
+    be obeyed): wild cards go to the side's group melds where they complete a canasta
+    first, then to its wild meld; an unopened side is never found able (Modern American has
+    no exemption from the opening's minimum and natural triple, whatever D10 says).
+    """
+    return going_out_moves(s, seat, hand, minimum) is not None
+
+
+def going_out_moves(
+    s: GameState, seat: int, hand: Sequence[Card], minimum: int | None = None
+) -> list[Action] | None:
+    """The melds and lay-offs of one way out found by ``can_go_out`` before the final
+    discard (``None``: none found), so that a player obliged to go out is always offered a
+    move toward it."""
+    side = s.side_of[seat]
+    if minimum is not None or not hand or not s.opened(side):
+        return None  # an opening needs its minimum and natural triple: never searched
+    melds = s.melds[side]
+    need = s.config.canastas_to_go_out
+    aces_wild = aces_take_wilds(s, side)
+    for discard in dict.fromkeys(hand):
+        rest = list(hand)
+        rest.remove(discard)
+        wild_share = _placement(s, melds, rest, need, aces_wild)
+        if wild_share is not None:
+            return _moves(melds, rest, wild_share)
+    return None
+
+
+def _moves(melds: Melds, cards: Sequence[Card], wild_share: list[int]) -> list[Action]:
+    wilds = sorted((c for c in cards if IS_WILD[c]), key=VALUE.__getitem__)
+    out: list[Action] = []
+    for rank in range(13):
+        naturals = [c for c in cards if not IS_WILD[c] and RANK[c] == rank]
+        group = (*naturals, *wilds[: wild_share[rank]])
+        del wilds[: wild_share[rank]]
+        if not group:
+            continue
+        if melds[rank]:
+            out.append(LayOff(JOKER_RANK if rank == WILD_MELD else rank, group))
+        else:
+            out.append(Meld((group,)))
+    return out
+
+
+def _placement(
+    s: GameState, melds: Melds, cards: Sequence[Card], need: int, aces_wild: bool
+) -> list[int] | None:
+    """How many wild cards each meld gets (index ``WILD_MELD``: the wild meld) when ``cards``
+    are all placed with ``need`` canastas, or ``None`` when the greedy search finds no way."""
+    counts = [0] * 13
+    wilds = 0
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        else:
+            counts[RANK[card]] += 1
+    sizes = [len(m) for m in melds]
+    share = [0] * 13
+    room = [0] * 13
+    for rank in range(THREE, ACE + 1):
+        added = counts[rank]
+        old = melds[rank]
+        if not added and not old:
+            continue
+        if added and (rank == THREE or len(old) >= CANASTA_SIZE or dead(s, rank)):
+            return None
+        size = len(old) + added
+        if size > CANASTA_SIZE or (not old and added < 2):
+            return None
+        sizes[rank] = size
+        if rank == SEVEN or dead(s, rank):
+            continue
+        if rank == ACE and not _aces_may_hold_wilds(s, old, aces_wild):
+            continue
+        old_wilds = sum(1 for c in old if IS_WILD[c])
+        if s.config.rule_of_five and old and size - old_wilds < 5:
+            continue
+        room[rank] = max(min(MAX_WILDS - old_wilds, CANASTA_SIZE - size), 0)
+    for rank in range(THREE, ACE + 1):  # a new pair needs its wild card first
+        if counts[rank] == 2 and not melds[rank]:
+            if not room[rank] or not wilds:
+                return None
+            wilds -= 1
+            share[rank] += 1
+            room[rank] -= 1
+    costs = sorted(
+        (CANASTA_SIZE - sizes[r] - share[r], r)
+        for r in range(THREE, ACE + 1)
+        if sizes[r] and 0 < CANASTA_SIZE - sizes[r] - share[r] <= room[r]
+    )
+    for missing, rank in costs:
+        if missing <= wilds:
+            wilds -= missing
+            share[rank] += missing
+            room[rank] -= missing
+    for rank in range(THREE, ACE + 1):  # the rest where a natural of the hand goes too
+        put = min(room[rank], wilds) if counts[rank] else 0
+        wilds -= put
+        share[rank] += put
+    if wilds:
+        wild_meld = len(melds[WILD_MELD])
+        if wild_meld >= CANASTA_SIZE or (not wild_meld and wilds < 3):
+            return None
+        if wild_meld + wilds > CANASTA_SIZE:
+            return None
+        share[WILD_MELD] = wilds
+    final = [size + extra for size, extra in zip(sizes, share, strict=True)]
+    if s.config.no_out_with_unfinished_special:
+        for rank in (ACE, SEVEN, WILD_MELD):
+            if 0 < final[rank] < CANASTA_SIZE and (
+                rank == WILD_MELD or (not _has_wild(melds[rank]) and not share[rank])
+            ):
+                return None
+    return share if sum(1 for size in final if size >= CANASTA_SIZE) >= need else None
+
+
+# -- scoring ---------------------------------------------------------------------------------------
+
+
+def _penalised(rank: int, cards: Sequence[Card]) -> bool:
+    """§3.6: an unfinished natural meld of aces or sevens, or an unfinished wild meld."""
+    if not cards or len(cards) >= CANASTA_SIZE:
+        return False
+    return rank == WILD_MELD or (rank in (ACE, SEVEN) and not _has_wild(cards))
+
+
+def threes_points(count: int, canastas: int) -> int:
+    """§3.6: one colour's threes, minus without a canasta, nothing with one, plus with two."""
+    value = THREES_TOTALS[count]  # a 108-card deck holds four of each colour
+    return -value if canastas == 0 else 0 if canastas == 1 else value
+
+
+def score_side(s: GameState, side: int, went_out: int | None) -> dict[str, int]:
+    """One side's hand score (§3.6), as ``SideScore`` fields: its canastas' bonuses, its
+    melded cards (subtracted without a canasta), each colour of its threes, the going-out
+    bonus, less the cards in its hands and the penalties."""
+    config = s.config
+    melds = s.melds[side]
+    seats = s.side_seats(side)
+    kinds = [canasta_kind(rank, cards) for rank, cards in enumerate(melds)]
+    canastas = sum(1 for k in kinds if k)
+    bonus = sum(CANASTA_BONUS[k] for k in kinds if k)
+    counted = [
+        cards
+        for rank, cards in enumerate(melds)
+        if config.unfinished_special_scores_cards or not _penalised(rank, cards)
+    ]
+    points = sum(VALUE[c] for cards in counted for c in cards)
+    if not canastas:
+        points = -points
+    penalty = 0
+    for rank in (ACE, SEVEN):
+        if _penalised(rank, melds[rank]):
+            penalty += UNFINISHED_SPECIAL_PENALTY
+    wild = melds[WILD_MELD]
+    if _penalised(WILD_MELD, wild):
+        jokers = sum(1 for c in wild if c == JOKER)
+        penalty += config.wild_meld_four_jokers_penalty if jokers >= 4 else UNFINISHED_WILD_PENALTY
+    for seat in seats:
+        hand = s.hands[seat]
+        for rank in (ACE, SEVEN):
+            if sum(1 for c in hand if RANK[c] == rank) >= 3:
+                penalty += HELD_PENALTY
+    red = sum(1 for seat in seats for c in s.red3[seat] if IS_RED3[c])
+    black = sum(1 for seat in seats for c in s.red3[seat] if IS_BLACK3[c])
+    red_points = threes_points(red, canastas) if red else 0
+    black_points = threes_points(black, canastas) if black else 0
+    out = config.going_out_bonus if went_out is not None and s.side_of[went_out] == side else 0
+    in_hands = sum(VALUE[c] for seat in seats for c in s.hands[seat])
+    return {
+        "meld_points": points,
+        "natural_canastas": sum(1 for k in kinds if k == "natural"),
+        "mixed_canastas": sum(1 for k in kinds if k == "mixed"),
+        "wild_canastas": sum(1 for k in kinds if k.startswith("wild")),
+        "special_canastas": sum(1 for k in kinds if k and k not in ("natural", "mixed")),
+        "canasta_bonus": bonus,
+        "red_threes": red,
+        "red_three_points": red_points,
+        "black_threes": black,
+        "black_three_points": black_points,
+        "going_out_bonus": out,
+        "hand_penalty": in_hands,
+        "special_penalty": penalty,
+        "hand_total": points + bonus + red_points + black_points + out - in_hands - penalty,
+    }
+
+
+# -- candidates for the move lists (``legal``, bots) ----------------------------------------------
+
+
+def meld_candidates(s: GameState, seat: int) -> list[Action]:
+    """Modern American moves worth listing (each still checked by the engine, §3.6).
+
+    An unopened side is offered its natural groups of three or more, then the same with a
+    wild card on each pair of a rank that may take one (most valuable pairs first) until the
+    minimum is reached. An opened side is offered naturals onto its melds (up to seven
+    cards, and all of a rank but one, to keep a final discard), new natural groups, a wild
+    card onto each meld with room, and a wild meld.
+    """
+    hand = s.hands[seat]
+    side = s.side_of[seat]
+    melds = s.melds[side]
+    if s.must_go_out:  # partner said yes: offer the way out the search found
+        return going_out_moves(s, seat, hand) or []
+    by_rank: dict[int, list[Card]] = {}
+    wilds: list[Card] = []
+    for card in hand:
+        if IS_WILD[card]:
+            wilds.append(card)
+        elif RANK[card] != THREE:
+            by_rank.setdefault(RANK[card], []).append(card)
+    wilds.sort(key=VALUE.__getitem__)
+    out: list[Action] = []
+    if not s.opened(side):
+        groups = [tuple(g[:CANASTA_SIZE]) for g in by_rank.values() if len(g) >= 3]
+        if not groups:
+            return out
+        out.append(Meld(tuple(groups)))
+        spare = list(reversed(wilds))
+        pairs = sorted(
+            (g for r, g in by_rank.items() if len(g) == 2 and r not in (SEVEN, ACE)),
+            key=lambda g: -VALUE[g[0]],
+        )
+        more = list(groups)
+        for pair in pairs:
+            if not spare:
+                break
+            more.append((*pair, spare.pop(0)))
+            out.append(Meld(tuple(more)))
+        return out
+    for rank, cards in by_rank.items():  # all that fit, and one fewer (the final discard)
+        meld = melds[rank]
+        if meld:
+            room = CANASTA_SIZE - len(meld)
+            if room > 0:
+                out.append(LayOff(rank, tuple(cards[:room])))
+                if 1 < len(cards) <= room:
+                    out.append(LayOff(rank, tuple(cards[:-1])))
+        elif len(cards) >= 3:
+            out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
+            if 4 <= len(cards) <= CANASTA_SIZE:
+                out.append(Meld((tuple(cards[:-1]),)))
+        elif len(cards) == 2 and wilds and rank not in (SEVEN, ACE):
+            out.append(Meld(((*cards, wilds[0]),)))
+    if wilds:
+        for rank, meld in enumerate(melds):
+            if meld and rank not in (WILD_MELD, SEVEN) and len(meld) < CANASTA_SIZE:
+                out.append(LayOff(rank, (wilds[0],)))
+        if melds[WILD_MELD]:
+            room = CANASTA_SIZE - len(melds[WILD_MELD])
+            if room > 0:
+                out.append(LayOff(JOKER_RANK, tuple(wilds[:room])))
+                if 1 < len(wilds) <= room:
+                    out.append(LayOff(JOKER_RANK, tuple(wilds[:-1])))
+        elif len(wilds) >= 3:
+            out.append(Meld((tuple(wilds[:CANASTA_SIZE]),)))
+            if 4 <= len(wilds) <= CANASTA_SIZE:
+                out.append(Meld((tuple(wilds[:-1]),)))
+    return out
+
+
+def take_candidates(s: GameState, seat: int) -> list[TakePile]:
+    """The ways worth listing to take the pile (§3.6): with a natural pair of the top
+    card's rank, and for an unopened side with its natural groups of three or more from the
+    rest of the hand, which must make the opening."""
+    if not s.pile or IS_WILD[s.pile[-1]]:
+        return []
+    rank = RANK[s.pile[-1]]
+    hand = s.hands[seat]
+    pair = tuple(c for c in hand if RANK[c] == rank and not IS_WILD[c])[:2]
+    if len(pair) < 2:
+        return []
+    if s.opened(s.side_of[seat]):
+        return [TakePile(pair)]
+    by_rank: dict[int, list[Card]] = {}
+    for card in hand:
+        if not IS_WILD[card] and RANK[card] not in (rank, THREE):
+            by_rank.setdefault(RANK[card], []).append(card)
+    groups = tuple(tuple(g[:CANASTA_SIZE]) for g in by_rank.values() if len(g) >= 3)
+    return [TakePile(pair, groups)] if groups else []
