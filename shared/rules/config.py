@@ -17,10 +17,10 @@ from typing import Any
 from .errors import ConfigError
 
 OPTION_CHOICES: dict[str, tuple[str, ...]] = {
-    "wild_limit": ("max3", "not_more_than_naturals", "max2"),
-    "red3_negative_if": ("no_meld", "no_canasta", "too_few_canastas"),
+    "wild_limit": ("max3", "not_more_than_naturals", "max2", "fewer_than_naturals_max3"),
+    "red3_negative_if": ("no_meld", "no_canasta", "too_few_canastas", "never"),
     "red3_scoring": ("side", "individual"),
-    "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze"),
+    "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze", "none"),
     "red3_deal_timing": ("immediate", "first_turn"),
     "last_card_red3": ("end_no_play", "meld_no_discard"),
     "stock_out_forced_take": ("layoff_only", "any_legal"),
@@ -34,7 +34,7 @@ TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
 PLAYER_COUNTS = (2, 3, 4, 6)
 _INT_RANGES: dict[str, tuple[int, int]] = {
-    "decks": (1, 6),  # 2 classic, 3 for six players and Samba/Bolivia, 5-6 Hand and Foot (§3.1)
+    "decks": (1, 8),  # 2 classic, 3 six players, Samba, Bolivia; Hand and Foot players + 1 (§3.7)
     "jokers_per_deck": (0, 4),  # D1: 2 or 3
     "hand_size": (1, 22),  # 11 classic to 15 two-handed and Samba (§3.1)
     "draw_count": (1, 3),
@@ -51,10 +51,20 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "wild_canasta_bonus": (0, 5_000),  # bolivia 2500 (§3.5)
     "sequence_canastas_to_go_out": (0, 6),  # Bolivia: one escalera (§3.5)
     "black3_went_out_value": (0, 1_000),  # Bolivia: 100 each (§3.5); 5 = the card's value
+    "foot_size": (0, 22),  # Hand and Foot: 11 (§3.7), 13 in some groups; 0 = no foot
+    "pile_take_count": (1, 500),  # or null: the whole pile; Hand and Foot 7, 5 or 3 (§3.7)
+    "hands_per_match": (1, 50),  # or null: play to the target; Hand and Foot 4 (§3.7)
+    "clean_books_to_go_out": (0, 6),  # Hand and Foot: 1 (§3.7)
+    "dirty_books_to_go_out": (0, 6),  # Hand and Foot: 1, or 2 (HF-DW)
+    "clean_sevens_bonus": (0, 5_000),  # or null: as any clean book; 1500 (HF-DW)
+    "red3_unplayed_value": (0, 1_000),  # Hand and Foot: 0, or 500 (HF-CH) / 300 (HF-CP)
 }
 """Allowed ranges of the whole-number options: every preset and source value fits with room,
 and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
-_OPTIONAL = frozenset({"ask_limit_per_hand", "samba_min_7000"})
+_OPTIONAL = frozenset(
+    {"ask_limit_per_hand", "samba_min_7000", "pile_take_count", "hands_per_match",
+     "clean_sevens_bonus"}
+)  # fmt: skip
 _BOOLS = (
     "cutthroat",
     "red3_counts_toward_minimum",
@@ -69,6 +79,8 @@ _BOOLS = (
     "allow_wild_melds",
     "wild_onto_canasta",
     "pile_layoff_onto_canasta",
+    "closed_books",
+    "pile_freezes",
 )
 MIN_MELD_ROWS = 10
 MIN_MELD_SCORES = (-100_000, 100_000)
@@ -76,6 +88,8 @@ MIN_MELD_VALUES = (0, 1_000)
 RED3_TOTAL_ROWS = 8
 RED3_COUNTS = (1, 24)
 RED3_TOTALS = (0, 20_000)
+HAND_MINIMUM_ROWS = 10
+"""At most this many entries in ``min_meld_by_hand`` (Hand and Foot lists four, §3.7)."""
 
 CLASSIC_MINIMUMS: tuple[tuple[int | None, int], ...] = (
     (None, 15),
@@ -181,6 +195,30 @@ class RuleConfig:
     black3_went_out_value: int = 5
     """§3.5, §3.8a: what each black three left in a hand costs when someone goes out (Bolivia
     100; otherwise, and always when the stock ends the hand, its card value 5)."""
+    foot_size: int = 0
+    """§3.7 Hand and Foot: each player is dealt a second packet of this many cards, the foot,
+    face down, played once the hand is used up; 0 = no foot (every other game)."""
+    pile_take_count: int | None = None
+    """§3.7: taking the pile takes only its top cards, this many including the top card
+    (Hand and Foot 7; 5 or 3 in some groups); ``None`` = the whole pile (classic)."""
+    min_meld_by_hand: tuple[int, ...] = ()
+    """§3.7: the initial-meld minimum by hand number (Hand and Foot 50/90/120/150; HF-DW
+    60/90/120/150), the last entry for any later hand; ``()`` = by score (``min_meld_table``)."""
+    closed_books: bool = False
+    """§3.7: a seven-card meld is a closed book that takes no more cards."""
+    pile_freezes: bool = True
+    """§3.8a: Hand and Foot has no freezing: a wild discard leaves the pile as it was."""
+    clean_books_to_go_out: int = 0
+    dirty_books_to_go_out: int = 0
+    """§3.7: going out also needs this many clean (natural) and dirty (mixed) books (Hand
+    and Foot 1 and 1; HF-DW 1 and 2), within ``canastas_to_go_out`` books in all."""
+    clean_sevens_bonus: int | None = None
+    """§3.7 (HF-DW): a clean book of sevens earns this instead of the natural bonus."""
+    red3_unplayed_value: int = 0
+    """§3.7 (HF-CH 500, HF-CP 300): each red three still in an unplayed foot costs this."""
+    hands_per_match: int | None = None
+    """§3.7: the match is this many hands and the highest total wins (Hand and Foot 4);
+    ``None`` = play until a side reaches ``target`` (§1.14)."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -230,12 +268,16 @@ class RuleConfig:
             raise ConfigError("this form of the game has no partners")
         return self._partner[seat]
 
-    def initial_minimum(self, score: int) -> int:
-        """The initial-meld minimum for a cumulative score (§1.10; D19).
+    def initial_minimum(self, score: int, hand_number: int = 0) -> int:
+        """The initial-meld minimum for a cumulative score (§1.10; D19), or in Hand and Foot
+        for the hand's number (§3.7, ``min_meld_by_hand``).
 
         >>> [CLASSIC.initial_minimum(s) for s in (-5, 0, 1495, 1500, 2995, 3000, 4990)]
         [15, 50, 50, 90, 90, 120, 120]
         """
+        by_hand = self.min_meld_by_hand
+        if by_hand and hand_number > 0:
+            return by_hand[min(hand_number, len(by_hand)) - 1]
         minimum = self.min_meld_table[0][1]
         for lowest, value in self.min_meld_table:
             if lowest is None or score >= lowest:
@@ -255,6 +297,8 @@ class RuleConfig:
         """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9;
         §3.4: two in Samba and Bolivia)."""
         limit = self.wild_limit
+        if limit == "fewer_than_naturals_max3":  # §3.7 Hand and Foot
+            return min(3, naturals - 1)
         return 3 if limit == "max3" else 2 if limit == "max2" else naturals
 
     @property
@@ -298,7 +342,7 @@ class RuleConfig:
                 "sequences, wild melds and several melds of a rank are for fixed sides, not "
                 "for cutthroat play"
             )
-        if self.players * self.hand_size + 10 > self.deck_size:
+        if self.players * (self.hand_size + self.foot_size) + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
             raise ConfigError("min_meld_table must start with a row for negative scores (null)")
@@ -376,6 +420,13 @@ def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
         for count, total in rows:
             _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS, ranges)
             _check_int("red3_special_totals (a row's total)", total, *RED3_TOTALS, ranges)
+    by_hand = config.min_meld_by_hand
+    if not isinstance(by_hand, tuple) or len(by_hand) > HAND_MINIMUM_ROWS:
+        raise ConfigError(
+            f"option min_meld_by_hand must be a list of at most {HAND_MINIMUM_ROWS} minimums"
+        )
+    for minimum in by_hand:
+        _check_int("min_meld_by_hand (a minimum)", minimum, *MIN_MELD_VALUES, ranges)
     methods = config.unfrozen_take_methods
     if (
         not isinstance(methods, tuple)
@@ -401,7 +452,7 @@ def _from_json(name: str, value: Any) -> Any:
         value, list | tuple
     ):
         return tuple(tuple(row) if isinstance(row, list | tuple) else row for row in value)
-    if name == "unfrozen_take_methods" and isinstance(value, list | tuple):
+    if name in ("unfrozen_take_methods", "min_meld_by_hand") and isinstance(value, list | tuple):
         return tuple(value)
     return value
 
@@ -447,8 +498,19 @@ PRESETS: dict[str, dict[str, Any]] = {
         "red3_special_totals": ((6, 1000),), "red3_negative_if": "too_few_canastas",
         "sequence_canastas_to_go_out": 1, "black3_went_out_value": 100,
     },
+    "hand_and_foot": {
+        "decks": 5, "foot_size": 11, "upcard_mode": "cover_no_freeze", "draw_count": 2,
+        "unfrozen_take_methods": ("pair",), "pile_take_count": 7, "pile_freezes": False,
+        "min_meld_by_hand": (50, 90, 120, 150), "closed_books": True,
+        "multiple_melds_per_rank": True, "wild_onto_canasta": False,
+        "wild_limit": "fewer_than_naturals_max3", "canastas_to_go_out": 2,
+        "clean_books_to_go_out": 1, "dirty_books_to_go_out": 1, "going_out_bonus": 100,
+        "concealed_bonus_total": 100, "red3_special_totals": (), "red3_negative_if": "never",
+        "stock_out_rule": "end_after_last_discard", "hands_per_match": 4,
+    },
 }  # fmt: skip
-"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.5)."""
+"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.5); Hand and
+Foot (§3.7, §3.8a) is the recommended preset of a house game with no standard rules."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 

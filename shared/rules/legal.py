@@ -37,6 +37,7 @@ from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
 from .goingout import check_ask_allowed, check_discard_allowed
+from .handfoot import foot_candidates
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -140,9 +141,13 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     hand = state.hands[seat]
     side = state.side_of[seat]
     melds = state.melds[side]
-    simple = not state.must_go_out and not state.no_discard
+    # Hand and Foot's closed books (§3.7) make a lay-off of naturals fail when the book is
+    # full, so there nothing is legal by construction: the engine checks every candidate.
+    simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     if state.extra:
         sequences = sequence_candidates(state, side, hand)
+        if state.config.closed_books:
+            sequences += foot_candidates(state, side, hand)
         if not state.opened(side):
             known, check = _opening_candidates(state, seat, hand, simple)
         else:

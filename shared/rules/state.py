@@ -211,6 +211,9 @@ class GameState:
     extra: tuple[Extra, ...] = ()
     """Per side: the melds that are not the first group meld of a rank (§3.4, §3.5); empty
     (no entry at all) in the games that have none, so classic positions stay as they were."""
+    feet: tuple[tuple[Card, ...], ...] = ()
+    """Hand and Foot (§3.7): per seat, the foot still face down, ``()`` once picked up; empty
+    (no entry at all) in the games without feet. Nobody sees it, its owner included."""
 
     def _clone(self) -> GameState:
         """A shallow copy for the engine to change (replaced by generated code below)."""
@@ -264,13 +267,15 @@ class GameState:
         for side_extra in self.extra:
             for meld in side_extra:
                 cards.extend(meld)
+        for foot in self.feet:
+            cards.extend(foot)
         return cards
 
     # -- JSON -------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, cards as text, so that ``from_json(to_json(s)) == s`` (``extra`` only
-        where the game has further melds, so a classic position's JSON is unchanged)."""
+        """Every field, cards as text, so that ``from_json(to_json(s)) == s`` (``extra`` and
+        ``feet`` only where the game has them, so a classic position's JSON is unchanged)."""
         out: dict[str, Any] = {
             "config": self.config.to_dict(),
             "phase": self.phase.value,
@@ -307,6 +312,8 @@ class GameState:
         }
         if self.extra:
             out["extra"] = [[_texts(m) for m in side] for side in self.extra]
+        if self.feet:
+            out["feet"] = [_texts(f) for f in self.feet]
         return out
 
     @classmethod
@@ -345,6 +352,7 @@ class GameState:
             winners=tuple(data["winners"]),
             events=tuple(Event.from_json(e) for e in data["events"]),
             extra=tuple(tuple(_cards(m) for m in side) for side in data.get("extra", ())),
+            feet=tuple(_cards(f) for f in data.get("feet", ())),
         )
 
 

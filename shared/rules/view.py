@@ -75,6 +75,11 @@ class PlayerView:
     events: tuple[Event, ...]
     last_hand: HandResult | None
     winners: tuple[int, ...]
+    foot_sizes: tuple[int, ...] = ()
+    """Hand and Foot (§3.7): per seat, the size of its foot still face down (0 once picked
+    up); only the size, for its owner too. Empty in games without feet."""
+    hands_per_match: int = 0
+    """The match's length in hands (Hand and Foot 4, §3.7); 0: it is played to ``target``."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with cards as text."""
@@ -124,7 +129,11 @@ class PlayerView:
             "events": [e.to_json() for e in self.events],
             "last_hand": self.last_hand.to_json() if self.last_hand else None,
             "winners": list(self.winners),
-        }
+        } | (
+            {"foot_sizes": list(self.foot_sizes), "hands_per_match": self.hands_per_match}
+            if self.foot_sizes or self.hands_per_match
+            else {}
+        )
 
 
 def redact_event(event: Event, seat: int) -> Event:
@@ -194,7 +203,7 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         pile_blocked=top is not None and IS_BLACK3[top],
         stock_size=len(state.stock),
         scores=state.scores,
-        minimums=tuple(config.initial_minimum(s) for s in state.scores),
+        minimums=tuple(config.initial_minimum(s, state.hand_number) for s in state.scores),
         target=state.target,
         canastas_to_go_out=config.canastas_to_go_out,
         permission=state.permission if in_hand else None,
@@ -205,4 +214,6 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         ),
         last_hand=state.last_hand,
         winners=state.winners,
+        foot_sizes=tuple(len(f) for f in state.feet),
+        hands_per_match=config.hands_per_match or 0,
     )
