@@ -187,6 +187,8 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
         return f"hand over: {_REASONS.get(event.text, event.text)}"
     if kind == "resign":
         return f"{who} resigned the match"
+    if kind == "foot":  # Hand and Foot: the cards only to the foot's owner
+        return f"{who} {event.text}: {private}" if private else f"{who} {event.text}"
     extra = " ".join(x for x in (shown, private, event.text) if x)
     return f"{who} {kind} {extra}".rstrip()
 
@@ -339,9 +341,12 @@ def _duration(ms: int) -> str:
 def _header(view: pb.MatchView, color: bool) -> str:
     v = view.view
     parts = [f"Match {view.match.match_id or '?'}", v.preset or view.match.preset]
-    if v.hand_number:
-        parts.append(f"hand {v.hand_number}")
-    parts.append(f"target {v.target or view.match.target}")
+    if v.hands_per_match:  # Hand and Foot: a fixed number of hands, highest total wins
+        parts.append(f"hand {v.hand_number} of {v.hands_per_match}")
+    else:
+        if v.hand_number:
+            parts.append(f"hand {v.hand_number}")
+        parts.append(f"target {v.target or view.match.target}")
     return paint("  ".join(p for p in parts if p), "bold", color)
 
 
@@ -384,6 +389,9 @@ def _seat_rows(v: pb.PlayerView, names: _Names, color: bool) -> list[str]:
             tags.append("dealer")
         label = names.name(seat) + (f" ({', '.join(tags)})" if tags else "")
         text = f"{seat} {label}: {count}"
+        if seat < len(v.foot_sizes):  # Hand and Foot: the foot is face down, even for its owner
+            foot = v.foot_sizes[seat]
+            text += f" + foot {foot} face down" if foot else " (on the foot)"
         if v.HasField("actor") and v.actor == seat:
             text = paint(text, "bold", color)
         parts.append(text)

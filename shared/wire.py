@@ -291,6 +291,8 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         must_go_out=view.must_go_out,
         legal=list(view.legal),
         winners=list(view.winners),
+        foot_sizes=list(view.foot_sizes),
+        hands_per_match=view.hands_per_match,
     )
     message.events.extend([_event_message(e) for e in view.events])
     if view.actor is not None:

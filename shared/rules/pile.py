@@ -53,7 +53,7 @@ def frozen_reason(s: GameState, side: int) -> str:
         if any(IS_RED3[c] for c in s.pile):
             return "a red three was turned up to start it"
         return "it holds a black three"
-    if not s.opened(side):
+    if not s.opened(side) and s.config.pile_freezes:  # Hand and Foot: no freezing (§3.8a)
         return "your side has not made its first meld yet"
     return ""
 

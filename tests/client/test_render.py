@@ -372,6 +372,31 @@ def test_samba_sequences_and_special_canastas_are_shown() -> None:
     assert "   9 x3: 9c 9d 2c" in text
 
 
+def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
+    """RULES.md §3.7: every seat's foot is shown by its size only, the viewer's own too, until
+    it is picked up; the header gives the match's length in hands instead of a target."""
+    config = rules.make_config("hand_and_foot")
+    feet = [rules.parse_cards(f) for f in ("kc kd kh ks 9c", "4c 4d 4h", "", "jc jd jh")]
+    state = deal_position(
+        rules.new_match(config),
+        [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
+        rules.parse_cards("7c 8c"),
+        pile=rules.parse_cards("4c 8d"),
+        turn=0,
+        feet=feet,
+    )
+    text = render_table(match_view(state, 0), color=False)
+    assert_plain(text)
+    assert "hand_and_foot  hand 1 of 4" in text
+    assert "target" not in text
+    assert "3 + foot 5 face down" in text
+    assert "2 + foot 3 face down" in text
+    assert "2 (on the foot)" in text
+    assert "kc" not in text  # the viewer's own foot stays hidden
+    assert "ks" not in text
+    assert "FROZEN" not in text  # nothing freezes the pile in Hand and Foot (§3.8a)
+
+
 def test_red_threes_are_listed_for_each_side() -> None:
     state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
@@ -457,7 +482,8 @@ def test_match_over_names_the_winners() -> None:
 
 
 @pytest.mark.parametrize(
-    "preset", ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia"]
+    "preset",
+    ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia", "hand_and_foot"],
 )
 def test_other_presets_render_plainly(preset: str) -> None:
     state = play_until(dealt(preset), lambda s: s.phase is Phase.PLAY, seed=5)

@@ -13,6 +13,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,7 @@ def check_view(state: GameState, seat: int) -> dict[str, Any]:
     assert data["pile_top"] == (card_text(state.pile[-1]) if state.pile else None)
     assert data["scores"] == list(state.scores)
     assert data["my_side"] == state.side_of[seat]
+    assert data.get("foot_sizes", []) == [len(f) for f in state.feet]  # sizes only (§3.7)
     if state.actor() == seat:
         assert data["legal"] == rules.legal_action_kinds(state, seat)
     else:
@@ -105,18 +107,26 @@ def lists_in(value: Any) -> list[list[Any]]:
 
 
 def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
-    """``state`` with everything hidden from ``seat`` replaced by other cards."""
+    """``state`` with everything hidden from ``seat`` replaced by other cards: the other
+    hands, the stock order, and in Hand and Foot every foot still face down, its own too
+    (§3.7)."""
     others = [s for s in range(state.players) if s != seat]
     pool = [c for s in others for c in state.hands[s]] + list(state.stock)
+    pool += [c for foot in state.feet for c in foot]
     rng.shuffle(pool)
     hands = list(state.hands)
     for s in others:
         hands[s], pool = tuple(sort_cards(pool[: len(hands[s])])), pool[len(hands[s]) :]
+    feet = list(state.feet)
+    for s, foot in enumerate(feet):
+        feet[s], pool = tuple(sort_cards(pool[: len(foot)])), pool[len(foot) :]
     events = tuple(
         e._replace(private=tuple(rng.randrange(53) for _ in e.private)) if e.seat != seat else e
         for e in state.events
     )
-    return dataclasses.replace(state, hands=tuple(hands), stock=tuple(pool), events=events)
+    return dataclasses.replace(
+        state, hands=tuple(hands), stock=tuple(pool), events=events, feet=tuple(feet)
+    )
 
 
 @given(spots, st.integers(min_value=0, max_value=2**16))
@@ -129,6 +139,7 @@ def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
         # No list in the view is another seat's hand or the stock order.
         hidden = [texts(sort_cards(state.hands[s])) for s in range(state.players) if s != seat]
         hidden.append(texts(state.stock))
+        hidden.extend(texts(foot) for foot in state.feet)  # every foot, the seat's own too
         mine = data["hand"]
         for value in lists_in(data):
             for secret in hidden:
@@ -170,3 +181,47 @@ def test_views_between_hands_and_after_the_match() -> None:
         assert data["last_hand"] == (state.last_hand.to_json() if state.last_hand else None)
         assert not data["pile_frozen"]
         assert not data["must_go_out"]
+
+
+@pytest.mark.parametrize("steps", [0, 60, 250, 600])
+def test_the_foot_is_hidden_from_everyone_its_owner_included(steps: int) -> None:
+    """§3.7, §3.8a: a foot still face down shows only its size, in every seat's view; giving
+    every face-down foot other cards (the seat's own too) leaves each view exactly as it was."""
+    config = playout.config_for("hand_and_foot")
+    state = playout.random_position(config, 17 + steps, steps, playout.eager)
+    assert any(state.feet), "no foot is face down in this position"
+    for seat in range(config.players):
+        data = check_view(state, seat)
+        assert data["foot_sizes"] == [len(f) for f in state.feet]
+        assert data["hands_per_match"] == 4
+        for value in lists_in(data):
+            for foot in state.feet:
+                assert len(foot) < 4 or value != texts(foot), f"seat {seat} sees a foot"
+        other = scramble(state, seat, random.Random(steps))
+        assert player_view(other, seat).to_json() == data
+
+
+def test_a_picked_up_foot_is_seen_by_its_owner_alone() -> None:
+    """§3.8a: once its hand is used up a player picks up the foot; the pickup is public (with
+    the foot's size), its cards private to the owner, as a stock draw is."""
+    config = playout.config_for("hand_and_foot")
+    for seed in range(40):  # random play empties a hand in some of its first hands
+        start = playout.start_match(config, seed)
+        state = next(
+            (
+                s
+                for s in playout.play(start, random.Random(seed), playout.eager, checked=False)
+                if any(e.kind == "foot" for e in s.events)
+            ),
+            start,
+        )
+        if state is not start:
+            break
+    pickup = next(e for e in state.events if e.kind == "foot")
+    assert len(pickup.private) == config.foot_size
+    assert not state.feet[pickup.seat]
+    assert pickup.text == f"picked up the foot ({config.foot_size} cards)"
+    for viewer in range(config.players):
+        shown = next(e for e in check_view(state, viewer)["events"] if e["kind"] == "foot")
+        assert shown["private"] == (texts(pickup.private) if viewer == pickup.seat else [])
+        assert shown["text"] == pickup.text
