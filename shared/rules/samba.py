@@ -440,7 +440,13 @@ def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
                 f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
                 "1.8.2",
             )
-        if support or "layoff" not in config.unfrozen_take_methods:
+        if "layoff" not in config.unfrozen_take_methods:  # Hand and Foot (§3.7)
+            raise IllegalMoveError(
+                f"in this game the pile is taken only with two natural {rank_name(rank)} from "
+                f"your hand to meld with the {card_text(top)}",
+                "D8",
+            )
+        if support:
             raise IllegalMoveError(
                 f"to take the pile you need two natural {rank_name(rank)}, or a meld that is "
                 f"not yet a canasta to add the {card_text(top)} to (§3.4: a sequence is never "

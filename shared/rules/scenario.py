@@ -15,7 +15,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 
 ``preset``
     ``"classic"`` (default), ``"two_player"``, ``"three_simple"``, ``"three_cutthroat"``,
-    ``"six_2x3"``, ``"six_3x2"``, ``"samba"`` or ``"bolivia"`` (RULES.md Part 3).
+    ``"six_2x3"``, ``"six_3x2"``, ``"samba"``, ``"bolivia"`` or ``"hand_and_foot"`` (RULES.md
+    Part 3).
 ``options``
     Rule options on top of the preset, by the names of ``config.OPTION_NAMES``, e.g.
     ``{"black3_freezes": true}`` (RULES.md Part 2).
@@ -26,7 +27,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 ``dealer``
     The dealer's seat (default 0). The first player is the seat after the dealer.
 ``hand_number``
-    Default 1. For a hand later in a match, set ``scores``; the number is informational.
+    Default 1. For a hand later in a match, set ``scores``. The number sets the minimum in
+    Hand and Foot (§3.7) and, with ``hands_per_match``, whether the match ends with it.
 ``deal``
     The position, with these keys:
 
@@ -51,6 +53,9 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         order (the first of a rank is ``9``, the next ``9#2``).
     ``red3``
         Per seat, red threes already laid out.
+    ``feet``
+        Hand and Foot (§3.7): per seat, its foot still face down (``[]`` once picked up, the
+        default for every seat).
     ``turn``
         The seat to play (default: the seat after the dealer).
     ``melded``
@@ -95,7 +100,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
     ``state``
         Checks on the position after the last action. ``states``: a list of such checks,
         each with ``"after": N`` (0 = the dealt position before any action, N = after the
-        N-th action). Keys: ``phase``, ``turn``, ``stock_size``, ``pile`` (bottom first, in
+        N-th action). Keys: ``phase``, ``turn``, ``stock_size``, ``foot_sizes`` (per seat, its
+        face-down foot's size), ``pile`` (bottom first, in
         order), ``pile_frozen``, ``stock_top`` / ``stock_bottom`` (the first / last cards of
         the stock, in order), ``hands`` and ``red3`` (per seat, any order), ``hand_contains``
         (per seat, cards that must be in the hand), ``hand_sizes``, ``melds`` (per side, a
@@ -172,7 +178,7 @@ _TOP_KEYS = frozenset(
     }
 )  # fmt: skip
 _DEAL_KEYS = frozenset(
-    {"hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill"}
+    {"hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill", "feet"}
 )
 
 
@@ -362,6 +368,14 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         ]
         if any(not IS_RED3[c] for r in red3 for c in r):
             raise ScenarioError("deal.red3 may hold only red threes (3d, 3h)")
+    feet = None
+    if "feet" in deal:
+        if not config.foot_size:
+            raise ScenarioError(f"deal.feet: a {config.preset} game has no feet")
+        feet = [
+            read_cards(f, f"deal.feet[{i}]")
+            for i, f in enumerate(_per(deal["feet"], n, "deal.feet"))
+        ]
     turn = _seat(deal["turn"], n, "deal.turn") if "turn" in deal else None
     fill = deal.get("fill", "stock")
     if fill not in ("stock", "box"):
@@ -384,6 +398,7 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         red3=red3,
         turn=turn,
         fill=fill,
+        feet=feet,
     )
     if upcard:
         _check_upcard(config, state, upcard)
@@ -496,6 +511,7 @@ def describe(state: GameState) -> dict[str, Any]:
         "pile_frozen": state.pile_frozen,
         "hands": [_texts(h) for h in state.hands],
         "hand_sizes": [len(h) for h in state.hands],
+        "foot_sizes": [len(f) for f in state.feet],
         "side_of": list(state.side_of),
         "melds": [
             [_texts(m) for m in side if m] + [_texts(m) for m in state.extra_of(i)]
