@@ -1,0 +1,111 @@
+"""Hand and Foot's deal and the options of RULES.md §3.7 that no scenario file plays.
+
+The rules in play are in the scenario files (tests/scenarios/hand_and_foot_*.json); the random
+playouts, leak audits and bot tests run over the preset with every other one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from shared import rules
+from shared.rules import Discard, Draw, GameState, Phase, make_config, parse_cards
+from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
+from shared.rules.dealing import deal_position, new_match
+from shared.rules.goingout import can_go_out
+
+
+def test_the_deck_and_the_deal_3_7() -> None:
+    """§3.7: players + 1 packs (five for four players: 270 cards with ten jokers); each
+    player gets an 11-card hand and an 11-card foot, dealt one card at a time like the hands;
+    270 - 88 = 182 cards are left, one of them turned to start the pile."""
+    config = make_config("hand_and_foot")
+    cards = rules.deck(config.decks, config.jokers_per_deck)
+    assert len(cards) == config.deck_size == 270
+    assert Counter(cards)[JOKER] == 10
+    assert sum(VALUE[c] for c in cards if not IS_RED3[c]) == 5 * 1180 // 2
+    order = tuple(sorted(cards, key=lambda c: (IS_WILD[c] or IS_RED3[c], c)))  # naturals first
+    state = rules.deal_hand(new_match(config, first_dealer=3), order)
+    assert [len(h) for h in state.hands] == [11] * 4
+    assert [len(f) for f in state.feet] == [11] * 4
+    assert state.hands[0] == rules.sort_cards(order[0:44:4])  # seat 0 is left of the dealer
+    assert state.feet[0] == rules.sort_cards(order[44:88:4])
+    assert len(state.pile) == 1
+    assert len(state.stock) == 270 - 88 - 1
+    assert Counter(state.all_cards()) == Counter(cards)
+
+
+def test_no_upcard_option_3_7() -> None:
+    """§3.7 (HF-ED): with ``upcard_mode = "none"`` the pile starts empty; the first player
+    draws."""
+    config = make_config("hand_and_foot", {"upcard_mode": "none"})
+    state = rules.deal_hand(new_match(config, seed=2), rules.shuffled_deck(config, 2))
+    assert state.pile == ()
+    assert len(state.stock) == 270 - 88
+    assert rules.legal_action_kinds(state, state.turn) == ["draw"]
+
+
+def _position(preset_options: dict[str, object] | None = None) -> GameState:
+    config = make_config("hand_and_foot", preset_options)
+    return deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("2h 9c 9d 5c", "4c 6d", "5s 8s", "jd")],
+        parse_cards("7c 8c 9h 10h"),
+        pile=parse_cards("4c 9s"),
+        melds=[[parse_cards("qc qd qh")], []],
+        turn=0,
+    )
+
+
+def test_a_wild_discard_does_not_freeze_the_pile_3_8a() -> None:
+    """§3.8a: Hand and Foot has no freezing; ``pile_freezes = True`` brings it back."""
+    for freezes in (False, True):
+        state = _position({"pile_freezes": freezes})
+        state = rules.apply(state, 0, Draw())
+        state = rules.apply(state, 0, Discard(parse_cards("2h")[0]))
+        assert state.pile_frozen is freezes
+        assert rules.player_view(state, 1).pile_frozen is freezes
+
+
+def test_going_out_needs_the_foot_and_its_books_3_7() -> None:
+    """§3.7: the going-out search behind asking partner counts clean and dirty books, and
+    never offers a book of more than seven cards."""
+    config = make_config("hand_and_foot")
+    clean = parse_cards("kc kd kh ks kc kd kh")
+    melds: list[tuple[int, ...]] = [()] * 13
+    melds[11] = clean
+    queens = parse_cards("qc qd qh 2c 2d")
+    melds[10] = queens
+    table = tuple(melds)
+    # Two queens make the dirty book and three fives a new meld: out (without a discard).
+    assert can_go_out(config, parse_cards("qs qs 5c 5d 5h"), table, allow_discard=False)
+    # Three queens would make an eight-card meld: not a way out.
+    assert not can_go_out(config, parse_cards("qs qs qs 5c 5d 5h"), table, allow_discard=False)
+    # With the spare queen discarded it is.
+    assert can_go_out(config, parse_cards("qs qs qs 5c 5d 5h"), table)
+    # One queen leaves the meld at five: no dirty book, no way out.
+    assert not can_go_out(config, parse_cards("qs 5c 5d 5h 9c"), table)
+    # Under HF-DW's two dirty books the first position is not enough.
+    strict = make_config("hand_and_foot", {"dirty_books_to_go_out": 2})
+    assert not can_go_out(strict, parse_cards("qs qs 5c 5d 5h"), table, allow_discard=False)
+
+
+@pytest.mark.parametrize("hands", [4, 2])
+def test_the_match_ends_after_its_hands_3_7(hands: int) -> None:
+    """§3.7: the match is ``hands_per_match`` hands (4 by default), however high the scores."""
+    config = make_config("hand_and_foot", {"hands_per_match": hands})
+    state = new_match(config, seed=1)
+    played = 0
+    while state.phase is not Phase.MATCH_OVER:
+        state = rules.deal_hand(state, rules.shuffled_deck(config, played))
+        while state.phase not in (Phase.DEAL, Phase.MATCH_OVER):
+            seat = state.actor()
+            assert seat is not None
+            state = rules.apply(state, seat, rules.legal_actions(state, seat)[0])
+        played += 1
+        assert played <= hands + 3, "the match did not end"
+    assert state.hand_number >= hands
+    best = max(state.scores)
+    assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
