@@ -54,7 +54,7 @@ def check_discard_allowed(s: GameState, seat: int) -> None:
     """The rules on discarding that do not depend on which card (§1.11): the last card only
     when going out is allowed, and no discard that keeps cards when one must go out."""
     side = s.side_of[seat]
-    if foot_waiting(s, seat):
+    if s.feet and foot_waiting(s, seat):  # (``s.feet`` first: no call on classic's hot path)
         return  # Hand and Foot: the last card of the hand brings up the foot (§3.8a)
     if len(s.hands[seat]) == 1:
         if s.permission == "no" or not enough_canastas(s, side):
@@ -119,9 +119,8 @@ def _why_not_out(s: GameState, side: int) -> str:
     if s.permission == "no":
         return "your partner said no this turn"
     config = s.config
-    missing = books_missing(s, side)
-    if missing and (config.clean_books_to_go_out or config.dirty_books_to_go_out):
-        return missing  # §3.7 Hand and Foot
+    if config.clean_books_to_go_out or config.dirty_books_to_go_out:  # §3.7 Hand and Foot
+        return books_missing(s, side) or "your side may not go out now"
     need = config.canastas_to_go_out
     total, sequences = side_canastas(config, s, side)
     if total >= need and config.sequence_canastas_to_go_out:  # not of the kind asked (§3.5)
@@ -140,7 +139,7 @@ def after_put_down(s: GameState, seat: int) -> None:
     """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
     hand = s.hands[seat]
     side = s.side_of[seat]
-    if foot_waiting(s, seat):  # Hand and Foot, still on the hand (§3.7, §3.8a)
+    if s.feet and foot_waiting(s, seat):  # Hand and Foot, still on the hand (§3.7, §3.8a)
         if s.must_go_out or s.melds[side][THREE]:  # (even one that empties the hand)
             raise IllegalMoveError(
                 "black threes are melded only when going out, and you are still playing "

@@ -54,7 +54,8 @@ def score_hand(
         canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
         canasta_bonus += sequences * config.sequence_canasta_bonus
         canasta_bonus += wild * config.wild_canasta_bonus
-        canasta_bonus += sevens_bonus(config, (*melds, *state.extra_of(side)))
+        if config.clean_sevens_bonus is not None:  # a Hand and Foot option (§3.7)
+            canasta_bonus += sevens_bonus(config, (*melds, *state.extra_of(side)))
         threes, red3_points = red_three_score(
             state, seats, side, naturals + mixed + sequences + wild
         )
