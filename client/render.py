@@ -430,7 +430,12 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
         facts.append(f"{_plural(sv.canastas, 'canasta')} ({need} needed to go out)")
     else:
         facts.append("not opened")
-    facts.append(f"red threes {cards(sv.red_threes, color)}" if sv.red_threes else "no red threes")
+    if len(sv.red_threes) > 4:  # Hand and Foot's five packs hold ten: their number is enough
+        facts.append(f"{len(sv.red_threes)} red threes")
+    else:
+        facts.append(
+            f"red threes {cards(sv.red_threes, color)}" if sv.red_threes else "no red threes"
+        )
     lines = [paint(title, "bold", color) + ": " + ", ".join(facts)]
     for meld in sv.melds:
         # A sequence (Samba, Bolivia) is named by its range and shown joined: 4h-5h-6h.

@@ -725,6 +725,32 @@ def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
     assert "hand over: " in text
 
 
+@pytest.mark.slow  # a whole hand of Hand and Foot through the server: seconds, not the inner loop
+def test_a_hand_and_foot_match_ends_after_its_hands(server: App, alice: PlayerClient) -> None:
+    """RULES.md §3.7: a Hand and Foot match is a number of hands, the highest total winning,
+    whatever the target; through the server, a match of one hand (the option on top of the
+    preset's four) is over once that hand is scored, and the table names the winner."""
+    created = alice.create_match(
+        "hand_and_foot",
+        seat=0,
+        bot_seats=[1, 2, 3],
+        target=50_000,
+        options={"hands_per_match": "1"},
+    )
+    match_id = created.match.match_id
+    play_moves(server, alice, match_id, 1000)
+    view = alice.view(match_id)
+    assert view.match.status == pb.MATCH_STATUS_FINISHED
+    assert view.view.hand_number == 1
+    assert view.view.hands_per_match == 1
+    scores = list(view.match.scores)
+    assert list(view.match.winners) == [i for i, s in enumerate(scores) if s == max(scores)]
+    assert max(scores) < view.match.target  # the hand count ended it, not the target
+    table = render_table(view, color=False)
+    assert_plain(table)
+    assert table.splitlines()[-1].startswith("Match over")
+
+
 def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
     """Issue 12: wherever a match is shown, its deadline and the time left are too."""
     import time
