@@ -342,6 +342,11 @@ class RuleConfig:
                 "sequences, wild melds and several melds of a rank are for fixed sides, not "
                 "for cutthroat play"
             )
+        if self.closed_books and (self.allow_sequences or self.allow_wild_melds):
+            raise ConfigError(
+                "closed books (Hand and Foot) are group melds of one rank: they do not combine "
+                "with sequences or wild-card melds"
+            )
         if self.players * (self.hand_size + self.foot_size) + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
