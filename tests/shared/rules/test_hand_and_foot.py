@@ -6,6 +6,8 @@ playouts, leak audits and bot tests run over the preset with every other one.
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from collections import Counter
 
 import pytest
@@ -109,3 +111,52 @@ def test_the_match_ends_after_its_hands_3_7(hands: int) -> None:
     assert state.hand_number >= hands
     best = max(state.scores)
     assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
+
+
+def _goes_out(state: GameState, seen: set[str], budget: list[int]) -> bool:
+    """Whether seat 0 can end this turn out, trying every listed action (depth first)."""
+    key = repr((state.hands[0], state.melds[0], state.extra))
+    if key in seen or budget[0] <= 0:
+        return False
+    seen.add(key)
+    budget[0] -= 1
+    for action in rules.legal_actions(state, 0):
+        after = rules.apply(state, 0, action)
+        if after.phase in (Phase.DEAL, Phase.MATCH_OVER):
+            if after.last_hand is not None and after.last_hand.went_out == 0:
+                return True
+            continue
+        if after.turn == 0 and after.phase is Phase.PLAY and _goes_out(after, seen, budget):
+            return True
+    return False
+
+
+def test_every_way_out_the_search_finds_is_real_3_7() -> None:
+    """§1.11.2, §3.7: partner's "yes" must be obeyable, so whenever the going-out search of
+    Hand and Foot says a player on the foot can go out this turn, playing the listed moves
+    finds a way (random small positions: a side with books, open melds and a short hand)."""
+    config = make_config("hand_and_foot")
+    rng = random.Random(7)
+    pool = parse_cards("5c 5d 5h 6c 6d 6h 8s 8s 8d 9c 2c 2d jk 3s")
+    books = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs 2h 2s qc")]
+    opens = [parse_cards("5s 5s 5c"), parse_cards("6s 6s 2h"), parse_cards("8c 8c 8h 8h 8c 2s")]
+    found = checked = 0
+    for _ in range(150):
+        melds = [m for m in books if rng.random() < 0.7] + [m for m in opens if rng.random() < 0.5]
+        hand = rng.sample(pool, rng.randrange(2, 6))
+        state = deal_position(
+            new_match(config),
+            [hand, parse_cards("4c 6d"), parse_cards("5s 8s"), parse_cards("jd")],
+            parse_cards("10c 10d"),
+            pile=parse_cards("4c 9d"),
+            melds=[melds, []],
+            turn=0,
+        )
+        state = dataclasses.replace(state, phase=Phase.PLAY, drew_from_stock=True)
+        side = state.melds[0]
+        if not can_go_out(config, state.hands[0], side, extra=state.extra[0]):
+            continue
+        checked += 1
+        found += _goes_out(state, set(), [400])
+    assert checked > 10
+    assert found == checked
