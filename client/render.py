@@ -425,13 +425,19 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
     else:
         title = f"Side {sv.side} ({seats})"
     facts = []
-    if sv.opened:
-        need = v.canastas_to_go_out
-        facts.append(f"{_plural(sv.canastas, 'canasta')} ({need} needed to go out)")
+    books = bool(v.clean_books_to_go_out or v.dirty_books_to_go_out)  # Hand and Foot (§3.7)
+    if sv.opened and books:
+        need = (
+            f"{v.canastas_to_go_out} to go out, {v.clean_books_to_go_out} clean, "
+            f"{v.dirty_books_to_go_out} dirty"
+        )
+        facts.append(f"{_plural(sv.canastas, 'book')} ({need})")
+    elif sv.opened:
+        facts.append(f"{_plural(sv.canastas, 'canasta')} ({v.canastas_to_go_out} needed to go out)")
     else:
         facts.append("not opened")
-    if len(sv.red_threes) > 4:  # Hand and Foot's five packs hold ten: their number is enough
-        facts.append(f"{len(sv.red_threes)} red threes")
+    if sv.red_threes and (books or len(sv.red_threes) > 4):  # Hand and Foot has ten of them
+        facts.append(_plural(len(sv.red_threes), "red three"))
     else:
         facts.append(
             f"red threes {cards(sv.red_threes, color)}" if sv.red_threes else "no red threes"

@@ -1367,6 +1367,8 @@ class PlayerView(_message.Message):
     WINNERS_FIELD_NUMBER: _builtins.int
     FOOT_SIZES_FIELD_NUMBER: _builtins.int
     HANDS_PER_MATCH_FIELD_NUMBER: _builtins.int
+    CLEAN_BOOKS_TO_GO_OUT_FIELD_NUMBER: _builtins.int
+    DIRTY_BOOKS_TO_GO_OUT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     preset: _builtins.str
     players: _builtins.int
@@ -1388,6 +1390,11 @@ class PlayerView(_message.Message):
     must_go_out: _builtins.bool
     hands_per_match: _builtins.int
     """The match's length in hands (Hand and Foot: 4); 0 = played to the target."""
+    clean_books_to_go_out: _builtins.int
+    """Of the canastas_to_go_out, how many must be clean (natural) and dirty (mixed) books
+    (Hand and Foot: 1 and 1); 0 and 0 in the other games.
+    """
+    dirty_books_to_go_out: _builtins.int
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1447,10 +1454,12 @@ class PlayerView(_message.Message):
         winners: _abc.Iterable[_builtins.int] | None = ...,
         foot_sizes: _abc.Iterable[_builtins.int] | None = ...,
         hands_per_match: _builtins.int = ...,
+        clean_books_to_go_out: _builtins.int = ...,
+        dirty_books_to_go_out: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "last_hand", b"last_hand", "permission", b"permission", "pile_top", b"pile_top"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "dealer", b"dealer", "events", b"events", "foot_sizes", b"foot_sizes", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "hands_per_match", b"hands_per_match", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "clean_books_to_go_out", b"clean_books_to_go_out", "dealer", b"dealer", "dirty_books_to_go_out", b"dirty_books_to_go_out", "events", b"events", "foot_sizes", b"foot_sizes", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "hands_per_match", b"hands_per_match", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__actor: _TypeAlias = _typing.Literal["actor"]  # noqa: Y015
     _WhichOneofArgType__actor: _TypeAlias = _typing.Literal["_actor", b"_actor"]  # noqa: Y015

@@ -80,6 +80,9 @@ class PlayerView:
     up); only the size, for its owner too. Empty in games without feet."""
     hands_per_match: int = 0
     """The match's length in hands (Hand and Foot 4, §3.7); 0: it is played to ``target``."""
+    books_to_go_out: tuple[int, int] = (0, 0)
+    """Hand and Foot (§3.7): the clean and the dirty books going out needs among the
+    ``canastas_to_go_out``; ``(0, 0)`` in the other games."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with cards as text."""
@@ -130,8 +133,12 @@ class PlayerView:
             "last_hand": self.last_hand.to_json() if self.last_hand else None,
             "winners": list(self.winners),
         } | (
-            {"foot_sizes": list(self.foot_sizes), "hands_per_match": self.hands_per_match}
-            if self.foot_sizes or self.hands_per_match
+            {
+                "foot_sizes": list(self.foot_sizes),
+                "hands_per_match": self.hands_per_match,
+                "books_to_go_out": list(self.books_to_go_out),
+            }
+            if self.foot_sizes or self.hands_per_match or any(self.books_to_go_out)
             else {}
         )
 
@@ -216,4 +223,5 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         winners=state.winners,
         foot_sizes=tuple(len(f) for f in state.feet),
         hands_per_match=config.hands_per_match or 0,
+        books_to_go_out=(config.clean_books_to_go_out, config.dirty_books_to_go_out),
     )

@@ -374,7 +374,8 @@ def test_samba_sequences_and_special_canastas_are_shown() -> None:
 
 def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
     """RULES.md §3.7: every seat's foot is shown by its size only, the viewer's own too, until
-    it is picked up; the header gives the match's length in hands instead of a target."""
+    it is picked up; the header gives the match's length in hands instead of a target, and a
+    side the books it needs to go out."""
     config = rules.make_config("hand_and_foot")
     feet = [rules.parse_cards(f) for f in ("kc kd kh ks 9c", "4c 4d 4h", "", "jc jd jh")]
     state = deal_position(
@@ -382,6 +383,7 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
         [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
         rules.parse_cards("7c 8c"),
         pile=rules.parse_cards("4c 8d"),
+        melds=[[rules.parse_cards("qc qd qh")], []],
         turn=0,
         feet=feet,
     )
@@ -392,8 +394,8 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
     assert "3 + foot 5 face down" in text
     assert "2 + foot 3 face down" in text
     assert "2 (on the foot)" in text
-    assert "kc" not in text  # the viewer's own foot stays hidden
-    assert "ks" not in text
+    assert "Us (you+carol): 0 books (2 to go out, 1 clean, 1 dirty), no red threes" in text
+    assert not re.search(r"\b(kc|kd|kh|ks)\b", text)  # the viewer's own foot stays hidden
     assert "FROZEN" not in text  # nothing freezes the pile in Hand and Foot (§3.8a)
 
 
