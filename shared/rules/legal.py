@@ -201,6 +201,7 @@ def _group_candidates(
     room = len(hand)
     max_wilds = state.config.max_wilds
     onto_canasta = state.config.wild_onto_canasta
+    closed = state.config.closed_books
     for rank in NATURAL_RANKS:
         cards = by_rank[rank]
         meld = melds[rank]
@@ -209,6 +210,8 @@ def _group_candidates(
         if cards is not None:
             used = len(cards)
             if meld:
+                if closed and len(meld) + used > CANASTA_SIZE:
+                    continue  # past a book's seven cards (§3.7): ``foot_candidates`` has what fits
                 action: Action = LayOff(rank, tuple(cards))
             elif used >= 3:
                 action = Meld((tuple(cards),))
