@@ -21,7 +21,7 @@ from shared import rules
 from shared.rules import Draw, GameState, Phase, card_text, player_view
 from shared.rules.cards import sort_cards
 from tests.shared.rules import playout
-from tests.shared.rules.playout import Spot, spots
+from tests.shared.rules.playout import Spot, foot_spots, spots
 
 VIEWS = settings(
     max_examples=80,
@@ -132,6 +132,10 @@ def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
 @given(spots, st.integers(min_value=0, max_value=2**16))
 @VIEWS
 def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
+    views_show_only_what_a_seat_may_see(spot, salt)
+
+
+def views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
     state = spot.state()
     for seat in range(state.players):
         data = check_view(state, seat)
@@ -225,3 +229,11 @@ def test_a_picked_up_foot_is_seen_by_its_owner_alone() -> None:
         shown = next(e for e in check_view(state, viewer)["events"] if e["kind"] == "foot")
         assert shown["private"] == (texts(pickup.private) if viewer == pickup.seat else [])
         assert shown["text"] == pickup.text
+
+
+@pytest.mark.slow  # Hand and Foot's long hands: out of the inner loop (make test-fast)
+@given(foot_spots, st.integers(min_value=0, max_value=2**16))
+@settings(VIEWS, max_examples=30)
+def test_hand_and_foot_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
+    """The leak test above at Hand and Foot positions (§3.7), every face-down foot hidden."""
+    views_show_only_what_a_seat_may_see(spot, salt)
