@@ -450,6 +450,8 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
         if meld.canasta:
             special = meld.canasta in _SPECIAL_CANASTAS  # a samba, escalera or bolivia
             label = f"[{meld.canasta}]" if special else f"[{meld.canasta} canasta]"
+            if books:  # Hand and Foot's words (§3.7)
+                label = "[clean book]" if meld.canasta == "natural" else "[dirty book]"
             good = meld.canasta == "natural" or special
             text += "  " + paint(label, "good" if good else "cyan", color)
         lines.append(text)

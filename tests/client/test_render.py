@@ -259,7 +259,7 @@ def test_a_take_counts_the_pile_and_not_the_cards_from_hand() -> None:
         [rules.parse_cards(h) for h in ("jc jh 5h 9s", "5c 5d", "8c 8d", "6c 6d")],
         rules.parse_cards("10c 10d 10h"),
         pile=rules.parse_cards("4c 5d 6s 7h 8h jd"),
-        melds=[[rules.parse_cards("qc qd qh")], []],
+        melds=[[rules.parse_cards("qc qd qh"), rules.parse_cards("kc kd kh ks kc kd 2c")], []],
         turn=0,
     )
     state = rules.apply(state, 0, rules.parse_action("pickup jc jh"))
@@ -377,13 +377,13 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
     it is picked up; the header gives the match's length in hands instead of a target, and a
     side the books it needs to go out."""
     config = rules.make_config("hand_and_foot")
-    feet = [rules.parse_cards(f) for f in ("kc kd kh ks 9c", "4c 4d 4h", "", "jc jd jh")]
+    feet = [rules.parse_cards(f) for f in ("ac ad ah ac 9c", "4c 4d 4h", "", "jc jd jh")]
     state = deal_position(
         rules.new_match(config),
         [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
         rules.parse_cards("7c 8c"),
         pile=rules.parse_cards("4c 8d"),
-        melds=[[rules.parse_cards("qc qd qh")], []],
+        melds=[[rules.parse_cards("qc qd qh"), rules.parse_cards("kc kd kh ks kc kd 2c")], []],
         turn=0,
         feet=feet,
     )
@@ -394,8 +394,9 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
     assert "3 + foot 5 face down" in text
     assert "2 + foot 3 face down" in text
     assert "2 (on the foot)" in text
-    assert "Us (you+carol): 0 books (2 to go out, 1 clean, 1 dirty), no red threes" in text
-    assert not re.search(r"\b(kc|kd|kh|ks)\b", text)  # the viewer's own foot stays hidden
+    assert "Us (you+carol): 1 book (2 to go out, 1 clean, 1 dirty), no red threes" in text
+    assert "k x7: kc kc kd kd kh ks 2c  [dirty book]" in text
+    assert not re.search(r"\b(ac|ad|ah)\b", text)  # the viewer's own foot stays hidden
     assert "FROZEN" not in text  # nothing freezes the pile in Hand and Foot (§3.8a)
 
 
