@@ -146,7 +146,10 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
         started = began.strftime("%Y-%m-%d %H:%M UTC")
     except (OverflowError, OSError, ValueError):
         started = f"{header.started_ms} ms after 1970"
-    lines = [f"match {header.match_id} ({config.preset}, to {config.target}), began {started}"]
+    length = (  # Hand and Foot is a number of hands, not a race to a target (RULES.md §3.7)
+        f"{config.hands_per_match} hands" if config.hands_per_match else f"to {config.target}"
+    )
+    lines = [f"match {header.match_id} ({config.preset}, {length}), began {started}"]
     names = [s.name or f"seat {s.seat}" for s in header.seats]  # printable: Header checks
     for seat in header.seats:
         who = "a bot" if seat.bot else names[seat.seat]

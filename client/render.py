@@ -197,6 +197,8 @@ def describe_event(event: pb.Event, names: _Names, color: bool) -> str:
         return f"hand over: {_REASONS.get(event.text, event.text)}"
     if kind == "resign":
         return f"{who} resigned the match"
+    if kind == "foot":  # Hand and Foot: the cards only to the foot's owner
+        return f"{who} {event.text}: {private}" if private else f"{who} {event.text}"
     extra = " ".join(x for x in (shown, private, event.text) if x)
     return f"{who} {kind} {extra}".rstrip()
 
@@ -352,9 +354,12 @@ def _duration(ms: int) -> str:
 def _header(view: pb.MatchView, color: bool) -> str:
     v = view.view
     parts = [f"Match {view.match.match_id or '?'}", v.preset or view.match.preset]
-    if v.hand_number:
-        parts.append(f"hand {v.hand_number}")
-    parts.append(f"target {v.target or view.match.target}")
+    if v.hands_per_match:  # Hand and Foot: a fixed number of hands, highest total wins
+        parts.append(f"hand {v.hand_number} of {v.hands_per_match}")
+    else:
+        if v.hand_number:
+            parts.append(f"hand {v.hand_number}")
+        parts.append(f"target {v.target or view.match.target}")
     return paint("  ".join(p for p in parts if p), "bold", color)
 
 
@@ -397,6 +402,9 @@ def _seat_rows(v: pb.PlayerView, names: _Names, color: bool) -> list[str]:
             tags.append("dealer")
         label = names.name(seat) + (f" ({', '.join(tags)})" if tags else "")
         text = f"{seat} {label}: {count}"
+        if seat < len(v.foot_sizes):  # Hand and Foot: the foot is face down, even for its owner
+            foot = v.foot_sizes[seat]
+            text += f" + foot {foot} face down" if foot else " (on the foot)"
         if v.HasField("actor") and v.actor == seat:
             text = paint(text, "bold", color)
         parts.append(text)
@@ -432,13 +440,22 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
     else:
         title = f"Side {sv.side} ({seats})"
     facts = []
-    if sv.opened:
-        need = v.canastas_to_go_out
-        facts.append(f"{_plural(sv.canastas, 'canasta')} ({need} needed to go out)")
+    books = bool(v.clean_books_to_go_out or v.dirty_books_to_go_out)  # Hand and Foot (§3.7)
+    if sv.opened and books:
+        need = (
+            f"{v.canastas_to_go_out} to go out, {v.clean_books_to_go_out} clean, "
+            f"{v.dirty_books_to_go_out} dirty"
+        )
+        facts.append(f"{_plural(sv.canastas, 'book')} ({need})")
+    elif sv.opened:
+        facts.append(f"{_plural(sv.canastas, 'canasta')} ({v.canastas_to_go_out} needed to go out)")
     else:
         facts.append("not opened")
     threes = "threes" if v.talon else "red threes"  # Modern American lays out both colours
-    facts.append(f"{threes} {cards(sv.red_threes, color)}" if sv.red_threes else f"no {threes}")
+    if sv.red_threes and (books or (len(sv.red_threes) > 4 and not v.talon)):
+        facts.append(_plural(len(sv.red_threes), "red three"))  # Hand and Foot has ten
+    else:
+        facts.append(f"{threes} {cards(sv.red_threes, color)}" if sv.red_threes else f"no {threes}")
     lines = [paint(title, "bold", color) + ": " + ", ".join(facts)]
     for meld in sv.melds:
         # A sequence (Samba, Bolivia) is named by its range and shown joined: 4h-5h-6h.
@@ -448,6 +465,9 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
         if meld.canasta_kind != pb.CANASTA_KIND_NONE:
             special = _CANASTA_LABELS.get(meld.canasta)
             label = f"[{special or meld.canasta + ' canasta'}]"
+            if books:  # Hand and Foot's words (§3.7)
+                natural = meld.canasta_kind == pb.CANASTA_KIND_NATURAL
+                label = "[clean book]" if natural else "[dirty book]"
             good = meld.canasta_kind == pb.CANASTA_KIND_NATURAL or special is not None
             text += "  " + paint(label, "good" if good else "cyan", color)
         lines.append(text)

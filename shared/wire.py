@@ -324,6 +324,10 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         legal=list(view.legal),
         winners=list(view.winners),
         talon=list(view.talon),
+        foot_sizes=list(view.foot_sizes),
+        hands_per_match=view.hands_per_match,
+        clean_books_to_go_out=view.books_to_go_out[0],
+        dirty_books_to_go_out=view.books_to_go_out[1],
     )
     message.events.extend([_event_message(e) for e in view.events])
     if view.actor is not None:

@@ -1474,6 +1474,10 @@ class PlayerView(_message.Message):
     LAST_HAND_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     TALON_FIELD_NUMBER: _builtins.int
+    FOOT_SIZES_FIELD_NUMBER: _builtins.int
+    HANDS_PER_MATCH_FIELD_NUMBER: _builtins.int
+    CLEAN_BOOKS_TO_GO_OUT_FIELD_NUMBER: _builtins.int
+    DIRTY_BOOKS_TO_GO_OUT_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     preset: _builtins.str
     players: _builtins.int
@@ -1493,6 +1497,13 @@ class PlayerView(_message.Message):
     canastas_to_go_out: _builtins.int
     permission: _builtins.str
     must_go_out: _builtins.bool
+    hands_per_match: _builtins.int
+    """The match's length in hands (Hand and Foot: 4); 0 = played to the target."""
+    clean_books_to_go_out: _builtins.int
+    """Of the canastas_to_go_out, how many must be clean (natural) and dirty (mixed) books
+    (Hand and Foot: 1 and 1); 0 and 0 in the other games.
+    """
+    dirty_books_to_go_out: _builtins.int
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1515,6 +1526,14 @@ class PlayerView(_message.Message):
     def talon(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Modern American: the cards left in each talon packet (the first opener's first); their
         faces stay hidden until a player draws them. Empty in the other games.
+        """
+
+    @_builtins.property
+    def foot_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Hand and Foot (RULES.md §3.7), numbered apart from the fields above so that other
+        additions to this message need no renumbering. Per seat, the size of its foot still
+        face down (0 once picked up; its cards are hidden from everyone, its owner included);
+        empty in games without feet.
         """
 
     def __init__(
@@ -1549,10 +1568,14 @@ class PlayerView(_message.Message):
         last_hand: Global___HandResult | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
         talon: _abc.Iterable[_builtins.int] | None = ...,
+        foot_sizes: _abc.Iterable[_builtins.int] | None = ...,
+        hands_per_match: _builtins.int = ...,
+        clean_books_to_go_out: _builtins.int = ...,
+        dirty_books_to_go_out: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "last_hand", b"last_hand", "permission", b"permission", "pile_top", b"pile_top"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "dealer", b"dealer", "events", b"events", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "talon", b"talon", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_actor", b"_actor", "_permission", b"_permission", "_pile_top", b"_pile_top", "actor", b"actor", "canastas_to_go_out", b"canastas_to_go_out", "clean_books_to_go_out", b"clean_books_to_go_out", "dealer", b"dealer", "dirty_books_to_go_out", b"dirty_books_to_go_out", "events", b"events", "foot_sizes", b"foot_sizes", "frozen_reason", b"frozen_reason", "hand", b"hand", "hand_counts", b"hand_counts", "hand_number", b"hand_number", "hands_per_match", b"hands_per_match", "last_hand", b"last_hand", "legal", b"legal", "minimums", b"minimums", "must_go_out", b"must_go_out", "my_side", b"my_side", "permission", b"permission", "phase", b"phase", "pile_blocked", b"pile_blocked", "pile_frozen", b"pile_frozen", "pile_size", b"pile_size", "pile_top", b"pile_top", "players", b"players", "preset", b"preset", "scores", b"scores", "seat", b"seat", "sides", b"sides", "stock_size", b"stock_size", "talon", b"talon", "target", b"target", "turn", b"turn", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__actor: _TypeAlias = _typing.Literal["actor"]  # noqa: Y015
     _WhichOneofArgType__actor: _TypeAlias = _typing.Literal["_actor", b"_actor"]  # noqa: Y015

@@ -31,7 +31,9 @@ Where each rule is (RULES.md section: module); every module's docstring names it
   ``goingout``
 * scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
 * three-handed cutthroat sides (§3.2): ``cutthroat``
-* Samba and Bolivia's sequences, further melds and special canastas (§3.4, §3.5): ``samba``
+* Samba and Bolivia's sequences, further melds of a rank, wild melds (§3.4, §3.5): ``samba``
+* Hand and Foot's foot, closed books, the top-seven pile take, books to go out, the unplayed
+  foot and the match of four hands (§3.7, §3.8a): ``handfoot``
 * Modern American, its own ruleset (§3.6, §3.8a: talon, threes, always-frozen pile, seven-card
   melds, special canastas, penalties, its scoring), dispatched to from the modules above at
   one line each: ``american``

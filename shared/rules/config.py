@@ -17,10 +17,10 @@ from typing import Any
 from .errors import ConfigError
 
 OPTION_CHOICES: dict[str, tuple[str, ...]] = {
-    "wild_limit": ("max3", "not_more_than_naturals", "max2"),
-    "red3_negative_if": ("no_meld", "no_canasta", "too_few_canastas"),
+    "wild_limit": ("max3", "not_more_than_naturals", "max2", "fewer_than_naturals_max3"),
+    "red3_negative_if": ("no_meld", "no_canasta", "too_few_canastas", "never"),
     "red3_scoring": ("side", "individual"),
-    "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze"),
+    "upcard_mode": ("cover_and_freeze", "bury_and_redraw", "cover_no_freeze", "none"),
     "red3_deal_timing": ("immediate", "first_turn"),
     "last_card_red3": ("end_no_play", "meld_no_discard"),
     "stock_out_forced_take": ("layoff_only", "any_legal"),
@@ -36,7 +36,7 @@ TAKE_METHODS = ("pair", "natural_plus_wild", "layoff")
 
 PLAYER_COUNTS = (2, 3, 4, 6)
 _INT_RANGES: dict[str, tuple[int, int]] = {
-    "decks": (1, 6),  # 2 classic, 3 for six players and Samba/Bolivia, 5-6 Hand and Foot (§3.1)
+    "decks": (1, 8),  # 2 classic, 3 six players, Samba, Bolivia; Hand and Foot players + 1 (§3.7)
     "jokers_per_deck": (0, 4),  # D1: 2 or 3
     "hand_size": (1, 22),  # 11 classic to 15 two-handed and Samba (§3.1)
     "draw_count": (1, 3),
@@ -54,10 +54,20 @@ _INT_RANGES: dict[str, tuple[int, int]] = {
     "sequence_canastas_to_go_out": (0, 6),  # Bolivia: one escalera (§3.5)
     "black3_went_out_value": (0, 1_000),  # Bolivia: 100 each (§3.5); 5 = the card's value
     "wild_meld_four_jokers_penalty": (0, 5_000),  # Modern American: 2000 (CLA) or 2500 (P)
+    "foot_size": (0, 22),  # Hand and Foot: 11 (§3.7), 13 in some groups; 0 = no foot
+    "pile_take_count": (1, 500),  # or null: the whole pile; Hand and Foot 7, 5 or 3 (§3.7)
+    "hands_per_match": (1, 50),  # or null: play to the target; Hand and Foot 4 (§3.7)
+    "clean_books_to_go_out": (0, 6),  # Hand and Foot: 1 (§3.7)
+    "dirty_books_to_go_out": (0, 6),  # Hand and Foot: 1, or 2 (HF-DW)
+    "clean_sevens_bonus": (0, 5_000),  # or null: as any clean book; 1500 (HF-DW)
+    "red3_unplayed_value": (0, 1_000),  # Hand and Foot: 0, or 500 (HF-CH) / 300 (HF-CP)
 }
 """Allowed ranges of the whole-number options: every preset and source value fits with room,
 and no value can make a deal or a score big enough to hurt (scores stay far inside 32 bits)."""
-_OPTIONAL = frozenset({"ask_limit_per_hand", "samba_min_7000"})
+_OPTIONAL = frozenset(
+    {"ask_limit_per_hand", "samba_min_7000", "pile_take_count", "hands_per_match",
+     "clean_sevens_bonus"}
+)  # fmt: skip
 _BOOLS = (
     "cutthroat",
     "red3_counts_toward_minimum",
@@ -78,12 +88,17 @@ _BOOLS = (
     "swad_empty_pile",
     "no_out_with_unfinished_special",
     "unfinished_special_scores_cards",
+    "closed_books",
+    "pile_freezes",
 )
 LATER_OPTIONS = frozenset(
     {
         "modern_american", "wild_meld_four_jokers_penalty", "talon_timing",
         "unfinished_special_scores_cards", "rule_of_five", "dead_ranks", "swad_empty_pile",
         "no_out_with_unfinished_special", "aces_wild_rule",
+        "foot_size", "pile_take_count", "min_meld_by_hand", "closed_books", "pile_freezes",
+        "clean_books_to_go_out", "dirty_books_to_go_out", "clean_sevens_bonus",
+        "red3_unplayed_value", "hands_per_match",
     }
 )  # fmt: skip
 """Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
@@ -95,6 +110,8 @@ MIN_MELD_VALUES = (0, 1_000)
 RED3_TOTAL_ROWS = 8
 RED3_COUNTS = (1, 24)
 RED3_TOTALS = (0, 20_000)
+HAND_MINIMUM_ROWS = 10
+"""At most this many entries in ``min_meld_by_hand`` (Hand and Foot lists four, §3.7)."""
 
 CLASSIC_MINIMUMS: tuple[tuple[int | None, int], ...] = (
     (None, 15),
@@ -230,6 +247,30 @@ class RuleConfig:
     no_out_with_unfinished_special: bool = False
     """§3.8a, a Canasta League rule off by default: a side may not go out while it holds an
     unfinished natural meld of aces or sevens, or an unfinished wild meld."""
+    foot_size: int = 0
+    """§3.7 Hand and Foot: each player is dealt a second packet of this many cards, the foot,
+    face down, played once the hand is used up; 0 = no foot (every other game)."""
+    pile_take_count: int | None = None
+    """§3.7: taking the pile takes only its top cards, this many including the top card
+    (Hand and Foot 7; 5 or 3 in some groups); ``None`` = the whole pile (classic)."""
+    min_meld_by_hand: tuple[int, ...] = ()
+    """§3.7: the initial-meld minimum by hand number (Hand and Foot 50/90/120/150; HF-DW
+    60/90/120/150), the last entry for any later hand; ``()`` = by score (``min_meld_table``)."""
+    closed_books: bool = False
+    """§3.7: a seven-card meld is a closed book that takes no more cards."""
+    pile_freezes: bool = True
+    """§3.8a: Hand and Foot has no freezing: a wild discard leaves the pile as it was."""
+    clean_books_to_go_out: int = 0
+    dirty_books_to_go_out: int = 0
+    """§3.7: going out also needs this many clean (natural) and dirty (mixed) books (Hand
+    and Foot 1 and 1; HF-DW 1 and 2), within ``canastas_to_go_out`` books in all."""
+    clean_sevens_bonus: int | None = None
+    """§3.7 (HF-DW): a clean book of sevens earns this instead of the natural bonus."""
+    red3_unplayed_value: int = 0
+    """§3.7 (HF-CH 500, HF-CP 300): each red three still in an unplayed foot costs this."""
+    hands_per_match: int | None = None
+    """§3.7: the match is this many hands and the highest total wins (Hand and Foot 4);
+    ``None`` = play until a side reaches ``target`` (§1.14)."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -284,12 +325,16 @@ class RuleConfig:
             raise ConfigError("this form of the game has no partners")
         return self._partner[seat]
 
-    def initial_minimum(self, score: int) -> int:
-        """The initial-meld minimum for a cumulative score (§1.10; D19).
+    def initial_minimum(self, score: int, hand_number: int = 0) -> int:
+        """The initial-meld minimum for a cumulative score (§1.10; D19), or in Hand and Foot
+        for the hand's number (§3.7, ``min_meld_by_hand``).
 
         >>> [CLASSIC.initial_minimum(s) for s in (-5, 0, 1495, 1500, 2995, 3000, 4990)]
         [15, 50, 50, 90, 90, 120, 120]
         """
+        by_hand = self.min_meld_by_hand
+        if by_hand and hand_number > 0:
+            return by_hand[min(hand_number, len(by_hand)) - 1]
         minimum = self.min_meld_table[0][1]
         for lowest, value in self.min_meld_table:
             if lowest is None or score >= lowest:
@@ -309,6 +354,8 @@ class RuleConfig:
         """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9;
         §3.4: two in Samba and Bolivia)."""
         limit = self.wild_limit
+        if limit == "fewer_than_naturals_max3":  # §3.7 Hand and Foot
+            return min(3, naturals - 1)
         return 3 if limit == "max3" else 2 if limit == "max2" else naturals
 
     @property
@@ -365,8 +412,15 @@ class RuleConfig:
                 "Modern American rules are for fixed partnerships and two packs, without "
                 "sequences, several melds of a rank or Bolivia's wild melds"
             )
+        if self.closed_books and (self.allow_sequences or self.allow_wild_melds):
+            raise ConfigError(
+                "closed books (Hand and Foot) are group melds of one rank: they do not combine "
+                "with sequences or wild-card melds"
+            )
+        if self.modern_american and self.foot_size:
+            raise ConfigError("Modern American rules have no foot")
         talon = 7 if self.modern_american else 0  # §3.6: the bonus cards set aside
-        if self.players * self.hand_size + talon + 10 > self.deck_size:
+        if self.players * (self.hand_size + self.foot_size) + talon + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
         if self.min_meld_table[0][0] is not None:
             raise ConfigError("min_meld_table must start with a row for negative scores (null)")
@@ -444,6 +498,13 @@ def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
         for count, total in rows:
             _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS, ranges)
             _check_int("red3_special_totals (a row's total)", total, *RED3_TOTALS, ranges)
+    by_hand = config.min_meld_by_hand
+    if not isinstance(by_hand, tuple) or len(by_hand) > HAND_MINIMUM_ROWS:
+        raise ConfigError(
+            f"option min_meld_by_hand must be a list of at most {HAND_MINIMUM_ROWS} minimums"
+        )
+    for minimum in by_hand:
+        _check_int("min_meld_by_hand (a minimum)", minimum, *MIN_MELD_VALUES, ranges)
     methods = config.unfrozen_take_methods
     if (
         not isinstance(methods, tuple)
@@ -469,7 +530,7 @@ def _from_json(name: str, value: Any) -> Any:
         value, list | tuple
     ):
         return tuple(tuple(row) if isinstance(row, list | tuple) else row for row in value)
-    if name == "unfrozen_take_methods" and isinstance(value, list | tuple):
+    if name in ("unfrozen_take_methods", "min_meld_by_hand") and isinstance(value, list | tuple):
         return tuple(value)
     return value
 
@@ -522,10 +583,21 @@ PRESETS: dict[str, dict[str, Any]] = {
         "unfrozen_take_methods": ("pair",), "concealed_min_exempt": False,
         "concealed_bonus_total": 100, "ask_limit_per_hand": 1,
     },
+    "hand_and_foot": {
+        "decks": 5, "foot_size": 11, "upcard_mode": "cover_no_freeze", "draw_count": 2,
+        "unfrozen_take_methods": ("pair",), "pile_take_count": 7, "pile_freezes": False,
+        "min_meld_by_hand": (50, 90, 120, 150), "closed_books": True,
+        "multiple_melds_per_rank": True, "wild_onto_canasta": False,
+        "wild_limit": "fewer_than_naturals_max3", "canastas_to_go_out": 2,
+        "clean_books_to_go_out": 1, "dirty_books_to_go_out": 1, "going_out_bonus": 100,
+        "concealed_bonus_total": 100, "red3_special_totals": (), "red3_negative_if": "never",
+        "stock_out_rule": "end_after_last_discard", "hands_per_match": 4,
+    },
 }  # fmt: skip
 """RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern
 American's fixed values (its special canastas, threes and penalties) are ``american``'s; the
-rows here are the ones it shares with the other forms."""
+rows here are the ones it shares with the other forms. Hand and Foot (§3.7, §3.8a) is the
+recommended preset of a house game with no standard rules."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
 

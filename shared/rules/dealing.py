@@ -15,9 +15,21 @@ from collections import Counter
 from collections.abc import Sequence
 
 from .american import TALON_PACKETS, WILD_MELD, set_aside_talon
-from .cards import IS_BLACK3, IS_RED3, IS_THREE, IS_WILD, RANK, SORT_KEY, Card, card_text, deck
+from .cards import (
+    IS_BLACK3,
+    IS_RED3,
+    IS_THREE,
+    IS_WILD,
+    RANK,
+    SORT_KEY,
+    Card,
+    card_text,
+    deck,
+    sort_cards,
+)
 from .config import RuleConfig
 from .errors import ConfigError, WrongPhaseError
+from .handfoot import deal_feet
 from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
 from .threes import lay_out_red_threes
 
@@ -54,6 +66,7 @@ def new_match(
         side_of=tuple(config.initial_side(s) for s in range(n)),
         melds=(EMPTY_MELDS,) * sides,
         extra=((),) * sides if config.variant_melds else (),
+        feet=((),) * n if config.foot_size else (),
         red3=((),) * n,
         melded_seats=(False,) * n,
         pending_red3=(False,) * n,
@@ -78,7 +91,8 @@ def _seed_int(seed: int | str | bytes) -> int:
 def deal_hand(state: GameState, order: Sequence[Card]) -> GameState:
     """Deal the next hand from a full deck ``order`` (top card first).
 
-    Cards go one at a time clockwise from the dealer's left (§1.5 H2); the rest is the stock.
+    Cards go one at a time clockwise from the dealer's left (§1.5 H2), then in Hand and Foot
+    the feet the same way (§3.7); the rest is the stock.
     """
     config = state.config
     _require_deal_phase(state)
@@ -88,7 +102,8 @@ def deal_hand(state: GameState, order: Sequence[Card]) -> GameState:
     hands: list[list[Card]] = [[] for _ in range(n)]
     for i in range(dealt):
         hands[(state.dealer + 1 + i) % n].append(order[i])
-    return _start_hand(state, hands, tuple(order[dealt:]))
+    feet, in_feet = deal_feet(config, order, dealt, state.dealer)
+    return _start_hand(state, hands, tuple(order[dealt + in_feet :]), feet=feet)
 
 
 def deal_position(
@@ -102,6 +117,7 @@ def deal_position(
     turn: int | None = None,
     fill: str = "stock",
     talon: Sequence[Sequence[Card]] | None = None,
+    feet: Sequence[Sequence[Card]] | None = None,
 ) -> GameState:
     """Start a hand from an explicit position, for scenarios and bug reports.
 
@@ -111,6 +127,8 @@ def deal_position(
     play (``fill="box"``), so every card stays accounted for. Modern American (§3.6) sets
     the ``talon`` packets aside (first opener's first); left out, they are the first seven
     of those unnamed cards.
+    play (``fill="box"``), so every card stays accounted for. In Hand and Foot ``feet`` are
+    the seats' feet still face down (default: every foot already picked up, §3.7).
     """
     config = state.config
     _require_deal_phase(state)
@@ -145,6 +163,12 @@ def deal_position(
     used.update(c for side in side_extra for m in side for c in m)
     used.update(c for r in laid for c in r)
     used.update(c for packet in talon or () for c in packet)
+    face_down = tuple(tuple(sort_cards(f)) for f in feet) if feet else ((),) * n
+    if feet and not config.foot_size:
+        raise ConfigError("the position names feet in a game without them")
+    if feet and len(feet) != n:
+        raise ConfigError(f"the position names {len(feet)} feet for {n} players")
+    used.update(c for f in face_down for c in f)
     remaining = Counter(deck(config.decks, config.jokers_per_deck))
     remaining.subtract(used)
     over = [card_text(c) for c, k in remaining.items() if k < 0]
@@ -159,12 +183,17 @@ def deal_position(
         packets = tuple(tuple(p) for p in talon)
     full_stock = tuple(stock) + (rest if fill == "stock" else ())
     start = _start_hand(
-        state, [list(h) for h in hands], full_stock, turn_upcard=not pile, talon=packets
+        state,
+        [list(h) for h in hands],
+        full_stock,
+        turn_upcard=not pile,
+        talon=packets,
+        feet=face_down if config.foot_size else (),
     )
     start.box = rest if fill == "box" else ()
     if pile:
         start.pile = tuple(pile)
-        start.pile_frozen = any(
+        start.pile_frozen = config.pile_freezes and any(
             IS_WILD[c] or IS_RED3[c] or (config.black3_freezes and IS_BLACK3[c]) for c in pile
         )
     start.melds = tuple(side_melds)
@@ -192,6 +221,7 @@ def _start_hand(
     stock: tuple[Card, ...],
     turn_upcard: bool = True,
     talon: tuple[tuple[Card, ...], ...] | None = None,
+    feet: tuple[tuple[Card, ...], ...] = (),
 ) -> GameState:
     config = state.config
     n = config.players
@@ -206,6 +236,7 @@ def _start_hand(
     s.side_of = tuple(config.initial_side(seat) for seat in range(n))
     s.melds = (EMPTY_MELDS,) * config.sides
     s.extra = ((),) * config.sides if config.variant_melds else ()
+    s.feet = feet
     s.red3 = ((),) * n
     s.box = ()
     s.melded_seats = (False,) * n
@@ -250,6 +281,8 @@ def reset_turn(s: GameState) -> None:
 def _turn_upcard(s: GameState) -> None:
     """Start the pile (§1.5 H3; D2 for the other modes)."""
     mode = s.config.upcard_mode
+    if mode == "none":  # §3.7 (HF-ED): no upcard, the first player draws
+        return
     turned: list[Card] = []
     for _ in range(len(s.stock)):
         card = s.stock[0]

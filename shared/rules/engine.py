@@ -35,6 +35,7 @@ from .dealing import reset_turn
 from .edits import remove_cards, set_hand
 from .errors import IllegalMoveError, NotYourTurnError, WrongPhaseError
 from .goingout import answer, ask, check_discard_allowed, go_out
+from .handfoot import foot_waiting, pick_up_foot
 from .melding import combine, lay_off, meld, plan_lay_off, plan_meld
 from .pile import discard_freezes, plan_take, take_pile
 from .scoring import end_hand
@@ -175,7 +176,8 @@ def _quick_check(s: GameState, seat: int, action: Action) -> bool:
 
 
 def _discard(s: GameState, seat: int, card: Card) -> None:
-    """§1.6 T3 DISCARD; an empty hand afterwards means going out (§1.11.1)."""
+    """§1.6 T3 DISCARD; an empty hand afterwards means going out (§1.11.1), or in Hand and
+    Foot, for a player still on the hand, picking up the foot before the turn passes (§3.8a)."""
     if s.no_discard:
         raise IllegalMoveError(
             "you drew a red three as the last card of the stock: you may meld but not "
@@ -192,8 +194,10 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
         s.pile_frozen = True
     s.events = (*s.events, Event(seat, "discard", (card,)))
     if not hand:
-        go_out(s, seat)
-        return
+        if not foot_waiting(s, seat):
+            go_out(s, seat)
+            return
+        pick_up_foot(s, seat)
     _next_turn(s)
 
 

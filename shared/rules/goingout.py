@@ -42,6 +42,7 @@ from .config import RuleConfig
 from .cutthroat import form_cutthroat_sides
 from .edits import EXTRA_BIT
 from .errors import IllegalMoveError, WrongPhaseError
+from .handfoot import books_missing, foot_can_go_out, foot_waiting, pick_up_foot
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
 from .samba import SEQUENCE, meld_kind, side_canastas
@@ -55,6 +56,8 @@ def check_discard_allowed(s: GameState, seat: int) -> None:
     """The rules on discarding that do not depend on which card (§1.11): the last card only
     when going out is allowed, and no discard that keeps cards when one must go out."""
     side = s.side_of[seat]
+    if s.feet and foot_waiting(s, seat):  # (``s.feet`` first: no call on classic's hot path)
+        return  # Hand and Foot: the last card of the hand brings up the foot (§3.8a)
     if len(s.hands[seat]) == 1:
         if s.permission == "no" or not enough_canastas(s, side):
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
@@ -101,6 +104,8 @@ def enough_canastas(s: GameState, side: int) -> bool:
     config = s.config
     if s.talon and unfinished_special(s, side):  # a Modern American option (§3.8a)
         return False
+    if config.clean_books_to_go_out or config.dirty_books_to_go_out:
+        return not books_missing(s, side)  # §3.7 Hand and Foot
     if not s.extra or not config.sequence_canastas_to_go_out:
         return s.canastas(side) >= config.canastas_to_go_out
     total, sequences = side_canastas(config, s, side)
@@ -118,6 +123,8 @@ def _why_not_out(s: GameState, side: int) -> str:
     if s.talon and unfinished_special(s, side):
         return unfinished_special(s, side) + " (no going out with it, §3.8a)"
     config = s.config
+    if config.clean_books_to_go_out or config.dirty_books_to_go_out:  # §3.7 Hand and Foot
+        return books_missing(s, side) or "your side may not go out now"
     need = config.canastas_to_go_out
     total, sequences = side_canastas(config, s, side)
     if total >= need and config.sequence_canastas_to_go_out:  # not of the kind asked (§3.5)
@@ -136,6 +143,16 @@ def after_put_down(s: GameState, seat: int) -> None:
     """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
     hand = s.hands[seat]
     side = s.side_of[seat]
+    if s.feet and foot_waiting(s, seat):  # Hand and Foot, still on the hand (§3.7, §3.8a)
+        if s.must_go_out or s.melds[side][THREE]:  # (even one that empties the hand)
+            raise IllegalMoveError(
+                "black threes are melded only when going out, and you are still playing "
+                "your hand, not your foot",
+                "3.7",
+            )
+        if not hand:
+            pick_up_foot(s, seat)
+        return
     may_go_out = enough_canastas(s, side) and s.permission != "no"
     if s.talon:  # Modern American: a final discard is required (§3.6)
         if not hand:
@@ -232,6 +249,10 @@ def check_ask_allowed(s: GameState, seat: int) -> None:
     limit = config.ask_limit_per_hand
     if limit is not None and s.asks[seat] >= limit:
         raise IllegalMoveError("you may not ask your partner again this hand", "D22")
+    if foot_waiting(s, seat):
+        raise IllegalMoveError(
+            "you are still playing your hand: only a player on the foot may go out", "3.7"
+        )
     if len(s.hands[seat]) < 2:
         raise IllegalMoveError(
             "with one card in hand you could not obey a 'no' (discarding it would take you "
@@ -287,6 +308,8 @@ def can_go_out(
     obeyed, and the dead-end guard refuses at worst a play that leaves one card which only a
     sequence could take [engine policy].
     """
+    if config.closed_books:  # §3.7: books close at seven, and may need to be of each kind
+        return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
     need = config.canastas_to_go_out
     if extra:
         need -= sum(1 for m in extra if len(m) >= CANASTA_SIZE)

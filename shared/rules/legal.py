@@ -38,6 +38,7 @@ from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
 from .goingout import check_ask_allowed, check_discard_allowed
+from .handfoot import foot_candidates
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -145,11 +146,15 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     hand = state.hands[seat]
     side = state.side_of[seat]
     melds = state.melds[side]
-    simple = not state.must_go_out and not state.no_discard
+    # Hand and Foot's closed books (§3.7) make a lay-off of naturals fail when the book is
+    # full, so there nothing is legal by construction: the engine checks every candidate.
+    simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     if state.talon:  # Modern American (§3.6): its limits make nothing legal by construction
         return [], american_candidates(state, seat)
     if state.extra:
         sequences = sequence_candidates(state, side, hand)
+        if state.config.closed_books:
+            sequences += foot_candidates(state, side, hand)
         if not state.opened(side):
             known, check = _opening_candidates(state, seat, hand, simple)
         else:
@@ -203,6 +208,7 @@ def _group_candidates(
     room = len(hand)
     max_wilds = state.config.max_wilds
     onto_canasta = state.config.wild_onto_canasta
+    closed = state.config.closed_books
     for rank in NATURAL_RANKS:
         cards = by_rank[rank]
         meld = melds[rank]
@@ -211,6 +217,8 @@ def _group_candidates(
         if cards is not None:
             used = len(cards)
             if meld:
+                if closed and len(meld) + used > CANASTA_SIZE:
+                    continue  # past a book's seven cards (§3.7): ``foot_candidates`` has what fits
                 action: Action = LayOff(rank, tuple(cards))
             elif used >= 3:
                 action = Meld((tuple(cards),))

@@ -70,6 +70,11 @@ def check_meld(
     limit without anyone adding a wild (two cutthroat partners' melds joined, §3.2) stays
     on the table and may still take naturals, but no more wild cards [engine policy].
     """
+    if config.closed_books and len(cards) > CANASTA_SIZE:
+        raise IllegalMoveError(
+            f"a meld closes as a book at {CANASTA_SIZE} cards; this one would hold {len(cards)}",
+            "3.7",
+        )
     wilds = sum(1 for c in cards if IS_WILD[c])
     naturals = len(cards) - wilds
     if new and len(cards) < 3:
@@ -91,6 +96,12 @@ def check_meld(
         if config.wild_limit == "max2":
             raise IllegalMoveError(
                 f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.4"
+            )
+        if config.wild_limit == "fewer_than_naturals_max3":
+            raise IllegalMoveError(
+                f"a meld must hold fewer wild cards than natural cards, and at most three "
+                f"({wilds} wild, {naturals} natural)",
+                "3.7",
             )
         raise IllegalMoveError(
             f"a meld may not hold more wild cards than natural cards "

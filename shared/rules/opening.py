@@ -31,7 +31,7 @@ def require_minimum(s: GameState, seat: int, value: int, *, with_pile: bool) -> 
     ``value`` is what the opening's cards are worth (rules 2 to 4); ``with_pile`` says they
     include the pile's top card, which only changes the wording of the refusal.
     """
-    minimum = s.config.initial_minimum(s.scores[s.column_of(seat)])
+    minimum = s.config.initial_minimum(s.scores[s.column_of(seat)], s.hand_number)
     counted = value + _red_three_credit(s, seat)
     if counted < minimum:
         what = "the top card and the cards you meld with it" if with_pile else "your melds"
@@ -91,7 +91,7 @@ def _red_three_credit(s: GameState, seat: int) -> int:
 
 def opening_target(state: GameState, seat: int) -> int:
     """The points an unopened side's first meld must still find in cards (§1.10; D4)."""
-    minimum = state.config.initial_minimum(state.scores[state.column_of(seat)])
+    minimum = state.config.initial_minimum(state.scores[state.column_of(seat)], state.hand_number)
     return minimum - _red_three_credit(state, seat)
 
 
@@ -102,7 +102,7 @@ def minimum_to_go_out(s: GameState, seat: int) -> int | None:
     config = s.config
     if s.opened(s.side_of[seat]) or (config.concealed_min_exempt and s.drew_from_stock):
         return None
-    return config.initial_minimum(s.scores[s.column_of(seat)])
+    return config.initial_minimum(s.scores[s.column_of(seat)], s.hand_number)
 
 
 def best_opening(

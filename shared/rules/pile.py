@@ -35,6 +35,7 @@ from .cutthroat import form_cutthroat_sides
 from .edits import Plan, give, put_down, remove_cards, set_hand
 from .errors import IllegalMoveError
 from .goingout import after_put_down
+from .handfoot import pile_cards_taken
 from .melds import check_meld, group_melds, wild_count
 from .opening import (
     best_opening,
@@ -57,15 +58,16 @@ def frozen_reason(s: GameState, side: int) -> str:
         if any(IS_RED3[c] for c in s.pile):
             return "a red three was turned up to start it"
         return "it holds a black three"
-    if not s.opened(side):
+    if not s.opened(side) and s.config.pile_freezes:  # Hand and Foot: no freezing (§3.8a)
         return "your side has not made its first meld yet"
     return ""
 
 
 def discard_freezes(config: RuleConfig, card: Card) -> bool:
     """A wild discard freezes the pile, and so does a black three under ``black3_freezes``
-    (§1.8.1; D5). (The upcard's own freezing rules are ``dealing``'s, §1.5 H3.)"""
-    return IS_WILD[card] or (IS_BLACK3[card] and config.black3_freezes)
+    (§1.8.1; D5); nothing freezes it in Hand and Foot (§3.8a). (The upcard's own freezing
+    rules are ``dealing``'s, §1.5 H3.)"""
+    return (IS_WILD[card] and config.pile_freezes) or (IS_BLACK3[card] and config.black3_freezes)
 
 
 def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
@@ -167,21 +169,23 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
         check_meld(config, r, (*melds[r], *cards), new=not melds[r], old_wilds=wild_count(melds[r]))
         touched.append((r, bool(melds[r]) and r != rank))
         melds[r] = (*melds[r], *cards)
-    taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
+    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
     return Plan(
         side, hand, tuple(melds), tuple(touched), len(hand) + taken, black_top or THREE in extra
     )
 
 
 def take_pile(s: GameState, seat: int, action: TakePile) -> None:
-    """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest."""
+    """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest (in Hand
+    and Foot only the top seven cards, the top card counted, §3.7)."""
     plan = plan_take(s, seat, action)
     opening = bool(s.talon) and not s.opened(plan.side)  # no talon for it (§3.6)
     put_down(s, plan)
     if opening:
         cards = (*action.cards, *(c for g in action.melds for c in g))
         note_opening(s, seat, cards, by_take=True)
-    rest = s.pile[:-1]
+    rest = pile_cards_taken(s)
+    left = s.pile[: len(s.pile) - 1 - len(rest)]
     threes = [c for c in rest if IS_RED3[c]]
     set_hand(s, seat, plan.hand)
     give(s, seat, [c for c in rest if not IS_RED3[c]])
@@ -193,8 +197,8 @@ def take_pile(s: GameState, seat: int, action: TakePile) -> None:
             seat, "take", (s.pile[-1], *action.cards, *rest), text=f"{len(action.cards)} from hand"
         ),
     )
-    s.pile = ()
-    s.pile_frozen = False
+    s.pile = left
+    s.pile_frozen = any(discard_freezes(s.config, c) for c in left)
     s.phase = Phase.PLAY
     if plan.obliges_out:
         s.must_go_out = True

@@ -36,6 +36,7 @@ from .cards import (
 from .config import RuleConfig
 from .edits import EXTRA_BIT, Plan, remove_cards
 from .errors import IllegalMoveError
+from .handfoot import pile_cards_taken
 from .melds import CANASTA_SIZE, check_meld, meld_rank, wild_count
 from .opening import check_opening_by_take_allowed, check_opening_meld, require_minimum
 from .state import GameState
@@ -439,7 +440,13 @@ def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
                 f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
                 "1.8.2",
             )
-        if support or "layoff" not in config.unfrozen_take_methods:
+        if "layoff" not in config.unfrozen_take_methods:  # Hand and Foot (§3.7)
+            raise IllegalMoveError(
+                f"in this game the pile is taken only with two natural {rank_name(rank)} from "
+                f"your hand to meld with the {card_text(top)}",
+                "D8",
+            )
+        if support:
             raise IllegalMoveError(
                 f"to take the pile you need two natural {rank_name(rank)}, or a meld that is "
                 f"not yet a canasta to add the {card_text(top)} to (§3.4: a sequence is never "
@@ -457,7 +464,7 @@ def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
                 raise IllegalMoveError("black threes are melded only when going out", "1.9")
     if not opened:
         require_minimum(s, seat, value, with_pile=True)
-    taken = sum(1 for c in s.pile[:-1] if not IS_RED3[c])
+    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
     return table.plan(side, hand, len(hand) + taken, False)
 
 

@@ -15,8 +15,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 
 ``preset``
     ``"classic"`` (default), ``"two_player"``, ``"three_simple"``, ``"three_cutthroat"``,
-    ``"six_2x3"``, ``"six_3x2"``, ``"samba"``, ``"bolivia"`` or ``"modern_american"``
-    (RULES.md Part 3).
+    ``"six_2x3"``, ``"six_3x2"``, ``"samba"``, ``"bolivia"``, ``"modern_american"`` or
+    ``"hand_and_foot"`` (RULES.md Part 3).
 ``options``
     Rule options on top of the preset, by the names of ``config.OPTION_NAMES``, e.g.
     ``{"black3_freezes": true}`` (RULES.md Part 2).
@@ -27,7 +27,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 ``dealer``
     The dealer's seat (default 0). The first player is the seat after the dealer.
 ``hand_number``
-    Default 1. For a hand later in a match, set ``scores``; the number is informational.
+    Default 1. For a hand later in a match, set ``scores``. The number sets the minimum in
+    Hand and Foot (§3.7) and, with ``hands_per_match``, whether the match ends with it.
 ``deal``
     The position, with these keys:
 
@@ -58,6 +59,9 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         seven deck cards named nowhere else. Mid-hand, ``talon_owed`` (per seat, the packet
         1 or 2 it draws at its next turn, else 0) and ``wild_opening`` (per side, whether its
         initial meld held a wild card, so its aces may take wild cards) complete the position.
+    ``feet``
+        Hand and Foot (§3.7): per seat, its foot still face down (``[]`` once picked up, the
+        default for every seat).
     ``turn``
         The seat to play (default: the seat after the dealer).
     ``melded``
@@ -102,7 +106,8 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
     ``state``
         Checks on the position after the last action. ``states``: a list of such checks,
         each with ``"after": N`` (0 = the dealt position before any action, N = after the
-        N-th action). Keys: ``phase``, ``turn``, ``stock_size``, ``pile`` (bottom first, in
+        N-th action). Keys: ``phase``, ``turn``, ``stock_size``, ``foot_sizes`` (per seat, its
+        face-down foot's size), ``pile`` (bottom first, in
         order), ``pile_frozen``, ``stock_top`` / ``stock_bottom`` (the first / last cards of
         the stock, in order), ``hands`` and ``red3`` (per seat, any order), ``hand_contains``
         (per seat, cards that must be in the hand), ``hand_sizes``, ``melds`` (per side, a
@@ -182,7 +187,7 @@ _TOP_KEYS = frozenset(
 _DEAL_KEYS = frozenset(
     {
         "hands", "upcard", "stock", "pile", "melds", "red3", "turn", "melded", "fill", "talon",
-        "talon_owed", "wild_opening",
+        "talon_owed", "wild_opening", "feet",
     }
 )  # fmt: skip
 
@@ -379,6 +384,14 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         talon = [
             read_cards(p, "deal.talon") for p in _per(deal["talon"], 2, "deal.talon", "packet")
         ]
+    feet = None
+    if "feet" in deal:
+        if not config.foot_size:
+            raise ScenarioError(f"deal.feet: a {config.preset} game has no feet")
+        feet = [
+            read_cards(f, f"deal.feet[{i}]")
+            for i, f in enumerate(_per(deal["feet"], n, "deal.feet"))
+        ]
     turn = _seat(deal["turn"], n, "deal.turn") if "turn" in deal else None
     fill = deal.get("fill", "stock")
     if fill not in ("stock", "box"):
@@ -402,6 +415,7 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         turn=turn,
         fill=fill,
         talon=talon,
+        feet=feet,
     )
     if upcard:
         _check_upcard(config, state, upcard)
@@ -526,6 +540,7 @@ def describe(state: GameState) -> dict[str, Any]:
         "pile_frozen": state.pile_frozen,
         "hands": [_texts(h) for h in state.hands],
         "hand_sizes": [len(h) for h in state.hands],
+        "foot_sizes": [len(f) for f in state.feet],
         "side_of": list(state.side_of),
         "melds": [
             [_texts(m) for m in side if m] + [_texts(m) for m in state.extra_of(i)]

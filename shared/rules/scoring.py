@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .american import score_side as american_score_side
 from .cards import IS_BLACK3, VALUE
+from .handfoot import hand_count_winners, sevens_bonus, unplayed_foot_penalty
 from .melds import is_canasta, is_natural
 from .samba import SEQUENCE, WILD, meld_kind
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
@@ -26,8 +27,8 @@ def score_hand(
     sequence 1500, Bolivia's wild canasta 2500), red threes (100 each, all four 800, minus if
     the side made no meld; Samba: all six 1000, minus below two canastas), the going-out bonus
     (100, or 200 concealed; 200 in Samba), less the value of the cards left in its players'
-    hands (Bolivia: a black three 100 when someone went out). Modern American scores by its
-    own rules (``american.score_side``).
+    hands (Bolivia: a black three 100 when someone went out) and, in Hand and Foot, in their
+    unplayed feet (§3.8a). Modern American scores by its own rules (``american.score_side``).
     Cutthroat (§3.2): each partner scores the partnership's total, red threes individually.
     """
     config = state.config
@@ -65,6 +66,8 @@ def score_hand(
         canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
         canasta_bonus += sequences * config.sequence_canasta_bonus
         canasta_bonus += wild * config.wild_canasta_bonus
+        if config.clean_sevens_bonus is not None:  # a Hand and Foot option (§3.7)
+            canasta_bonus += sevens_bonus(config, (*melds, *state.extra_of(side)))
         threes, red3_points = red_three_score(
             state, seats, side, naturals + mixed + sequences + wild
         )
@@ -72,6 +75,7 @@ def score_hand(
         if went_out is not None and state.side_of[went_out] == side:
             bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
         penalty = sum(VALUE[c] for s in state.side_seats(side) for c in state.hands[s])
+        penalty += unplayed_foot_penalty(state, side)  # Hand and Foot (§3.8a)
         if went_out is not None and config.black3_went_out_value != 5:
             # §3.5, §3.8a: Bolivia's black threes cost 100 each when someone went out
             black = sum(1 for s in state.side_seats(side) for c in state.hands[s] if IS_BLACK3[c])
@@ -124,7 +128,9 @@ def end_hand(
     """Score the hand (§1.13), then end the match or wait for the next deal (§1.14).
 
     An exact tie at or above the target follows ``tie_policy`` (D20): another hand (the
-    default), a drawn match, or another hand with the target raised by 500.
+    default), a drawn match, or another hand with the target raised by 500. With
+    ``hands_per_match`` (Hand and Foot, §3.7) the match ends after that many hands instead,
+    a tie again following ``tie_policy``.
     """
     lay_out_threes_left_in_hands(s)
     result = score_hand(s, reason, went_out, concealed)
@@ -134,7 +140,10 @@ def end_hand(
         *s.events,
         Event(went_out if went_out is not None else s.turn, "end", text=reason.value),
     )
-    winners = match_winners(s.scores, s.target)
+    if s.config.hands_per_match is None:
+        winners = match_winners(s.scores, s.target)
+    else:  # §3.7: a fixed number of hands, the highest total wins
+        winners = hand_count_winners(s)
     policy = s.config.tie_policy
     if len(winners) == 1 or (winners and policy == "draw"):
         s.winners = winners

@@ -221,6 +221,9 @@ class GameState:
     extra: tuple[Extra, ...] = ()
     """Per side: the melds that are not the first group meld of a rank (§3.4, §3.5); empty
     (no entry at all) in the games that have none, so classic positions stay as they were."""
+    feet: tuple[tuple[Card, ...], ...] = ()
+    """Hand and Foot (§3.7): per seat, the foot still face down, ``()`` once picked up; empty
+    (no entry at all) in the games without feet. Nobody sees it, its owner included."""
 
     talon: tuple[tuple[Card, ...], ...] = ()
     """Modern American (§3.6): the bonus packets set aside at the deal, the first opener's
@@ -287,13 +290,15 @@ class GameState:
                 cards.extend(meld)
         for packet in self.talon:
             cards.extend(packet)
+        for foot in self.feet:
+            cards.extend(foot)
         return cards
 
     # -- JSON -------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        """Every field, cards as text, so that ``from_json(to_json(s)) == s`` (``extra`` only
-        where the game has further melds, so a classic position's JSON is unchanged)."""
+        """Every field, cards as text, so that ``from_json(to_json(s)) == s`` (``extra`` and
+        ``feet`` only where the game has them, so a classic position's JSON is unchanged)."""
         out: dict[str, Any] = {
             "config": self.config.to_dict(),
             "phase": self.phase.value,
@@ -334,6 +339,8 @@ class GameState:
             out["talon"] = [_texts(p) for p in self.talon]
             out["talon_owed"] = list(self.talon_owed)
             out["wild_opening"] = list(self.wild_opening)
+        if self.feet:
+            out["feet"] = [_texts(f) for f in self.feet]
         return out
 
     @classmethod
@@ -375,6 +382,7 @@ class GameState:
             talon=tuple(_cards(p) for p in data.get("talon", ())),
             talon_owed=tuple(data.get("talon_owed", ())),
             wild_opening=tuple(data.get("wild_opening", ())),
+            feet=tuple(_cards(f) for f in data.get("feet", ())),
         )
 
 

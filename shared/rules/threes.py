@@ -91,6 +91,8 @@ def red_three_score(
         negative = not state.opened(side)
     elif rule == "no_canasta":
         negative = canastas == 0
+    elif rule == "never":  # §3.8a Hand and Foot: +100 each, never negative
+        negative = False
     else:  # "too_few_canastas": plus only with the canastas to go out (§3.4, §3.5)
         negative = canastas < config.canastas_to_go_out
     points = config.red3_total(threes) * (-1 if negative else 1) if threes else 0

@@ -84,6 +84,14 @@ class PlayerView:
     talon: tuple[int, ...] = ()
     """Modern American (§3.6): how many bonus cards each talon packet still holds (first
     opener's first); their faces stay hidden until a player draws them."""
+    foot_sizes: tuple[int, ...] = ()
+    """Hand and Foot (§3.7): per seat, the size of its foot still face down (0 once picked
+    up); only the size, for its owner too. Empty in games without feet."""
+    hands_per_match: int = 0
+    """The match's length in hands (Hand and Foot 4, §3.7); 0: it is played to ``target``."""
+    books_to_go_out: tuple[int, int] = (0, 0)
+    """Hand and Foot (§3.7): the clean and the dirty books going out needs among the
+    ``canastas_to_go_out``; ``(0, 0)`` in the other games."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict with cards as text."""
@@ -135,7 +143,15 @@ class PlayerView:
             "last_hand": self.last_hand.to_json() if self.last_hand else None,
             "winners": list(self.winners),
             "talon": list(self.talon),
-        }
+        } | (
+            {
+                "foot_sizes": list(self.foot_sizes),
+                "hands_per_match": self.hands_per_match,
+                "books_to_go_out": list(self.books_to_go_out),
+            }
+            if self.foot_sizes or self.hands_per_match or any(self.books_to_go_out)
+            else {}
+        )
 
 
 def redact_event(event: Event, seat: int) -> Event:
@@ -217,7 +233,7 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         pile_blocked=top is not None and IS_BLACK3[top],
         stock_size=len(state.stock),
         scores=state.scores,
-        minimums=tuple(config.initial_minimum(s) for s in state.scores),
+        minimums=tuple(config.initial_minimum(s, state.hand_number) for s in state.scores),
         target=state.target,
         canastas_to_go_out=config.canastas_to_go_out,
         permission=state.permission if in_hand else None,
@@ -229,4 +245,7 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         last_hand=state.last_hand,
         winners=state.winners,
         talon=tuple(len(p) for p in state.talon) if in_hand else (),
+        foot_sizes=tuple(len(f) for f in state.feet),
+        hands_per_match=config.hands_per_match or 0,
+        books_to_go_out=(config.clean_books_to_go_out, config.dirty_books_to_go_out),
     )

@@ -260,7 +260,7 @@ def test_a_take_counts_the_pile_and_not_the_cards_from_hand() -> None:
         [rules.parse_cards(h) for h in ("jc jh 5h 9s", "5c 5d", "8c 8d", "6c 6d")],
         rules.parse_cards("10c 10d 10h"),
         pile=rules.parse_cards("4c 5d 6s 7h 8h jd"),
-        melds=[[rules.parse_cards("qc qd qh")], []],
+        melds=[[rules.parse_cards("qc qd qh"), rules.parse_cards("kc kd kh ks kc kd 2c")], []],
         turn=0,
     )
     state = rules.apply(state, 0, rules.parse_action("pickup jc jh"))
@@ -396,6 +396,34 @@ def test_modern_american_talon_and_special_canastas_are_shown() -> None:
     assert "threes 3d 3c" in text or "threes 3c 3d" in text
 
 
+def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
+    """RULES.md §3.7: every seat's foot is shown by its size only, the viewer's own too, until
+    it is picked up; the header gives the match's length in hands instead of a target, and a
+    side the books it needs to go out."""
+    config = rules.make_config("hand_and_foot")
+    feet = [rules.parse_cards(f) for f in ("ac ad ah ac 9c", "4c 4d 4h", "", "jc jd jh")]
+    state = deal_position(
+        rules.new_match(config),
+        [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
+        rules.parse_cards("7c 8c"),
+        pile=rules.parse_cards("4c 8d"),
+        melds=[[rules.parse_cards("qc qd qh"), rules.parse_cards("kc kd kh ks kc kd 2c")], []],
+        turn=0,
+        feet=feet,
+    )
+    text = render_table(match_view(state, 0), color=False)
+    assert_plain(text)
+    assert "hand_and_foot  hand 1 of 4" in text
+    assert "target" not in text
+    assert "3 + foot 5 face down" in text
+    assert "2 + foot 3 face down" in text
+    assert "2 (on the foot)" in text
+    assert "Us (you+carol): 1 book (2 to go out, 1 clean, 1 dirty), no red threes" in text
+    assert "k x7: kc kc kd kd kh ks 2c  [dirty book]" in text
+    assert not re.search(r"\b(ac|ad|ah)\b", text)  # the viewer's own foot stays hidden
+    assert "FROZEN" not in text  # nothing freezes the pile in Hand and Foot (§3.8a)
+
+
 def test_red_threes_are_listed_for_each_side() -> None:
     state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)
@@ -482,7 +510,16 @@ def test_match_over_names_the_winners() -> None:
 
 @pytest.mark.parametrize(
     "preset",
-    ["two_player", "three_cutthroat", "six_3x2", "six_2x3", "samba", "bolivia", "modern_american"],
+    [
+        "two_player",
+        "three_cutthroat",
+        "six_3x2",
+        "six_2x3",
+        "samba",
+        "bolivia",
+        "modern_american",
+        "hand_and_foot",
+    ],
 )
 def test_other_presets_render_plainly(preset: str) -> None:
     state = play_until(dealt(preset), lambda s: s.phase is Phase.PLAY, seed=5)
@@ -722,6 +759,32 @@ def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
         assert f"-- Hand {hand.hand_number}: commitment {hand.commitment[:8].hex()}" in text
         assert f"secret {hand.secret[:8].hex()}" in text
     assert "hand over: " in text
+
+
+@pytest.mark.slow  # a whole hand of Hand and Foot through the server: seconds, not the inner loop
+def test_a_hand_and_foot_match_ends_after_its_hands(server: App, alice: PlayerClient) -> None:
+    """RULES.md §3.7: a Hand and Foot match is a number of hands, the highest total winning,
+    whatever the target; through the server, a match of one hand (the option on top of the
+    preset's four) is over once that hand is scored, and the table names the winner."""
+    created = alice.create_match(
+        "hand_and_foot",
+        seat=0,
+        bot_seats=[1, 2, 3],
+        target=50_000,
+        options={"hands_per_match": "1"},
+    )
+    match_id = created.match.match_id
+    play_moves(server, alice, match_id, 1000)
+    view = alice.view(match_id)
+    assert view.match.status == pb.MATCH_STATUS_FINISHED
+    assert view.view.hand_number == 1
+    assert view.view.hands_per_match == 1
+    scores = list(view.match.scores)
+    assert list(view.match.winners) == [i for i, s in enumerate(scores) if s == max(scores)]
+    assert max(scores) < view.match.target  # the hand count ended it, not the target
+    table = render_table(view, color=False)
+    assert_plain(table)
+    assert table.splitlines()[-1].startswith("Match over")
 
 
 def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:

@@ -294,7 +294,13 @@ def _option_values(name: str) -> st.SearchStrategy[Any]:
         plausible = st.booleans()
     elif name == "players":
         plausible = st.sampled_from([2, 3, 4, 6])
-    elif isinstance(default, int) or name in ("ask_limit_per_hand", "samba_min_7000"):
+    elif isinstance(default, int) or name in (
+        "ask_limit_per_hand",
+        "samba_min_7000",
+        "pile_take_count",
+        "hands_per_match",
+        "clean_sevens_bonus",
+    ):
         plausible = st.one_of(
             st.integers(min_value=-2, max_value=16),
             st.sampled_from([0, 100, 300, 1000, 5000, 20_000, 50_000, 50_001]),
@@ -314,6 +320,8 @@ def _option_values(name: str) -> st.SearchStrategy[Any]:
             st.integers(min_value=1, max_value=8), st.integers(min_value=0, max_value=3000)
         )
         plausible = st.lists(row, max_size=3)
+    elif name == "min_meld_by_hand":  # Hand and Foot (§3.7)
+        plausible = st.lists(st.integers(min_value=-5, max_value=1100), max_size=12)
     elif name == "unfrozen_take_methods":
         plausible = st.lists(st.sampled_from([*TAKE_METHODS, "steal"]), max_size=4)
     else:

@@ -30,7 +30,7 @@ _STATE_KEYS = frozenset(
         "phase", "turn", "actor", "stock_size", "stock_top", "stock_bottom", "pile",
         "pile_frozen", "hands", "hand_contains", "hand_sizes", "melds", "red3", "canastas",
         "opened", "permission", "must_go_out", "scores", "target", "winners", "hand_number",
-        "dealer", "side_of", "talon_sizes",
+        "dealer", "side_of", "talon_sizes", "foot_sizes",
     }
 )  # fmt: skip
 

@@ -325,16 +325,28 @@ class Spot:
         return state
 
 
-spots = st.builds(
-    Spot,
-    preset=st.sampled_from(PRESET_NAMES),
-    options=st.one_of(st.none(), st.none(), st.sampled_from(OPTION_SETS)),
-    seed=st.integers(min_value=0, max_value=2**32),
-    steps=st.integers(min_value=0, max_value=700),
-    policy=st.sampled_from(sorted(POLICIES)),
-    until_asked=st.sampled_from([False, False, True]),
-)
-"""A position of a random match: any preset, sometimes a house rule, 0-700 random actions."""
+SPOT_PRESETS = tuple(name for name in PRESET_NAMES if name != "hand_and_foot")
+"""The presets of ``spots``: Hand and Foot's hands are three times as long and each step
+dearer, so its positions (``foot_spots``) have their own tests, out of the inner loop."""
+
+
+def _spots(presets: st.SearchStrategy[str]) -> st.SearchStrategy[Spot]:
+    return st.builds(
+        Spot,
+        preset=presets,
+        options=st.one_of(st.none(), st.none(), st.sampled_from(OPTION_SETS)),
+        seed=st.integers(min_value=0, max_value=2**32),
+        steps=st.integers(min_value=0, max_value=700),
+        policy=st.sampled_from(sorted(POLICIES)),
+        until_asked=st.sampled_from([False, False, True]),
+    )
+
+
+spots = _spots(st.sampled_from(SPOT_PRESETS))
+"""A position of a random match: any preset but Hand and Foot, sometimes a house rule, 0-700
+random actions."""
+foot_spots = _spots(st.just("hand_and_foot"))
+"""A position of a random Hand and Foot match (§3.7), as ``spots`` draws the others."""
 
 
 # -- invariants ----------------------------------------------------------------------------
@@ -434,10 +446,22 @@ def check_state(state: GameState) -> None:
     elif config.upcard_mode == "cover_and_freeze" and in_hand:
         assert not any(IS_WILD[c] or IS_RED3[c] for c in state.pile), "a wild in an open pile"
 
+    # Hand and Foot's feet (§3.7): one per seat, dealt whole, face down until picked up.
+    if config.foot_size:
+        assert len(state.feet) == n, "a foot per seat"
+        for seat, foot in enumerate(state.feet):
+            assert len(foot) in (0, config.foot_size), f"seat {seat}'s foot has {len(foot)} cards"
+            assert tuple(foot) == sort_cards(foot)
+    else:
+        assert state.feet == (), "feet in a game without them"
+
     assert len(state.scores) == config.sides
     if state.phase is Phase.MATCH_OVER:
         best = max(state.scores)
-        assert best >= state.target
+        if config.hands_per_match is None:
+            assert best >= state.target
+        else:
+            assert state.hand_number >= config.hands_per_match
         assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
     else:
         assert state.winners == ()
@@ -566,7 +590,11 @@ def check_meld(
         assert all(IS_BLACK3[c] or IS_WILD[c] for c in meld)
         return
     assert naturals >= 2, f"fewer than two naturals in {where}"
-    limit = {"max3": 3, "max2": 2}.get(config.wild_limit, naturals)
+    limit = {"max3": 3, "max2": 2, "fewer_than_naturals_max3": min(3, naturals - 1)}.get(
+        config.wild_limit, naturals
+    )
+    if config.closed_books:
+        assert len(meld) <= 7, f"a book of more than seven cards: {where}"
     if joined:
         return  # joined cutthroat melds may exceed the limit (README "Engine policies")
     assert wilds <= limit, f"too many wild cards in {where}"
@@ -581,6 +609,7 @@ def check_deal(before: GameState, after: GameState) -> None:
     assert after.phase is Phase.DRAW
     assert after.scores == before.scores
     assert all(len(h) == config.hand_size for h in after.hands)
+    assert all(len(f) == config.foot_size for f in after.feet)
     assert not any(any(m) for side in after.melds for m in side)
     assert not any(any(side) for side in after.extra)
     assert after.last_hand == before.last_hand
@@ -687,7 +716,11 @@ def check_hand_end(before: GameState, after: GameState) -> None:
     assert all(s % 5 == 0 for s in after.scores)
     best = max(after.scores)
     leaders = tuple(i for i, s in enumerate(after.scores) if s == best)
-    decided = best >= before.target and (len(leaders) == 1 or config.tie_policy == "draw")
+    if config.hands_per_match is None:
+        last = best >= before.target
+    else:  # §3.7: a match of so many hands
+        last = after.hand_number >= config.hands_per_match
+    decided = last and (len(leaders) == 1 or config.tie_policy == "draw")
     if decided:
         assert after.phase is Phase.MATCH_OVER
         assert after.winners == leaders
@@ -695,7 +728,7 @@ def check_hand_end(before: GameState, after: GameState) -> None:
     else:
         assert after.phase is Phase.DEAL
         assert after.dealer == (before.dealer + 1) % config.players, "the deal did not pass"
-        raised = best >= before.target and config.tie_policy == "raise_target_500"
+        raised = last and config.tie_policy == "raise_target_500"
         assert after.target == before.target + (500 if raised else 0)
 
 
@@ -728,6 +761,7 @@ def expected_columns(
             "no_meld": not melds,
             "no_canasta": canastas == 0,
             "too_few_canastas": canastas < config.canastas_to_go_out,
+            "never": False,
         }[config.red3_negative_if]
         red3_points = -red3 if minus else red3
         out_bonus = 0
@@ -738,5 +772,13 @@ def expected_columns(
             for s in side_seats
             for c in state.hands[s]
         )
+        if state.feet:  # an unplayed foot counts like a hand (§3.8a)
+            unplayed = [c for s in side_seats for c in state.feet[s]]
+            penalty += sum(config.red3_unplayed_value if IS_RED3[c] else VALUE[c] for c in unplayed)
+        if config.clean_sevens_bonus is not None:
+            sevens = sum(
+                1 for m in groups if len(m) >= 7 and all(RANK[c] == 5 and not IS_WILD[c] for c in m)
+            )
+            bonus += sevens * (config.clean_sevens_bonus - config.natural_canasta_bonus)
         out.append((meld_points, natural, mixed, bonus, threes, red3_points, out_bonus, penalty))
     return out

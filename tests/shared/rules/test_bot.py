@@ -144,9 +144,11 @@ def test_choose_action_refuses_a_seat_that_is_not_to_move() -> None:
 
 def rehide(state: GameState, seat: int, rng: random.Random) -> GameState:
     """``state`` with everything ``seat`` cannot see changed: the other hands and the stock
-    dealt afresh from their pooled cards (same sizes), other seats' private event cards gone."""
+    dealt afresh from their pooled cards (same sizes), with every face-down foot of Hand and
+    Foot, the seat's own too (§3.7); other seats' private event cards gone."""
     others = [s for s in range(state.players) if s != seat]
     pool = [*state.stock, *(c for s in others for c in state.hands[s])]
+    pool += [c for foot in state.feet for c in foot]
     rng.shuffle(pool)
     hands = list(state.hands)
     at = 0
@@ -154,11 +156,17 @@ def rehide(state: GameState, seat: int, rng: random.Random) -> GameState:
         size = len(hands[s])
         hands[s] = tuple(sorted(pool[at : at + size], key=SORT_KEY.__getitem__))
         at += size
+    feet = list(state.feet)
+    for s, foot in enumerate(feet):
+        feet[s] = tuple(sorted(pool[at : at + len(foot)], key=SORT_KEY.__getitem__))
+        at += len(foot)
     events = tuple(
         e if e.seat == seat or not e.private else Event(e.seat, e.kind, e.cards, (), e.text)
         for e in state.events
     )
-    return dataclasses.replace(state, hands=tuple(hands), stock=tuple(pool[at:]), events=events)
+    return dataclasses.replace(
+        state, hands=tuple(hands), stock=tuple(pool[at:]), events=events, feet=tuple(feet)
+    )
 
 
 @pytest.mark.parametrize("preset", PRESETS)
@@ -176,7 +184,7 @@ def test_bot_ignores_hidden_cards_in_played_positions(preset: str) -> None:
         assert other.hands[seat] == state.hands[seat]
         mine = choose_action(state, seat, random.Random(number))
         assert choose_action(other, seat, random.Random(number)) == mine, (preset, number)
-        compared += (other.hands, other.stock) != (state.hands, state.stock)
+        compared += (other.hands, other.stock, other.feet) != (state.hands, state.stock, state.feet)
     assert compared > 10  # positions whose hidden cards really differed
 
 

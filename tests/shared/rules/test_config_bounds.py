@@ -26,7 +26,7 @@ def test_cutthroat_needs_three_sides_of_one(sides: list[list[int]]) -> None:
 
 @pytest.mark.parametrize("preset", ["classic", "two_player", "three_simple", "three_cutthroat",
                                     "six_2x3", "six_3x2", "samba", "bolivia",
-                                    "modern_american"])  # fmt: skip
+                                    "modern_american", "hand_and_foot"])  # fmt: skip
 def test_every_preset_is_within_the_ranges(preset: str) -> None:
     config = make_config(preset)
     assert RuleConfig.from_dict(config.to_dict()) == config
@@ -34,10 +34,32 @@ def test_every_preset_is_within_the_ranges(preset: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("decks", 7), ("decks", 0), ("jokers_per_deck", 5), ("target", 99), ("target", 50_001),
+    [("decks", 9), ("decks", 0), ("jokers_per_deck", 5), ("target", 99), ("target", 50_001),
      ("red3_value", 1001), ("ask_limit_per_hand", -1), ("draw_count", 4), ("hand_size", 23),
-     ("natural_canasta_bonus", True), ("black3_freezes", 0), ("wild_limit", "max4")],
+     ("natural_canasta_bonus", True), ("black3_freezes", 0), ("wild_limit", "max4"),
+     ("foot_size", 23), ("pile_take_count", 0), ("hands_per_match", 0),
+     ("min_meld_by_hand", [50, 1001]), ("min_meld_by_hand", [50] * 11), ("closed_books", 1),
+     ("clean_sevens_bonus", -5), ("red3_unplayed_value", 1001)],
 )  # fmt: skip
 def test_values_outside_the_ranges_name_the_option(name: str, value: object) -> None:
     with pytest.raises(ConfigError, match=name):
         make_config("classic", {name: value})
+
+
+def test_a_foot_counts_toward_the_cards_a_deal_needs() -> None:
+    """§3.7: hands and feet together must leave a stock: one pack holds four 11-card hands
+    and a stock of ten, but not their feet as well."""
+    assert make_config("hand_and_foot").deck_size == 270
+    make_config("hand_and_foot", {"decks": 1, "foot_size": 0})
+    with pytest.raises(ConfigError, match="stock"):
+        make_config("hand_and_foot", {"decks": 1})
+
+
+@pytest.mark.parametrize("option", ["allow_sequences", "allow_wild_melds"])
+def test_closed_books_are_group_melds_only(option: str) -> None:
+    """§3.7: Hand and Foot's books are melds of one rank; the going-out search and the move
+    lists rely on it, so sequences and wild melds are refused with them (wild books, which
+    some groups play, are not offered)."""
+    with pytest.raises(ConfigError, match="closed books"):
+        make_config("hand_and_foot", {option: True})
+    assert getattr(make_config("hand_and_foot", {option: True, "closed_books": False}), option)

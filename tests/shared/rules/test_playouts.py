@@ -71,6 +71,30 @@ def test_house_rules_random_play(preset: str, options: dict[str, Any]) -> None:
     _play(preset, range(3000, 3000 + OPTION_SEEDS), "uniform", options)
 
 
+HAND_AND_FOOT_OPTIONS: tuple[dict[str, Any], ...] = (
+    {"decks": 4, "upcard_mode": "none"},
+    {"hand_size": 13, "foot_size": 13, "pile_take_count": 5},
+    {"pile_take_count": 3, "pile_freezes": True},
+    {"min_meld_by_hand": [60, 90, 120, 150], "clean_sevens_bonus": 1500},
+    {"min_meld_by_hand": [], "min_meld_table": [[None, 50], [2500, 90], [5000, 120], [7500, 150]]},
+    {"dirty_books_to_go_out": 2, "canastas_to_go_out": 3, "red3_unplayed_value": 500},
+    {"black3_went_out_value": 100, "hands_per_match": None, "target": 10000},
+)
+"""The "variation seen" column of RULES.md §3.7, played on top of the hand_and_foot preset."""
+
+
+@pytest.mark.slow  # Hand and Foot's hands are long (270 cards): out of the inner loop
+@pytest.mark.parametrize(
+    "options",
+    HAND_AND_FOOT_OPTIONS,
+    ids=lambda value: "-".join(f"{k}={v}" for k, v in value.items()),
+)
+def test_hand_and_foot_variations_random_play(options: dict[str, Any]) -> None:
+    """§3.7: every alternative the sources show plays out under the invariants."""
+    _play("hand_and_foot", range(4000, 4000 + OPTION_SEEDS), "eager", options)
+    _play("hand_and_foot", range(5000, 5000 + OPTION_SEEDS), "uniform", options)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("CANASTA_LONG_PLAYOUTS"),

@@ -35,7 +35,7 @@ from shared.rules import (
 )
 from shared.rules.cards import IS_BLACK3, IS_RED3, IS_WILD, JOKER, NATURAL_RANKS, RANK, make_card
 from tests.shared.rules import playout
-from tests.shared.rules.playout import Spot, spots
+from tests.shared.rules.playout import Spot, foot_spots, spots
 
 PROPERTIES = settings(
     max_examples=150,
@@ -59,6 +59,10 @@ def tolerated(state: GameState, seat: int) -> bool:
 @given(spots)
 @PROPERTIES
 def test_listed_actions_are_accepted(spot: Spot) -> None:
+    listed_actions_are_accepted(spot)
+
+
+def listed_actions_are_accepted(spot: Spot) -> None:
     state = spot.state()
     before = state.to_json()
     seat = state.actor()
@@ -182,6 +186,10 @@ def refused_actions(state: GameState) -> Iterator[tuple[int, Action, type[Canast
 @given(spots)
 @PROPERTIES
 def test_illegal_actions_are_refused(spot: Spot) -> None:
+    illegal_actions_are_refused(spot)
+
+
+def illegal_actions_are_refused(spot: Spot) -> None:
     state = spot.state()
     before = state.to_json()
     for seat, action, error in refused_actions(state):
@@ -202,6 +210,10 @@ def test_illegal_actions_are_refused(spot: Spot) -> None:
 @given(spots)
 @PROPERTIES
 def test_drawing_twice_is_refused(spot: Spot) -> None:
+    drawing_twice_is_refused(spot)
+
+
+def drawing_twice_is_refused(spot: Spot) -> None:
     state = spot.state()
     seat = state.actor()
     if state.phase is not Phase.DRAW or seat is None or not state.stock:
@@ -220,6 +232,10 @@ def test_drawing_twice_is_refused(spot: Spot) -> None:
 @given(spots, st.integers(min_value=0, max_value=10))
 @PROPERTIES
 def test_whole_turns_are_atomic(spot: Spot, pick: int) -> None:
+    whole_turns_are_atomic(spot, pick)
+
+
+def whole_turns_are_atomic(spot: Spot, pick: int) -> None:
     """``apply_turn``: a refused step refuses the whole turn, naming the step."""
     state = spot.state()
     seat = state.actor()
@@ -251,6 +267,10 @@ def test_whole_turns_are_atomic(spot: Spot, pick: int) -> None:
 @given(spots)
 @PROPERTIES
 def test_json_round_trip(spot: Spot) -> None:
+    json_round_trip(spot)
+
+
+def json_round_trip(spot: Spot) -> None:
     state = spot.state()
     data = state.to_json()
     text = json.dumps(data, ensure_ascii=False, sort_keys=True)
@@ -282,3 +302,16 @@ def test_whole_turn_with_a_bad_card_id_is_refused_cleanly() -> None:
         rules.apply(state, seat, Discard(53))  # apply alone is fine
     with pytest.raises(IllegalMoveError):
         rules.apply_turn(state, seat, [Draw(), Discard(53)])
+
+
+@pytest.mark.slow  # Hand and Foot's long hands: out of the inner loop (make test-fast)
+@given(foot_spots, st.integers(min_value=0, max_value=10))
+@settings(PROPERTIES, max_examples=30)
+def test_the_properties_hold_in_hand_and_foot(spot: Spot, pick: int) -> None:
+    """(a) to (d) at Hand and Foot positions (§3.7), which ``spots`` leaves out: each
+    property above, run on the same position."""
+    listed_actions_are_accepted(spot)
+    illegal_actions_are_refused(spot)
+    drawing_twice_is_refused(spot)
+    whole_turns_are_atomic(spot, pick)
+    json_round_trip(spot)

@@ -13,6 +13,7 @@ import json
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from shared import rules
 from shared.rules import Draw, GameState, Phase, card_text, player_view
 from shared.rules.cards import sort_cards
 from tests.shared.rules import playout
-from tests.shared.rules.playout import Spot, spots
+from tests.shared.rules.playout import Spot, foot_spots, spots
 
 VIEWS = settings(
     max_examples=80,
@@ -51,6 +52,7 @@ def check_view(state: GameState, seat: int) -> dict[str, Any]:
     assert data["pile_top"] == (card_text(state.pile[-1]) if state.pile else None)
     assert data["scores"] == list(state.scores)
     assert data["my_side"] == state.side_of[seat]
+    assert data.get("foot_sizes", []) == [len(f) for f in state.feet]  # sizes only (§3.7)
     if state.actor() == seat:
         assert data["legal"] == rules.legal_action_kinds(state, seat)
     else:
@@ -107,10 +109,13 @@ def lists_in(value: Any) -> list[list[Any]]:
 
 
 def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
-    """``state`` with everything hidden from ``seat`` replaced by other cards."""
+    """``state`` with everything hidden from ``seat`` replaced by other cards: the other
+    hands, the stock order, and in Hand and Foot every foot still face down, its own too
+    (§3.7)."""
     others = [s for s in range(state.players) if s != seat]
     pool = [c for s in others for c in state.hands[s]] + list(state.stock)
     pool += [c for packet in state.talon for c in packet]  # Modern American's talon (§3.6)
+    pool += [c for foot in state.feet for c in foot]
     rng.shuffle(pool)
     hands = list(state.hands)
     for s in others:
@@ -119,18 +124,30 @@ def scramble(state: GameState, seat: int, rng: random.Random) -> GameState:
     for packet in state.talon:
         talon.append(tuple(pool[: len(packet)]))
         pool = pool[len(packet) :]
+    feet = list(state.feet)
+    for s, foot in enumerate(feet):
+        feet[s], pool = tuple(sort_cards(pool[: len(foot)])), pool[len(foot) :]
     events = tuple(
         e._replace(private=tuple(rng.randrange(53) for _ in e.private)) if e.seat != seat else e
         for e in state.events
     )
     return dataclasses.replace(
-        state, hands=tuple(hands), stock=tuple(pool), events=events, talon=tuple(talon)
+        state,
+        hands=tuple(hands),
+        stock=tuple(pool),
+        events=events,
+        talon=tuple(talon),
+        feet=tuple(feet),
     )
 
 
 @given(spots, st.integers(min_value=0, max_value=2**16))
 @VIEWS
 def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
+    views_show_only_what_a_seat_may_see(spot, salt)
+
+
+def views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
     state = spot.state()
     for seat in range(state.players):
         data = check_view(state, seat)
@@ -139,6 +156,7 @@ def test_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
         hidden = [texts(sort_cards(state.hands[s])) for s in range(state.players) if s != seat]
         hidden.append(texts(state.stock))
         hidden.extend(texts(packet) for packet in state.talon)
+        hidden.extend(texts(foot) for foot in state.feet)  # every foot, the seat's own too
         mine = data["hand"]
         for value in lists_in(data):
             for secret in hidden:
@@ -207,3 +225,55 @@ def test_talon_is_hidden_until_drawn() -> None:
             break
     assert drawn is not None, "nobody drew the talon in this hand (pick another seed)"
     assert sorted(texts(drawn.private)) in [sorted(p) for p in packets]
+
+
+@pytest.mark.parametrize("steps", [0, 60, 250, 600])
+def test_the_foot_is_hidden_from_everyone_its_owner_included(steps: int) -> None:
+    """§3.7, §3.8a: a foot still face down shows only its size, in every seat's view; giving
+    every face-down foot other cards (the seat's own too) leaves each view exactly as it was."""
+    config = playout.config_for("hand_and_foot")
+    state = playout.random_position(config, 17 + steps, steps, playout.eager)
+    assert any(state.feet), "no foot is face down in this position"
+    for seat in range(config.players):
+        data = check_view(state, seat)
+        assert data["foot_sizes"] == [len(f) for f in state.feet]
+        assert data["hands_per_match"] == 4
+        for value in lists_in(data):
+            for foot in state.feet:
+                assert len(foot) < 4 or value != texts(foot), f"seat {seat} sees a foot"
+        other = scramble(state, seat, random.Random(steps))
+        assert player_view(other, seat).to_json() == data
+
+
+def test_a_picked_up_foot_is_seen_by_its_owner_alone() -> None:
+    """§3.8a: once its hand is used up a player picks up the foot; the pickup is public (with
+    the foot's size), its cards private to the owner, as a stock draw is."""
+    config = playout.config_for("hand_and_foot")
+    for seed in range(40):  # random play empties a hand in some of its first hands
+        start = playout.start_match(config, seed)
+        state = next(
+            (
+                s
+                for s in playout.play(start, random.Random(seed), playout.eager, checked=False)
+                if any(e.kind == "foot" for e in s.events)
+            ),
+            start,
+        )
+        if state is not start:
+            break
+    pickup = next(e for e in state.events if e.kind == "foot")
+    assert len(pickup.private) == config.foot_size
+    assert not state.feet[pickup.seat]
+    assert pickup.text == f"picked up the foot ({config.foot_size} cards)"
+    for viewer in range(config.players):
+        shown = next(e for e in check_view(state, viewer)["events"] if e["kind"] == "foot")
+        assert shown["private"] == (texts(pickup.private) if viewer == pickup.seat else [])
+        assert shown["text"] == pickup.text
+
+
+@pytest.mark.slow  # Hand and Foot's long hands: out of the inner loop (make test-fast)
+@given(foot_spots, st.integers(min_value=0, max_value=2**16))
+@settings(VIEWS, max_examples=30)
+def test_hand_and_foot_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
+    """The leak test above at Hand and Foot positions (§3.7), every face-down foot hidden."""
+    views_show_only_what_a_seat_may_see(spot, salt)

@@ -1,0 +1,162 @@
+"""Hand and Foot's deal and the options of RULES.md §3.7 that no scenario file plays.
+
+The rules in play are in the scenario files (tests/scenarios/hand_and_foot_*.json); the random
+playouts, leak audits and bot tests run over the preset with every other one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+
+import pytest
+
+from shared import rules
+from shared.rules import Discard, Draw, GameState, Phase, make_config, parse_cards
+from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
+from shared.rules.dealing import deal_position, new_match
+from shared.rules.goingout import can_go_out
+
+
+def test_the_deck_and_the_deal_3_7() -> None:
+    """§3.7: players + 1 packs (five for four players: 270 cards with ten jokers); each
+    player gets an 11-card hand and an 11-card foot, dealt one card at a time like the hands;
+    270 - 88 = 182 cards are left, one of them turned to start the pile."""
+    config = make_config("hand_and_foot")
+    cards = rules.deck(config.decks, config.jokers_per_deck)
+    assert len(cards) == config.deck_size == 270
+    assert Counter(cards)[JOKER] == 10
+    assert sum(VALUE[c] for c in cards if not IS_RED3[c]) == 5 * 1180 // 2
+    order = tuple(sorted(cards, key=lambda c: (IS_WILD[c] or IS_RED3[c], c)))  # naturals first
+    state = rules.deal_hand(new_match(config, first_dealer=3), order)
+    assert [len(h) for h in state.hands] == [11] * 4
+    assert [len(f) for f in state.feet] == [11] * 4
+    assert state.hands[0] == rules.sort_cards(order[0:44:4])  # seat 0 is left of the dealer
+    assert state.feet[0] == rules.sort_cards(order[44:88:4])
+    assert len(state.pile) == 1
+    assert len(state.stock) == 270 - 88 - 1
+    assert Counter(state.all_cards()) == Counter(cards)
+
+
+def test_no_upcard_option_3_7() -> None:
+    """§3.7 (HF-ED): with ``upcard_mode = "none"`` the pile starts empty; the first player
+    draws."""
+    config = make_config("hand_and_foot", {"upcard_mode": "none"})
+    state = rules.deal_hand(new_match(config, seed=2), rules.shuffled_deck(config, 2))
+    assert state.pile == ()
+    assert len(state.stock) == 270 - 88
+    assert rules.legal_action_kinds(state, state.turn) == ["draw"]
+
+
+def _position(preset_options: dict[str, object] | None = None) -> GameState:
+    config = make_config("hand_and_foot", preset_options)
+    return deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("2h 9c 9d 5c", "4c 6d", "5s 8s", "jd")],
+        parse_cards("7c 8c 9h 10h"),
+        pile=parse_cards("4c 9s"),
+        melds=[[parse_cards("qc qd qh")], []],
+        turn=0,
+    )
+
+
+def test_a_wild_discard_does_not_freeze_the_pile_3_8a() -> None:
+    """§3.8a: Hand and Foot has no freezing; ``pile_freezes = True`` brings it back."""
+    for freezes in (False, True):
+        state = _position({"pile_freezes": freezes})
+        state = rules.apply(state, 0, Draw())
+        state = rules.apply(state, 0, Discard(parse_cards("2h")[0]))
+        assert state.pile_frozen is freezes
+        assert rules.player_view(state, 1).pile_frozen is freezes
+
+
+def test_going_out_needs_the_foot_and_its_books_3_7() -> None:
+    """§3.7: the going-out search behind asking partner counts clean and dirty books, and
+    never offers a book of more than seven cards."""
+    config = make_config("hand_and_foot")
+    clean = parse_cards("kc kd kh ks kc kd kh")
+    melds: list[tuple[int, ...]] = [()] * 13
+    melds[11] = clean
+    queens = parse_cards("qc qd qh 2c 2d")
+    melds[10] = queens
+    table = tuple(melds)
+    # Two queens make the dirty book and three fives a new meld: out (without a discard).
+    assert can_go_out(config, parse_cards("qs qs 5c 5d 5h"), table, allow_discard=False)
+    # Three queens would make an eight-card meld: not a way out.
+    assert not can_go_out(config, parse_cards("qs qs qs 5c 5d 5h"), table, allow_discard=False)
+    # With the spare queen discarded it is.
+    assert can_go_out(config, parse_cards("qs qs qs 5c 5d 5h"), table)
+    # One queen leaves the meld at five: no dirty book, no way out.
+    assert not can_go_out(config, parse_cards("qs 5c 5d 5h 9c"), table)
+    # Under HF-DW's two dirty books the first position is not enough.
+    strict = make_config("hand_and_foot", {"dirty_books_to_go_out": 2})
+    assert not can_go_out(strict, parse_cards("qs qs 5c 5d 5h"), table, allow_discard=False)
+
+
+@pytest.mark.parametrize("hands", [4, 2])
+def test_the_match_ends_after_its_hands_3_7(hands: int) -> None:
+    """§3.7: the match is ``hands_per_match`` hands (4 by default), however high the scores."""
+    config = make_config("hand_and_foot", {"hands_per_match": hands})
+    state = new_match(config, seed=1)
+    played = 0
+    while state.phase is not Phase.MATCH_OVER:
+        state = rules.deal_hand(state, rules.shuffled_deck(config, played))
+        while state.phase not in (Phase.DEAL, Phase.MATCH_OVER):
+            seat = state.actor()
+            assert seat is not None
+            state = rules.apply(state, seat, rules.legal_actions(state, seat)[0])
+        played += 1
+        assert played <= hands + 3, "the match did not end"
+    assert state.hand_number >= hands
+    best = max(state.scores)
+    assert state.winners == tuple(i for i, s in enumerate(state.scores) if s == best)
+
+
+def _goes_out(state: GameState, seen: set[str], budget: list[int]) -> bool:
+    """Whether seat 0 can end this turn out, trying every listed action (depth first)."""
+    key = repr((state.hands[0], state.melds[0], state.extra))
+    if key in seen or budget[0] <= 0:
+        return False
+    seen.add(key)
+    budget[0] -= 1
+    for action in rules.legal_actions(state, 0):
+        after = rules.apply(state, 0, action)
+        if after.phase in (Phase.DEAL, Phase.MATCH_OVER):
+            if after.last_hand is not None and after.last_hand.went_out == 0:
+                return True
+            continue
+        if after.turn == 0 and after.phase is Phase.PLAY and _goes_out(after, seen, budget):
+            return True
+    return False
+
+
+def test_every_way_out_the_search_finds_is_real_3_7() -> None:
+    """§1.11.2, §3.7: partner's "yes" must be obeyable, so whenever the going-out search of
+    Hand and Foot says a player on the foot can go out this turn, playing the listed moves
+    finds a way (random small positions: a side with books, open melds and a short hand)."""
+    config = make_config("hand_and_foot")
+    rng = random.Random(7)
+    pool = parse_cards("5c 5d 5h 6c 6d 6h 8s 8s 8d 9c 2c 2d jk 3s")
+    books = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs 2h 2s qc")]
+    opens = [parse_cards("5s 5s 5c"), parse_cards("6s 6s 2h"), parse_cards("8c 8c 8h 8h 8c 2s")]
+    found = checked = 0
+    for _ in range(150):
+        melds = [m for m in books if rng.random() < 0.7] + [m for m in opens if rng.random() < 0.5]
+        hand = rng.sample(pool, rng.randrange(2, 6))
+        state = deal_position(
+            new_match(config),
+            [hand, parse_cards("4c 6d"), parse_cards("5s 8s"), parse_cards("jd")],
+            parse_cards("10c 10d"),
+            pile=parse_cards("4c 9d"),
+            melds=[melds, []],
+            turn=0,
+        )
+        state = dataclasses.replace(state, phase=Phase.PLAY, drew_from_stock=True)
+        side = state.melds[0]
+        if not can_go_out(config, state.hands[0], side, extra=state.extra[0]):
+            continue
+        checked += 1
+        found += _goes_out(state, set(), [400])
+    assert checked > 10
+    assert found == checked
