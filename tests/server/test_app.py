@@ -85,6 +85,7 @@ def test_tls_by_configuration(make_app: AppFactory, tmp_path: Path) -> None:
         assert info.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
+@pytest.mark.slow  # a server process of its own: out of the inner loop
 def test_the_server_process(tmp_path: Path) -> None:
     env = {**os.environ, "CANASTA_SERVER_REGISTRATION": "invite"}
     command = [sys.executable, "-m", "server", "--data-dir", str(tmp_path), "serve"]
@@ -159,6 +160,7 @@ def test_operator_commands(
     assert bad.exit_code == 2
 
 
+@pytest.mark.slow  # a server process of its own: out of the inner loop
 def test_a_busy_port_is_one_clear_line(tmp_path: Path) -> None:
     """Someone else has the port: exit 1 with a sentence, not a traceback."""
     (tmp_path / "none.toml").write_text("")

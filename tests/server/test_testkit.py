@@ -7,10 +7,12 @@ import signal
 from pathlib import Path
 
 import grpc
+import pytest
 
 from tests.testkit import PlayerClient, start_server_process
 
 
+@pytest.mark.slow  # a server process of its own: out of the inner loop
 def test_serve_args_go_to_serve(tmp_path: Path) -> None:
     """``serve_args`` reach ``serve`` (here ``--listen`` again, which wins), so a bench can
     pass any ``serve`` option without the helper knowing it."""

@@ -45,7 +45,7 @@ from shared.rules.cards import (
 
 HAND_PHASES = (Phase.DRAW, Phase.PLAY, Phase.ANSWER)
 PRESET_NAMES = tuple(rules.PRESETS)
-INNER_LOOP_PRESETS = frozenset({"classic", "two_player", "three_cutthroat", "six_2x3", "samba"})
+INNER_LOOP_PRESETS = frozenset({"classic", "two_player", "three_cutthroat", "samba"})
 """The presets that per-preset tests run in ``make test-fast``; the others (the same rules on
 more cards or seats) run in ``make test``."""
 

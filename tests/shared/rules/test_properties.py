@@ -36,9 +36,10 @@ from shared.rules import (
 from shared.rules.cards import IS_BLACK3, IS_RED3, IS_WILD, JOKER, NATURAL_RANKS, RANK, make_card
 from tests.shared.rules import playout
 from tests.shared.rules.playout import Spot, foot_spots, spots
+from tests.testkit import examples
 
 PROPERTIES = settings(
-    max_examples=150,
+    max_examples=examples(150),
     derandomize=True,
     database=None,
     deadline=None,

@@ -51,10 +51,14 @@ MATCHES: list[Any] = [  # whole matches; the biggest decks in make test only
     ("two_player", None),
     ("three_cutthroat", None),
     pytest.param("six_3x2", None, marks=pytest.mark.slow),
-    ("samba", None),
+    pytest.param("samba", None, marks=pytest.mark.slow),
     pytest.param("bolivia", None, marks=pytest.mark.slow),
     ("classic", {"red3_deal_timing": "first_turn", "ask_limit_per_hand": 1}),
-    ("three_simple", {"last_card_red3": "meld_no_discard", "tie_policy": "raise_target_500"}),
+    pytest.param(
+        "three_simple",
+        {"last_card_red3": "meld_no_discard", "tie_policy": "raise_target_500"},
+        marks=pytest.mark.slow,
+    ),
 ]
 
 

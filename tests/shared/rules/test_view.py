@@ -22,9 +22,10 @@ from shared.rules import Draw, GameState, Phase, card_text, player_view
 from shared.rules.cards import sort_cards
 from tests.shared.rules import playout
 from tests.shared.rules.playout import Spot, foot_spots, spots
+from tests.testkit import examples
 
 VIEWS = settings(
-    max_examples=80,
+    max_examples=examples(80),
     derandomize=True,
     database=None,
     deadline=None,
