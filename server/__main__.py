@@ -19,6 +19,7 @@ import typer
 
 from server.config import ConfigFileError, ServerConfig, load_config
 from server.keys import load_keys
+from server.mailcli import register as register_mail_commands
 from server.service.context import wall_clock_ms
 from server.service.lobby import new_invite_code
 from server.store.db import Database
@@ -230,6 +231,9 @@ def players_unblock(
 ) -> None:
     """Unblock a player."""
     _set_blocked(who, False)
+
+
+register_mail_commands(app, _config)  # submit-armored, mail-in
 
 
 def main() -> None:

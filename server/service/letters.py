@@ -27,7 +27,12 @@ SUBJECTS = {
     "match_aborted": "Match abandoned",
     "deadline_passed": "Your time ran out",
     "verify_email": "Your Canasta e-mail code",
+    "move_stored": "Move stored",
+    "move_refused": "Move refused",
 }
+ANSWERS = frozenset({"move_stored", "move_refused"})
+"""Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
+verified address whatever the mail mode (the player asked for them), never to a webhook."""
 UNSUBSCRIBE = (
     "To stop these mails: canasta notify email off (or canasta notify email digest for one a day)."
 )
@@ -46,6 +51,13 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     hand = facts.get("hand_number", 0)
     if note.kind == "verify_email":
         return f"Your code is {facts.get('code', '?')}: run canasta notify verify CODE."
+    if note.kind == "move_stored":
+        return (
+            f"Your move {facts.get('seq', '?')} in match {note.match_id[:8]} is stored: "
+            f"{facts.get('move', '?')}."
+        )
+    if note.kind == "move_refused":
+        return f"Your mail moved nothing: {facts.get('reason', 'it was refused')}"
     if note.kind == "your_turn":
         text = f"It is your turn in match {note.match_id[:8]}"
         text += f", hand {hand}." if hand else ": cut and deal the first hand."
@@ -93,7 +105,9 @@ def mail_body(
     """A mail of one notification or a digest of several: each headline, then each match's
     table as the recipient sees it now, and the commands."""
     lines = [f"Hello {settings.display_name},", ""]
-    lines += [headline(n, tables.get(n.match_id, (None,))[0], settings) for n in notes]
+    for note in notes:
+        lines.append(headline(note, tables.get(note.match_id, (None,))[0], settings))
+        lines += receipt_lines(note)
     for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
         found = tables.get(match_id)
         if found is not None:
@@ -101,6 +115,18 @@ def mail_body(
     if any(n.kind != "verify_email" for n in notes):
         lines += ["", UNSUBSCRIBE]
     return "\n".join(lines) + "\n"
+
+
+def receipt_lines(note: Notification) -> list[str]:
+    """The server's receipt for a stored move, as text the player can check or keep: the
+    entry hash and the server's signature over (match id, seq, entry hash)."""
+    if note.kind != "move_stored":
+        return []
+    return [
+        f"  receipt: match {note.match_id} seq {note.facts.get('seq', '?')}",
+        f"  entry hash: {note.facts.get('entry_hash', '?')}",
+        f"  server signature: {note.facts.get('server_signature', '?')}",
+    ]
 
 
 def table_text(match: Match, state: GameState, seat: int) -> list[str]:

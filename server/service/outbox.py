@@ -119,7 +119,7 @@ class Outbox:
             found = players.get(note.player_id)
             email = note.email_state or (self._email_plan(note, found) if found else "off")
             webhook = note.webhook_state or (
-                "send" if found and found.webhook_url and note.kind != "verify_email" else "off"
+                "send" if found and found.webhook_url and _hooked(note.kind) else "off"
             )
             if "send" in (email, webhook):
                 loud.append(note.id)
@@ -197,6 +197,8 @@ class Outbox:
             if not address or address != settings.email_pending or not latest:
                 return "off"  # another code was asked for since: this one is void
             return "send"
+        if note.kind in letters.ANSWERS:  # the player's own mail asked for it
+            return "send" if settings.email_verified else "off"
         if not settings.email_verified or settings.email_mode is EmailMode.OFF:
             return "off"
         if settings.email_mode is EmailMode.DIGEST:
@@ -228,6 +230,9 @@ class Outbox:
         message["To"] = to
         message["Subject"] = subject
         message["Date"] = formatdate(usegmt=True)
+        # RFC 3834: vacation responders do not answer it, and mail-in ignores such mails, so
+        # the server and a player's auto-responder cannot keep answering each other.
+        message["Auto-Submitted"] = "auto-generated"
         domain = config.mail_from.rpartition("@")[2] or None
         idstring = f"canasta-notification-{note.id}" if note is not None else None
         message["Message-ID"] = make_msgid(idstring=idstring, domain=domain)
@@ -300,7 +305,7 @@ class Outbox:
     # -- webhooks -------------------------------------------------------------------------------
 
     def _webhook(self, note: Notification, settings: Settings) -> str:
-        if not settings.webhook_url or note.kind == "verify_email":
+        if not settings.webhook_url or not _hooked(note.kind):
             return "off"
         body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
         signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
@@ -341,6 +346,12 @@ class Outbox:
             for note in found
             if note.kind != "verify_email"
         ]
+
+
+def _hooked(kind: str) -> bool:
+    """Whether a notification of ``kind`` goes to webhooks: not a code (it must come by
+    mail), not an answer to a player's mail (it belongs in their inbox)."""
+    return kind != "verify_email" and kind not in letters.ANSWERS
 
 
 def _digest_time(now: int, time_zone: str, hour: int) -> int:

@@ -153,6 +153,18 @@ class Repository:
         row = self.session.get(PlayerRow, player_id)
         return _player(row) if row else None
 
+    def players_by_email(self, address: str, limit: int = 2) -> list[int]:
+        """Ids of up to ``limit`` players whose *verified* address is ``address`` (compared
+        without regard to case): who a received mail may come from."""
+        rows = self.session.exec(
+            select(PlayerRow.id)
+            .where(func.lower(PlayerRow.email) == address.lower())
+            .where(col(PlayerRow.email_verified))
+            .order_by(col(PlayerRow.id))
+            .limit(limit)
+        ).all()
+        return [int(r) for r in rows if r is not None]
+
     def players(self) -> list[Player]:
         rows = self.session.exec(select(PlayerRow).order_by(col(PlayerRow.id))).all()
         return [_player(r) for r in rows]
