@@ -803,6 +803,8 @@ def _entry_lines(entry: pb.HistoryEntry, names: _Names, color: bool) -> list[str
     who = names.full(entry.seat) if entry.seat >= 0 else "server"
     if entry.played_by_bot and not names.is_bot(entry.seat):
         who += " [played by a bot]"
+    elif entry.server_attested:  # a mailed reply: the server signed it for the player
+        who += " [by mail reply, server-attested]"
     actions = "; ".join(
         "cut and deal" if a == _DEAL else _action_text(a, color) for a in entry.actions
     )

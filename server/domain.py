@@ -234,6 +234,8 @@ class History:
     more: bool
     bot_public_key: bytes = b""
     """The server's bot key: entries it signed were played by a bot."""
+    attest_public_key: bytes = b""
+    """The server's attest key: entries it signed are players' mailed replies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +312,8 @@ class Settings:
     vacation_left_ms: int = 0
     """What is left of this year's allowance, the running vacation counted (filled in by
     the service)."""
+    allow_reply_moves: bool = False
+    """Moves by replying to a mail are accepted (signed by the server: server-attested)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,13 +1,18 @@
-"""Moves that arrive as mail or as text: armored signed moves (``shared.armor``).
+"""Moves that arrive as mail or as text: armored signed moves (``shared.armor``) and moves
+by reply (``server.service.replies``).
 
 Two entry points, one path for the move:
 
 * ``submit_armored(text)``: an operator hands in a block (``canasta-server submit-armored``);
-* ``receive(raw)``: one raw mail (``canasta-server mail-in`` from a mail server's pipe).
+* ``receive(raw)``: one raw mail (``canasta-server mail-in`` from a mail server's pipe), holding
+  a block, or replying to a mail with a single-use code and a move in plain words.
 
-Either way the block's envelope goes to ``Play.submit``, the very call behind the gRPC
-``Submit``: no second set of checks. The receipt is mailed to the seat's player's *verified*
-address (a ``move_stored`` notification through the outbox), never to whoever sent the mail.
+Either way the move goes to ``Play.submit``, the very call behind the gRPC ``Submit``: no
+second set of checks. A block carries the player's own signature; a reply's move is signed
+here with the server's attest key, after the code proved it answers the mail sent for that
+player, match and version (and the code is spent, before the move is tried). The receipt is
+mailed to the seat's player's *verified* address (a ``move_stored`` notification through the
+outbox), never to whoever sent the mail.
 
 A received mail is hostile until proved otherwise, so every step has a bound and most
 failures get no answer at all:
@@ -17,10 +22,11 @@ failures get no answer at all:
   ignored, nothing stored, nothing sent;
 * a From that is no player's verified address: ignored (the server is no way to mail a
   stranger, and never an open relay: it only ever writes to verified addresses);
-* from a player, but no plain-text part (HTML only), no block, several blocks, a block for a
-  seat that is not the sender's, or a move the rules refuse: one short refusal
-  (``move_refused``) to the sender's verified address, with the reason; the move changes
-  nothing.
+* from a player, but no plain-text part (HTML only), no block and no code, several blocks or
+  codes, a block for a seat that is not the sender's, a code that is used, expired, another
+  player's or for an older version, a reply with several moves, or a move the rules refuse:
+  one short refusal (``move_refused``) to the sender's verified address, with the reason (and
+  their table only when the match is theirs); the move changes nothing.
 
 Parsing is the standard library's ``email`` package (``policy.default``) on bytes already
 cut to size, so no mail costs more than parsing ``MAX_MAIL_BYTES``.
@@ -36,12 +42,14 @@ import logging
 from email.message import EmailMessage
 
 from server.domain import Notice, Receipt
+from server.service import matches, replies
 from server.service.context import ServiceContext
 from server.service.errors import ServiceError
 from server.service.play import Play
 from shared.armor import MAX_TEXT_CHARS, ArmorError, count_blocks, dearmor, move_line
+from shared.crypto.keys import sign
 from shared.rules import CanastaError
-from shared.wire import Move, WireError
+from shared.wire import DEAL_ACTION, Move, WireError, move_to_bytes
 
 log = logging.getLogger(__name__)
 
@@ -135,11 +143,83 @@ class MailIn:
             return self._refuse(player_id, "", "the mail holds several moves: send one at a time")
         if blocks == 1:
             return self._armored(player_id, text)
-        return self._refuse(
-            player_id,
-            "",
-            "no move found: paste the block that `canasta play --armor` prints into the mail",
+        subject = str(message.get("Subject", ""))[:1000]
+        codes = replies.codes_in(subject, text)
+        if not codes:
+            return self._refuse(
+                player_id,
+                "",
+                "no move found: paste the block that `canasta play --armor` prints, or reply "
+                "to a mail that shows your move (with moves by reply on)",
+            )
+        if len(codes) > 1:
+            return self._refuse(player_id, "", "the mail holds several reply codes: reply to one")
+        return self._reply(player_id, codes.pop(), text)
+
+    def _reply(self, player_id: int, code: str, text: str) -> MailOutcome:
+        """A move by reply: the code must be the sender's, unused, unexpired and for the
+        match's current version; it is spent first (single use), then the move is signed by
+        the attest key and goes to ``Play.submit`` like any other."""
+        ctx = self.ctx
+        now = ctx.clock()
+        digest = replies.code_hash(code)
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            found = repo.reply_code(digest)
+            settings = repo.settings(player_id)
+            spent = (
+                found is not None
+                and found.player_id == player_id
+                and not found.used_ms
+                and found.expires_ms > now
+                and repo.spend_reply_code(digest, now)
+            )
+        if found is None or not spent:
+            # One answer for every bad code: it tells nobody whose it was or why.
+            return self._refuse(
+                player_id, "", "that reply code is not valid: used, expired or not yours"
+            )
+        match_id = found.match_id
+        if settings is None or not settings.allow_reply_moves:
+            return self._refuse(
+                player_id,
+                match_id,
+                "moves by reply are off for you: canasta notify email each --allow-reply-moves",
+            )
+        try:
+            actions = replies.move_of(text)
+        except replies.ReplyError as exc:
+            return self._refuse(player_id, match_id, str(exc))
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            match = matches.require_match(repo, match_id)
+            state = matches.load_state(ctx, repo, match)
+            seat = match.seat_of(player_id)
+            hand = repo.hand(match_id, state.hand_number + 1) if actions == [DEAL_ACTION] else None
+        if seat is None:
+            return self._refuse(player_id, "", "that reply code is not valid: not your match")
+        if match.version != found.version:
+            return self._refuse(
+                player_id,
+                match_id,
+                "the match moved on since that mail: nothing was played; here is the table now",
+            )
+        move = Move(
+            match_id=match_id,
+            seat=seat,
+            seq=match.version + 1,
+            prev_hash=match.head_hash,
+            client_time_ms=0 if hand is not None else now,  # a cut carries no time
+            actions=tuple(actions),
+            deal_commitment=hand.commitment if hand is not None else b"",
         )
+        payload = move_to_bytes(move)
+        try:
+            receipt, _ = self.play.submit(payload, sign(ctx.keys.attest, payload))
+        except (ServiceError, CanastaError, WireError) as exc:
+            return self._refuse(player_id, match_id, exc.message)
+        self._mail_receipt(move, receipt)
+        return MailOutcome("stored", f"match {match_id} seq {receipt.seq} (by reply)", receipt)
 
     def _armored(self, player_id: int, text: str) -> MailOutcome:
         try:

@@ -45,8 +45,8 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from server.config import ServerConfig
-from server.domain import EmailMode, Match, Notification, Settings
-from server.service import letters, matches
+from server.domain import EmailMode, Match, MatchStatus, Notification, Settings
+from server.service import letters, matches, replies
 from server.service.clocks import zone
 from server.service.context import ServiceContext
 from server.service.periodic import Periodic
@@ -218,10 +218,37 @@ class Outbox:
             )
             return "sent"
         tables = self._tables([note], settings.player_id)
+        codes = self._reply_codes(tables, settings)
+        subject = letters.subject(note)
+        if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
+            subject += f" [{next(iter(codes.values()))}]"
         self._send(
-            settings.email, letters.subject(note), letters.mail_body([note], tables, settings), note
+            settings.email, subject, letters.mail_body([note], tables, settings, codes), note
         )
         return "sent"
+
+    def _reply_codes(
+        self, tables: dict[str, tuple[Match, GameState, int]], settings: Settings
+    ) -> dict[str, str]:
+        """A fresh single-use reply code for each table where it is the player's move, if they
+        take moves by reply (``server.service.replies``); stored before the mail goes."""
+        if not settings.allow_reply_moves or not settings.email_verified:
+            return {}
+        mine = {
+            match_id: match
+            for match_id, (match, state, seat) in tables.items()
+            if match.status is MatchStatus.PLAYING and matches.to_act(match, state) == seat
+        }
+        if not mine:
+            return {}
+        ctx = self.ctx
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            return {
+                match_id: replies.issue(repo, settings.player_id, match_id, match.version, now)
+                for match_id, match in mine.items()
+            }
 
     def _send(self, to: str, subject: str, body: str, note: Notification | None) -> None:
         config = self.ctx.config
@@ -292,7 +319,8 @@ class Outbox:
                     continue
                 repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
-            body = letters.mail_body(notes, self._tables(notes, player_id), settings)
+            tables = self._tables(notes, player_id)
+            body = letters.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
             try:
                 self._send(settings.email, subject, body, None)
             except DeliveryError as exc:

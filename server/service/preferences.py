@@ -51,6 +51,8 @@ class SettingsChange:
     """A URL (a new secret comes back), or ``""`` for no webhook."""
     vacation: bool | None = None
     """Start (True) or end (False) a vacation (``server.service.absence``)."""
+    allow_reply_moves: bool | None = None
+    """Accept moves made by replying to a mail (``server.service.mailin``)."""
 
 
 class Preferences:
@@ -73,6 +75,8 @@ class Preferences:
         if change.time_zone is not None:
             zone(change.time_zone)
             values["time_zone"] = change.time_zone
+        if change.allow_reply_moves is not None:
+            values["allow_reply_moves"] = change.allow_reply_moves
         if change.email_mode is not None:
             modes = {m.value for m in EmailMode}
             if change.email_mode not in modes:

@@ -55,6 +55,8 @@ class PlayerRow(SQLModel, table=True):
     webhook_url: str = ""
     webhook_secret: str = ""
     """The HMAC-SHA256 key of ``X-Canasta-Signature`` (shown to the player once, when set)."""
+    allow_reply_moves: bool = False
+    """Moves by replying to a mail are accepted, signed by the server's attest key."""
 
 
 class MatchRow(SQLModel, table=True):
@@ -208,3 +210,21 @@ class NotificationRow(SQLModel, table=True):
     webhook_state: str = ""
     """``sent``, ``off``, ``failed``; empty until handled."""
     done_ms: int = _big()
+
+
+class ReplyCodeRow(SQLModel, table=True):
+    """A single-use code for a move by mail reply (``server.service.mailin``): mailed to one
+    player, for one match at one version. Only its hash is stored."""
+
+    __tablename__ = "reply_code"
+
+    code_hash: str = Field(primary_key=True, max_length=64)
+    """SHA-256 (hex) of the code."""
+    player_id: int = Field(foreign_key="player.id", index=True)
+    match_id: str = Field(max_length=64)
+    version: int = _big()
+    """The match version the code was mailed for: a reply to an older table is refused."""
+    created_ms: int = _big()
+    expires_ms: int = _big(index=True)
+    used_ms: int = _big()
+    """When a reply spent it (0: not yet)."""

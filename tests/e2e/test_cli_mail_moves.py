@@ -153,3 +153,41 @@ def test_mail_in_asks_the_mail_server_to_retry_when_the_database_is_down(tmp_pat
     )  # fmt: skip
     assert done.returncode == 75, done.stderr
     assert b"canasta-server: mail-in failed" in done.stderr
+
+
+def test_moves_by_reply_from_the_command_line_to_the_history(
+    box_and_server: tuple[Box, Server], tmp_path: Path
+) -> None:
+    box, server = box_and_server
+    ann = Player(tmp_path / "ann")
+    ann.run("setup", "--server", server.address, "--name", "Ann")
+    ann.run("notify", "email", ANN)
+    code = re.search(r"Your code is ([a-z0-9]+)", box.wait_for("Your Canasta e-mail code"))
+    assert code is not None
+    ann.run("notify", "verify", code[1])
+    shown = ann.run("notify", "email", "each", "--allow-reply-moves").stdout
+    assert "moves by replying to a mail: on (server-attested)" in shown
+    match_id = ann.json("create", "--bot", "1", "--bot", "2", "--bot", "3")["match"]["match_id"]
+    pattern = re.compile(r"reply code (canasta-[a-z0-9]+), good for this table once")
+    text = box.wait_for("Your turn")  # her first move: the cut, or her first draw
+    for _ in range(2):
+        view = ann.json("show")
+        move = "deal" if view.get("dealing_seat", -1) == 0 else "draw"
+        found = pattern.search(text)
+        assert found is not None, text
+        quoted = "\n".join("> " + line for line in text.splitlines())
+        raw = mail_from(ANN, f"{move}\n\nOn Monday, Canasta wrote:\n{quoted}\n")
+        done = operator(server, "mail-in", stdin=raw)
+        seq = int(view["version"]) + 1
+        assert f"mail stored: match {match_id} seq {seq} (by reply)".encode() in done.stdout
+        text = box.wait_for("Move stored")
+        assert f"is stored: {move}." in text
+        if move == "draw":
+            break
+        if not pattern.search(text):  # the bots move first: her turn comes by its own mail
+            text = box.wait_for("Your turn")
+    assert "reply code canasta-" in text  # after the draw: a fresh code for the discard
+    history = ann.run("history", match_id).stdout
+    assert "you (seat 0) [by mail reply, server-attested]: draw" in history, history
+    off = ann.run("notify", "email", "each", "--no-allow-reply-moves").stdout
+    assert "moves by replying" not in off

@@ -5,20 +5,23 @@ nothing and is answered, at most, by one short refusal to a verified address."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from email.message import EmailMessage
+from typing import Any
 
 import pytest
 
 from server.app import App
 from server.service.mailin import MAX_MAIL_BYTES
+from shared import protocol
 from shared.armor import armor
 from shared.crypto.chain import verify_receipt
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient
 
 from .conftest import AppFactory
-from .mailkit import CARD, Mailbox, mail_text, verified
+from .mailkit import CARD, FakeClock, Mailbox, mail_text, update, verified
 
 SERVER_ADDRESS = "moves@canasta.example.org"
 
@@ -35,23 +38,28 @@ def app(make_app: AppFactory, mailbox: tuple[Mailbox, int]) -> App:
 
 
 def _table(
-    app: App, players: Callable[..., PlayerClient], box: Mailbox
+    app: App, players: Callable[..., PlayerClient], box: Mailbox, *, reply_moves: bool = False
 ) -> tuple[str, dict[int, PlayerClient]]:
     """Ann (seat 0) and Ben (seat 1) with verified addresses, two bots, the first hand dealt,
-    and the mails so far read."""
+    and the mails so far read (with ``reply_moves``: both take moves by reply, and the mails
+    of the player to move are left in the box)."""
     ann, ben = players("ann"), players("ben")
     created = ann.create_match(seat=0, bot_seats=[2, 3])
     ben.join_match(created.invite_code, seat=1)
     app.bots.drain()
     clients = {0: ann, 1: ben}
     verified(app, box, ann, "ann@example.org", "each")
-    verified(app, box, ben, "ben@example.org", "off")
+    verified(app, box, ben, "ben@example.org", "each" if reply_moves else "off")
+    if reply_moves:
+        for client in clients.values():
+            assert update(client, allow_reply_moves=True).allow_reply_moves
     match_id = created.match.match_id
     cutter = ann.view(match_id).match.to_act
     clients[cutter].deal(clients[cutter].view(match_id))
     app.bots.drain()
-    app.service.outbox.deliver()
-    box.messages.clear()
+    if not reply_moves:
+        app.service.outbox.deliver()
+        box.messages.clear()
     return match_id, clients
 
 
@@ -59,7 +67,7 @@ def _mail(sender: str, body: str, **headers: str) -> bytes:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = SERVER_ADDRESS
-    message["Subject"] = "Re: Your turn"
+    message["Subject"] = headers.pop("Subject", "Re: Your turn")
     for name, value in headers.items():
         message[name.replace("_", "-")] = value
     message.set_content(body)
@@ -230,3 +238,205 @@ def test_history_shows_a_mailed_move_like_any_other(
     entries, _ = clients[seat].full_history(match_id)
     last: pb.HistoryEntry = entries[-1]
     assert (bytes(last.payload), bytes(last.signature)) == (request.payload, request.signature)
+
+
+# -- moves by reply ------------------------------------------------------------------------------
+
+
+def _code(message: object) -> str:
+    found = re.search(r"\[(canasta-[a-z0-9]+)\]", str(message))
+    assert found is not None, f"no code in {message!r}"
+    return found[1]
+
+
+def _reply(to: Any, sender: str, move: str, *, code: str | None = None) -> bytes:
+    """A reply as a mail client writes it: the move on top, the mail answered quoted below,
+    the subject kept (with its code, unless ``code`` puts another one there)."""
+    quoted = "\n".join("> " + line for line in mail_text(to).splitlines())
+    subject = str(to["Subject"]) if code is None else f"Your turn [{code}]"
+    return _mail(
+        sender, f"{move}\n\nOn Monday, Canasta wrote:\n{quoted}\n", Subject="Re: " + subject
+    )
+
+
+def test_moves_by_reply_are_played_signed_by_the_server_and_marked_so(
+    app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    match_id, clients = _table(app, players, box, reply_moves=True)
+    seat = _human_to_move(app, match_id, clients)
+    address = f"{['ann', 'ben'][seat]}@example.org"
+    app.service.outbox.deliver()
+    turn = [m for m in box.to(address) if str(m["Subject"]).startswith("Your turn")][-1]
+    code = _code(turn["Subject"])
+    assert f"reply code {code}, good for this table once" in mail_text(turn)
+    assert "(e.g. draw)" in mail_text(turn)
+    others = [m for m in box.messages if m["To"] != address]
+    assert not [m for m in others if "canasta-" in str(m["Subject"]) + mail_text(m)]
+    box.messages.clear()
+    view = clients[seat].view(match_id)
+
+    outcome = app.service.mail.receive(_reply(turn, address, "Draw"))
+    assert outcome.status == "stored", outcome.detail
+    drawn = clients[seat].view(match_id)
+    assert drawn.version == view.version + 1
+    app.service.outbox.deliver()
+    (answer,) = box.to(address)
+    box.messages.clear()
+    text = mail_text(answer)
+    assert f"Your move {drawn.version} in match {match_id[:8]} is stored: draw." in text
+    assert f"  your hand: {' '.join(drawn.view.hand)}" in text
+    fresh = _code(answer["Subject"])
+    assert fresh != code
+    assert f"(e.g. discard {drawn.view.hand[-1]})" in text
+
+    # The spent code again: refused, nothing played.
+    again = app.service.mail.receive(_reply(turn, address, "draw"))
+    assert again.status == "refused"
+    assert "not valid" in again.detail
+    app.service.outbox.deliver()
+    (short,) = box.to(address)
+    box.messages.clear()
+    assert "hand:" not in mail_text(short)  # a bad code gets no table
+    # A move the rules refuse: the reason, the same table and a fresh code.
+    refused = app.service.mail.receive(_reply(answer, address, "draw"))
+    assert refused.status == "refused"
+    assert clients[seat].view(match_id).version == drawn.version
+    app.service.outbox.deliver()
+    (told,) = box.to(address)
+    box.messages.clear()
+    assert "Your mail moved nothing:" in mail_text(told)
+    assert f"  your hand: {' '.join(drawn.view.hand)}" in mail_text(told)
+    last = _code(told["Subject"])
+    discard = f"discard {drawn.view.hand[-1]}"
+    stored = app.service.mail.receive(_reply(told, address.upper(), discard))
+    assert stored.status == "stored", stored.detail
+
+    entries, _ = clients[seat].full_history(match_id)
+    attested = [e for e in entries if e.server_attested]
+    assert [e.seq for e in attested] == [drawn.version, drawn.version + 1]
+    assert all(not e.played_by_bot for e in attested)
+    assert all(bytes(e.signer_public_key) == app.service.ctx.keys.attest_public for e in attested)
+    assert stored.receipt is not None
+    assert last != fresh
+
+
+def test_reply_codes_are_single_use_bound_to_their_player_and_expire(
+    app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    clock = FakeClock(app.service.ctx.clock())
+    app.service.ctx.clock = clock
+    match_id, clients = _table(app, players, box, reply_moves=True)
+    seat = _human_to_move(app, match_id, clients)
+    me = f"{['ann', 'ben'][seat]}@example.org"
+    them = f"{['ann', 'ben'][1 - seat]}@example.org"
+    app.service.outbox.deliver()
+    turn = [m for m in box.to(me) if str(m["Subject"]).startswith("Your turn")][-1]
+    version = clients[0].view(match_id).version
+    box.messages.clear()
+
+    def refused(raw: bytes, why: str) -> None:
+        outcome = app.service.mail.receive(raw)
+        assert outcome.status == "refused", outcome.detail
+        assert why in outcome.detail
+        assert clients[0].view(match_id).version == version
+        app.service.outbox.deliver()
+        (answer,) = box.messages  # one short refusal, to the sender's own verified address
+        assert answer["To"] == them
+        assert "hand:" not in mail_text(answer)
+        box.messages.clear()
+
+    # Someone else's valid code from another player's address (as a forged From with a
+    # stolen code would come), a made-up code, several codes, no code: refused.
+    refused(_reply(turn, them, "draw"), "not valid")
+    refused(_reply(turn, them, "draw", code="canasta-aaaaaaaaaaaa"), "not valid")
+    code = _code(turn["Subject"])
+    refused(_mail(them, f"draw\n{code} canasta-aaaaaaaaaaaa", Subject="Re: hi"), "several")
+    refused(_mail(them, "draw\n\nmeld 7h 7c 7d"), "no move found")
+    # The code is still good for its owner, once.
+    assert app.service.mail.receive(_reply(turn, me, "draw")).status == "stored"
+    version += 1
+    app.service.outbox.deliver()
+    (answer,) = box.to(me)
+    box.messages.clear()
+    # Expired: the fresh code, two weeks and a day later.
+    clock.now += 15 * 86_400_000
+    outcome = app.service.mail.receive(_reply(answer, me, "discard 3c"))
+    assert outcome.status == "refused"
+    assert "not valid" in outcome.detail
+    assert clients[0].view(match_id).version == version
+
+
+def test_a_reply_is_read_from_its_first_unquoted_lines_only() -> None:
+    from server.service.replies import ReplyError, codes_in, move_of
+
+    assert move_of("draw\n\n> meld 7h 7c 7d\n> discard kd") == ["draw"]
+    assert move_of("\n  meld 7h 7c 2s\n discard KD\n\nThanks!\n-- \nAnn") == [
+        "meld 7h 7c 2s",
+        "discard kd",
+    ]
+    assert move_of("pickup 7h 7c; discard 4s\nOn Mon, Canasta wrote:\n> draw") == [
+        "pickup 7h 7c",
+        "discard 4s",
+    ]
+    with pytest.raises(ReplyError, match="several moves"):
+        move_of("draw\n\ndiscard kd")
+    with pytest.raises(ReplyError, match="no move"):
+        move_of("> draw")
+    with pytest.raises(ReplyError, match="cannot read"):
+        move_of("<html><body>draw</body></html>")
+    with pytest.raises(ReplyError, match="longer"):
+        move_of("draw " * 300)
+    code = "canasta-abcdefghjkmn"
+    assert codes_in(f"Re: Your turn [{code}]", "> canasta-zzzzzzzzzzzz") == {code}
+    assert codes_in("Re: hi", f"> {code}\n> canasta-zzzzzzzzzzzz") == {
+        code,
+        "canasta-zzzzzzzzzzzz",
+    }
+    assert codes_in("Re: hi", "xcanasta-abcdefghjkmn canasta-abcdefghjkmnp") == set()
+
+
+def test_a_hand_of_server_attested_moves_verifies_and_is_reported_as_such(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """Ann's every move, the cut included, signed by the attest key as a mailed reply's is
+    (``Play.submit``, the same path): the exported transcript verifies, and the report names
+    exactly those entries as server-attested, and her cuts as the server's."""
+    from shared.crypto.keys import sign
+    from shared.rules import Phase
+    from shared.rules.bot import choose_action
+    from shared.transcript import verify
+    from shared.wire import DEAL_ACTION, Move, move_to_bytes
+    from tests.testkit import authoritative_state
+
+    ann = players("ann")
+    match_id = ann.create_match(seat=0, bot_seats=[1, 2, 3]).match.match_id
+    ctx = app.service.ctx
+    for _ in range(500):
+        app.bots.drain()
+        view = ann.view(match_id)
+        state = authoritative_state(app.service, match_id)
+        if state.hand_number == 1 and state.phase is Phase.DEAL:
+            break  # the first hand is over
+        if view.match.to_act != 0:
+            continue
+        cut = view.HasField("dealing_seat")
+        text = DEAL_ACTION if cut else str(choose_action(state, 0))
+        payload = move_to_bytes(
+            Move(match_id, 0, view.version + 1, view.head_hash, 0 if cut else 1,
+                 (text,), view.deal_commitment if cut else b"")
+        )  # fmt: skip
+        app.service.submit(payload, sign(ctx.keys.attest, payload))
+    else:
+        raise AssertionError("the hand did not end")
+    entries, history = ann.full_history(match_id)
+    report = verify(protocol.transcript_of(history.header, entries, history.hands))
+    mine = [e.seq for e in entries if e.seat == 0]
+    assert mine
+    assert list(report.attested) == mine
+    assert [e.seq for e in entries if e.server_attested] == mine
+    assert report.by_bot == 0
+    assert report.header.attest_key == ctx.keys.attest_public
+    assert entries[0].seat == 0  # the only person cuts every hand: here, by the attest key
+    assert report.server_cuts == (1,)

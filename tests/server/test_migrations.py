@@ -76,7 +76,7 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
-ALL = ["0001", "0002", "0003", "0004", "0005", "0006"]
+ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
 
 
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
@@ -133,7 +133,7 @@ def _scripts_with(tmp_path: Path, name: str, upgrade: str) -> Path:
 from alembic import op
 
 revision = "0099"
-down_revision = "0006"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 
@@ -391,7 +391,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
                    "webhook_secret", "vacation_started_ms", "vacation_used_ms",
-                   "vacation_year"),
+                   "vacation_year", "allow_reply_moves"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms",
                   "header"),
