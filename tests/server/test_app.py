@@ -121,13 +121,18 @@ def test_operator_commands(
     assert migrated.exit_code == 0, migrated.output
     assert (
         migrated.output
-        == "applied 0001, 0002, 0003, 0004, 0005, 0006; the schema is at revision 0006\n"
+        == "applied 0001, 0002, 0003, 0004, 0005, 0006, 0007; the schema is at revision 0007\n"
     )
     again = runner.invoke(cli, [*base, "migrate"])
-    assert again.output == "the schema is up to date (revision 0006)\n"
+    assert again.output == "the schema is up to date (revision 0007)\n"
     shown = runner.invoke(cli, [*base, "show-key"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.startswith("server: ed25519:")
+    assert [line.split(":")[0] for line in shown.output.splitlines()] == [
+        "server",
+        "bots",
+        "attest",
+    ]
     issued = runner.invoke(cli, [*base, "invite", "--count", "2"])
     assert issued.exit_code == 0, issued.output
     codes = issued.output.split()
