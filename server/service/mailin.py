@@ -45,7 +45,9 @@ from server.domain import Notice, Receipt
 from server.service import matches, replies
 from server.service.context import ServiceContext
 from server.service.errors import ServiceError
+from server.service.letters import ANSWERS
 from server.service.play import Play
+from server.store.repository import Repository
 from shared.armor import MAX_TEXT_CHARS, ArmorError, count_blocks, dearmor, move_line
 from shared.crypto.keys import sign
 from shared.rules import CanastaError
@@ -59,6 +61,12 @@ MAX_PARTS = 16
 """MIME parts a mail may have (a plain and an HTML version, a signature, a few quoted ones)."""
 MAX_REASON = 300
 """Characters of a refusal's reason that go into the answer."""
+ANSWERS_PER_HOUR = 30
+"""Answers (receipts and refusals) mailed to one player in an hour at most. Anyone can put a
+player's address in a From line, and the blocks of a match are in its history: without a cap,
+resent or forged mails could make the server flood that player's inbox. Past it, a move is
+still stored (``canasta history`` shows it); only the answer is left out."""
+_HOUR_MS = 3_600_000
 _QUIET_PRECEDENCE = frozenset({"bulk", "junk", "list", "auto_reply"})
 
 
@@ -103,6 +111,8 @@ class MailIn:
             match = repo.match(move.match_id)
             player_id = match.seats[move.seat].player_id if match is not None else None
             if player_id is None:  # a bot's seat: nobody to tell
+                return
+            if _answered_enough(repo, player_id, ctx.clock()):
                 return
             facts: dict[str, object] = {
                 "seq": receipt.seq,
@@ -254,10 +264,18 @@ class MailIn:
         reason = reason[:MAX_REASON]
         ctx = self.ctx
         with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            if _answered_enough(repo, player_id, ctx.clock()):
+                return _ignored(f"{reason} (not answered: {ANSWERS_PER_HOUR} answers this hour)")
             facts: dict[str, object] = {"reason": reason}
-            notice = Notice(player_id, match_id, "move_refused", facts)
-            ctx.repo(session).add_notices([notice], ctx.clock())
+            repo.add_notices([Notice(player_id, match_id, "move_refused", facts)], ctx.clock())
         return _refused(reason)
+
+
+def _answered_enough(repo: Repository, player_id: int, now: int) -> bool:
+    """Whether the player had ``ANSWERS_PER_HOUR`` answers in the last hour already."""
+    answers = repo.count_notices(player_id, ANSWERS, now - _HOUR_MS, ANSWERS_PER_HOUR)
+    return answers >= ANSWERS_PER_HOUR
 
 
 def _sender(message: EmailMessage) -> str | None:

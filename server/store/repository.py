@@ -166,6 +166,18 @@ class Repository:
         ).all()
         return [int(r) for r in rows if r is not None]
 
+    def count_notices(self, player_id: int, kinds: Collection[str], since: int, limit: int) -> int:
+        """How many notifications of ``kinds`` the player got since ``since`` (counting stops
+        at ``limit``: the caller only asks whether a cap is reached)."""
+        rows = self.session.exec(
+            select(NotificationRow.id)
+            .where(NotificationRow.player_id == player_id)
+            .where(col(NotificationRow.kind).in_(list(kinds)))
+            .where(col(NotificationRow.created_ms) >= since)
+            .limit(limit)
+        ).all()
+        return len(rows)
+
     # -- reply codes (moves by mail reply) ------------------------------------------------------
 
     def add_reply_code(

@@ -115,7 +115,8 @@ def test_armored_moves_by_the_operator_and_by_mail(
     assert block.startswith("-----BEGIN CANASTA MOVE-----\n")
     assert f"Match: {match_id}\nSeat: 0\nSeq: {seq}\nMove: draw\n" in block
     assert ann.json("show")["version"] == view["version"]  # nothing was sent
-    changed = operator(server, "submit-armored", stdin=block.replace("Move: draw", "Move: pass"))
+    (tmp_path / "changed.txt").write_text(block.replace("Move: draw", "Move: pass"))
+    changed = operator(server, "submit-armored", str(tmp_path / "changed.txt"), stdin="")
     assert changed.returncode == 1
     assert "canasta-server: refused: the signed move's readable lines" in changed.stderr
     stored = operator(server, "submit-armored", stdin=block)

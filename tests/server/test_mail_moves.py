@@ -440,3 +440,26 @@ def test_a_hand_of_server_attested_moves_verifies_and_is_reported_as_such(
     assert report.header.attest_key == ctx.keys.attest_public
     assert entries[0].seat == 0  # the only person cuts every hand: here, by the attest key
     assert report.server_cuts == (1,)
+
+
+def test_answers_to_one_player_are_capped_per_hour(
+    app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Forged or resent mail cannot flood a player's inbox through the server: at most
+    ``ANSWERS_PER_HOUR`` answers an hour, then silence until the hour has passed."""
+    from server.service.mailin import ANSWERS_PER_HOUR
+
+    box, _ = mailbox
+    clock = FakeClock(app.service.ctx.clock())
+    app.service.ctx.clock = clock
+    ann = players("ann")
+    verified(app, box, ann, "ann@example.org", "off")
+    statuses = [
+        app.service.mail.receive(_mail("ann@example.org", "no move here")).status
+        for _ in range(ANSWERS_PER_HOUR + 5)
+    ]
+    assert statuses == ["refused"] * ANSWERS_PER_HOUR + ["ignored"] * 5
+    app.service.outbox.deliver()
+    assert len(box.to("ann@example.org")) == ANSWERS_PER_HOUR
+    clock.now += 3_600_001
+    assert app.service.mail.receive(_mail("ann@example.org", "no move")).status == "refused"
