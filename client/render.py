@@ -275,6 +275,12 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
         for s in view.match.seats
         if s.on_vacation
     ]
+    lines += [
+        f"{'You take' if s.seat == names.me else names.full(s.seat) + ' takes'} moves by mail "
+        "reply: the server signs those (server-attested; `canasta history` marks each)"
+        for s in view.match.seats
+        if s.reply_moves
+    ]
     return "\n".join(lines)
 
 

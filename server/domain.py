@@ -114,6 +114,9 @@ class Seat:
     reachable: bool = False
     """The player has a way to hear of news (verified mail not off, or a webhook): only
     their notifications wait for the outbox; the others go to their log alone."""
+    reply_moves: bool = False
+    """The player takes moves by mail reply, which the server signs (server-attested): the
+    table says so to everyone."""
 
 
 @dataclass(frozen=True, slots=True)

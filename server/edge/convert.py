@@ -88,6 +88,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         covered=seat.covered,
         on_vacation=seat.on_vacation,
         abort_asked=seat.abort_asked,
+        reply_moves=seat.reply_moves,
     )
 
 

@@ -45,7 +45,6 @@ from server.domain import Notice, Receipt
 from server.service import matches, replies
 from server.service.context import ServiceContext
 from server.service.errors import ServiceError
-from server.service.letters import ANSWERS
 from server.service.play import Play
 from server.store.repository import Repository
 from shared.armor import MAX_TEXT_CHARS, ArmorError, count_blocks, dearmor, move_line
@@ -61,11 +60,10 @@ MAX_PARTS = 16
 """MIME parts a mail may have (a plain and an HTML version, a signature, a few quoted ones)."""
 MAX_REASON = 300
 """Characters of a refusal's reason that go into the answer."""
-ANSWERS_PER_HOUR = 30
-"""Answers (receipts and refusals) mailed to one player in an hour at most. Anyone can put a
-player's address in a From line, and the blocks of a match are in its history: without a cap,
-resent or forged mails could make the server flood that player's inbox. Past it, a move is
-still stored (``canasta history`` shows it); only the answer is left out."""
+REFUSALS_PER_HOUR = 30
+"""Refusals mailed to one player in an hour at most: anyone can put a player's address in a
+From line, and without a cap forged mails could make the server flood that player's inbox.
+(Receipts need no cap: one goes out per move stored, never for a block sent again.)"""
 _HOUR_MS = 3_600_000
 _QUIET_PRECEDENCE = frozenset({"bulk", "junk", "list", "auto_reply"})
 
@@ -100,8 +98,11 @@ class MailIn:
         """Check and store the one block in ``text`` exactly like a Submit (errors as
         Submit's); the receipt is queued for the seat's player's verified address."""
         request, move = dearmor(text)
+        with self.ctx.db.read() as session:
+            found = self.ctx.repo(session).match(move.match_id[:64])
         receipt, _ = self.play.submit(request.payload, request.signature)
-        self._mail_receipt(move, receipt)
+        if found is not None and move.seq > found.version:  # not a block sent again
+            self._mail_receipt(move, receipt)
         return receipt, move
 
     def _mail_receipt(self, move: Move, receipt: Receipt) -> None:
@@ -111,8 +112,6 @@ class MailIn:
             match = repo.match(move.match_id)
             player_id = match.seats[move.seat].player_id if match is not None else None
             if player_id is None:  # a bot's seat: nobody to tell
-                return
-            if _answered_enough(repo, player_id, ctx.clock()):
                 return
             facts: dict[str, object] = {
                 "seq": receipt.seq,
@@ -255,6 +254,10 @@ class MailIn:
             receipt, _ = self.play.submit(request.payload, request.signature)
         except (ServiceError, CanastaError, WireError) as exc:
             return self._refuse(player_id, move.match_id, exc.message)
+        if move.seq <= match.version:  # the same block again: stored once, answered once
+            return MailOutcome(
+                "stored", f"match {move.match_id} seq {receipt.seq} (again)", receipt
+            )
         self._mail_receipt(move, receipt)
         return MailOutcome("stored", f"match {move.match_id} seq {receipt.seq}", receipt)
 
@@ -265,17 +268,19 @@ class MailIn:
         ctx = self.ctx
         with ctx.db.write() as session:
             repo = ctx.repo(session)
-            if _answered_enough(repo, player_id, ctx.clock()):
-                return _ignored(f"{reason} (not answered: {ANSWERS_PER_HOUR} answers this hour)")
+            if _refused_enough(repo, player_id, ctx.clock()):
+                return _ignored(f"{reason} (not answered: {REFUSALS_PER_HOUR} refusals this hour)")
             facts: dict[str, object] = {"reason": reason}
             repo.add_notices([Notice(player_id, match_id, "move_refused", facts)], ctx.clock())
         return _refused(reason)
 
 
-def _answered_enough(repo: Repository, player_id: int, now: int) -> bool:
-    """Whether the player had ``ANSWERS_PER_HOUR`` answers in the last hour already."""
-    answers = repo.count_notices(player_id, ANSWERS, now - _HOUR_MS, ANSWERS_PER_HOUR)
-    return answers >= ANSWERS_PER_HOUR
+def _refused_enough(repo: Repository, player_id: int, now: int) -> bool:
+    """Whether the player had ``REFUSALS_PER_HOUR`` refusals in the last hour already."""
+    kinds = ("move_refused",)
+    return repo.count_notices(player_id, kinds, now - _HOUR_MS, REFUSALS_PER_HOUR) >= (
+        REFUSALS_PER_HOUR
+    )
 
 
 def _sender(message: EmailMessage) -> str | None:

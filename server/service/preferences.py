@@ -138,8 +138,15 @@ class Preferences:
             if values:
                 repo.update_player(player.id, **values)
             repo.add_notices(notices, now)
-            if {"time_zone", "email", "email_mode", "webhook_url"} & values.keys():
-                repo.touch_matches_of(player.id, now)  # seats carry the zone and reachability
+            if {
+                "time_zone",
+                "email",
+                "email_mode",
+                "webhook_url",
+                "allow_reply_moves",
+            } & values.keys():
+                # seats carry the zone, reachability and whether moves by reply are on
+                repo.touch_matches_of(player.id, now)
             found = repo.settings(player.id)
         if found is None:
             raise NotFoundError("no such player")

@@ -853,6 +853,7 @@ class Repository:
             abort_asked=row.abort_asked,
             reachable=(player.email_verified and player.email_mode != "off")
             or bool(player.webhook_url),
+            reply_moves=player.allow_reply_moves,
         )
 
     # -- the log --------------------------------------------------------------------------------

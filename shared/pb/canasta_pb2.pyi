@@ -454,6 +454,7 @@ class SeatInfo(_message.Message):
     COVERED_FIELD_NUMBER: _builtins.int
     ON_VACATION_FIELD_NUMBER: _builtins.int
     ABORT_ASKED_FIELD_NUMBER: _builtins.int
+    REPLY_MOVES_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -471,6 +472,10 @@ class SeatInfo(_message.Message):
     """The seat's player is on vacation: their clock stands still."""
     abort_asked: _builtins.bool
     """The seat's player asked to abandon the match (before its first deal)."""
+    reply_moves: _builtins.bool
+    """The seat's player takes moves by mail reply: those the server signs on their behalf
+    (server-attested; HistoryEntry.server_attested marks each).
+    """
     def __init__(
         self,
         *,
@@ -483,10 +488,11 @@ class SeatInfo(_message.Message):
         covered: _builtins.str = ...,
         on_vacation: _builtins.bool = ...,
         abort_asked: _builtins.bool = ...,
+        reply_moves: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -62,7 +62,9 @@ class Inbox:
                     self.mails[address] = []
                     return found
             time.sleep(0.03)
-        raise AssertionError(f"no mail to {address} with {want!r}")
+        with self.lock:
+            got = [f"{m['Subject']}: {text(m)[:300]}" for m in self.mails.get(address, [])]
+        raise AssertionError(f"no mail to {address} with {want!r}; got {got}")
 
 
 def text(message: Message) -> str:
@@ -113,19 +115,24 @@ def verify_address(player: Player, inbox: Inbox, address: str) -> None:
 
 
 def ann_reply(inbox: Inbox, port: int, state: GameState, match_id: str, move: str) -> None:
-    """Ann's move: the newest mail with a code, checked, answered with the move on top."""
-    mails = inbox.take(ADDRESSES[0], "reply code canasta-")
-    for older in mails:  # every mail she got: to her alone, one hand at most (her own)
-        assert older["To"] == ADDRESSES[0]
-        assert sum("hand:" in line for line in text(older).splitlines()) <= 1
-    mail = [m for m in mails if "reply code canasta-" in text(m)][-1]
+    """Ann's move: the mail with a code that shows the table as it is now (one sent for an
+    earlier table may come late: its code is for that table), checked, answered."""
+    view = player_view(state, 0)
+    hand = [f"  your hand: {cards_text(view.hand)}"] if view.hand else []
+    current: list[Message] = []
+    while not current:
+        for older in inbox.take(ADDRESSES[0], "reply code canasta-"):
+            # every mail she gets: to her alone, one hand at most (her own)
+            assert older["To"] == ADDRESSES[0]
+            assert sum("hand:" in line for line in text(older).splitlines()) <= 1
+            lines = text(older).splitlines()
+            if "reply code canasta-" in text(older) and [x for x in lines if "hand:" in x] == hand:
+                current.append(older)
+    mail = current[-1]
     body = text(mail)
     (code,) = set(CODE.findall(body))
     assert f"[{code}]" in str(mail["Subject"])  # the same code in the subject
     assert f"  your move: canasta show {match_id}" in body
-    view = player_view(state, 0)
-    hand = f"  your hand: {cards_text(view.hand)}"
-    assert [line for line in body.splitlines() if "your hand:" in line] == [hand]
     # Nothing hidden: every card named is hers, the pile's top or her own stored move.
     allowed = set(CARD.findall(cards_text(view.hand).lower()))
     if view.pile_top is not None:
@@ -210,6 +217,12 @@ def test_a_whole_hand_by_mail_replies_armored_blocks_the_cli_and_a_bot(
     attested = [int(e["seq"]) for e in history if e.get("server_attested")]
     assert attested == by_seat[0]
     assert "[by mail reply, server-attested]" in ann.run("history", match_id).stdout
+    # The table tells everyone whose moves the server signs.
+    table = cid.run("show").stdout
+    (line,) = [x for x in table.splitlines() if "takes moves by mail reply" in x]
+    assert line.startswith("Ann"), table
+    assert "the server signs those (server-attested" in line
+    assert "You take moves by mail reply" in ann.run("show").stdout
     file = tmp_path / "hand.json"
     ann.run("export", match_id, "-o", str(file))
     report = cid.run("verify", str(file)).stdout
