@@ -72,6 +72,7 @@ def test_a_move_mailed_to_the_listener_is_stored_and_answered(
     (answer,) = box.to("ann@example.org")
     assert f"Your move {view.version + 1} in match {match_id[:8]} is stored" in mail_text(answer)
     # Hostile mail the listener takes (250) and the service ignores: nothing is sent anywhere.
+    app.bots.drain()  # the bots' answers to ann's move first
     version = ann.view(match_id).version
     _send(app, "eve@example.net", _mail("eve@example.net", armor(request)))
     _send(app, "ann@example.org", b"\xff\xfe not a mail at all")
