@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import email
+import email.errors
 import email.policy
 import email.utils
 import logging
@@ -66,6 +67,16 @@ From line, and without a cap forged mails could make the server flood that playe
 (Receipts need no cap: one goes out per move stored, never for a block sent again.)"""
 _HOUR_MS = 3_600_000
 _QUIET_PRECEDENCE = frozenset({"bulk", "junk", "list", "auto_reply"})
+_UNREADABLE = (
+    ValueError,
+    TypeError,
+    IndexError,
+    LookupError,
+    AttributeError,
+    AssertionError,
+    email.errors.MessageError,
+)
+"""What the standard library's parser raises on malformed mail (rather than noting a defect)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -128,14 +139,16 @@ class MailIn:
         answered and what is ignored. Never raises for anything the mail contains."""
         if len(raw) > MAX_MAIL_BYTES:
             return _ignored(f"larger than {MAX_MAIL_BYTES} bytes")
-        try:
+        try:  # every header read here, once: a malformed one makes the mail unreadable
             message = email.message_from_bytes(raw, policy=email.policy.default)
             sender = _sender(message)
-        except (ValueError, TypeError, IndexError, LookupError) as exc:
+            automatic = _automatic(message)
+            subject = str(message.get("Subject", ""))[:1000]
+        except _UNREADABLE as exc:
             return _ignored(f"unreadable headers ({type(exc).__name__})")
         if sender is None:
             return _ignored("not exactly one From address")
-        if _automatic(message):
+        if automatic:
             return _ignored("sent by an auto-responder or a list")
         with self.ctx.db.read() as session:
             found = self.ctx.repo(session).players_by_email(sender)
@@ -152,7 +165,6 @@ class MailIn:
             return self._refuse(player_id, "", "the mail holds several moves: send one at a time")
         if blocks == 1:
             return self._armored(player_id, text)
-        subject = str(message.get("Subject", ""))[:1000]
         codes = replies.codes_in(subject, text)
         if not codes:
             return self._refuse(
@@ -313,12 +325,15 @@ def _plain_text(message: EmailMessage) -> tuple[str | None, str]:
         if parts > MAX_PARTS:
             return None, f"the mail has more than {MAX_PARTS} parts: send the move as plain text"
     plain = "the mail has no plain-text part: send the move as plain text, not HTML only"
-    body = message.get_body(preferencelist=("plain",))
+    try:
+        body = message.get_body(preferencelist=("plain",))
+    except _UNREADABLE:
+        return None, plain
     if body is None:
         return None, plain
     try:
         content = body.get_content()
-    except (LookupError, ValueError, AssertionError, KeyError):
+    except _UNREADABLE:
         return None, "the mail's text does not decode: send it as plain UTF-8 text"
     return (content, "") if isinstance(content, str) else (None, plain)
 

@@ -463,3 +463,32 @@ def test_refusals_to_one_player_are_capped_per_hour(
     assert len(box.to("ann@example.org")) == REFUSALS_PER_HOUR
     clock.now += 3_600_001
     assert app.service.mail.receive(_mail("ann@example.org", "no move")).status == "refused"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"\x00\xff\xfe garbage",
+        b"From: <<<@>>>\r\n\r\ndraw",
+        b"From: =?utf-8?q?=E2=82?= <ann@example.org>\r\nSubject: =?bogus?x?zz?=\r\n\r\ndraw",
+        b'From: ann@example.org\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\n'
+        b'Content-Type: multipart/mixed; boundary="c"\r\n\r\n--c\r\n--c--\r\n--b--\r\n',
+        b"From: ann@example.org\r\nContent-Type: text/plain; charset=no-such-charset\r\n"
+        b"Content-Transfer-Encoding: base64\r\n\r\n!!!!",
+        b"From: ann@example.org\r\nFrom: ben@example.org\r\n\r\ndraw",
+        b'From: "ann@example.org" <>\r\n\r\ndraw',
+        b"From: ann@example.org\r\n" + b"X-Long: " + b"a" * 60_000 + b"\r\n\r\ndraw",
+    ],
+)
+def test_malformed_mail_never_breaks_the_reader(
+    app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int], raw: bytes
+) -> None:
+    box, _ = mailbox
+    verified(app, box, players("ann"), "ann@example.org", "each")
+    outcome = app.service.mail.receive(raw)
+    assert outcome.status in ("ignored", "refused")
+    assert outcome.receipt is None
+    app.service.outbox.deliver()
+    assert all(m["To"] == "ann@example.org" for m in box.messages)
+    assert len(box.messages) <= 1
