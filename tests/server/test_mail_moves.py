@@ -298,6 +298,15 @@ def test_moves_by_reply_are_played_signed_by_the_server_and_marked_so(
     (short,) = box.to(address)
     box.messages.clear()
     assert "hand:" not in mail_text(short)  # a bad code gets no table
+    # A second code for this table, as a second mail (a reminder) would carry, kept for later.
+    from server.service import replies
+
+    ctx = app.service.ctx
+    with ctx.db.write() as session:
+        repo = ctx.repo(session)
+        found = repo.player_by_key(clients[seat].public_key)
+        assert found is not None
+        spare = replies.issue(repo, found.id, match_id, drawn.version, ctx.clock())
     # A move the rules refuse: the reason, the same table and a fresh code.
     refused = app.service.mail.receive(_reply(answer, address, "draw"))
     assert refused.status == "refused"
@@ -311,6 +320,13 @@ def test_moves_by_reply_are_played_signed_by_the_server_and_marked_so(
     discard = f"discard {drawn.view.hand[-1]}"
     stored = app.service.mail.receive(_reply(told, address.upper(), discard))
     assert stored.status == "stored", stored.detail
+    # The spare code was for the table before the discard: refused, nothing played.
+    app.bots.drain()
+    now = clients[seat].view(match_id).version
+    late = app.service.mail.receive(_reply(answer, address, "draw", code=spare))
+    assert late.status == "refused"
+    assert "moved on" in late.detail
+    assert clients[seat].view(match_id).version == now
 
     entries, _ = clients[seat].full_history(match_id)
     attested = [e for e in entries if e.server_attested]
