@@ -508,3 +508,29 @@ def test_malformed_mail_never_breaks_the_reader(
     app.service.outbox.deliver()
     assert all(m["To"] == "ann@example.org" for m in box.messages)
     assert len(box.messages) <= 1
+
+
+def test_a_digest_carries_a_code_for_each_table_where_it_is_your_move(
+    app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    box, _ = mailbox
+    clock = FakeClock(1_796_626_800_000)  # Monday 2026-12-07 07:00 UTC, before the digest
+    app.service.ctx.clock = clock
+    ann = players("ann")
+    verified(app, box, ann, "ann@example.org", "digest")
+    assert update(ann, allow_reply_moves=True).allow_reply_moves
+    match_id = ann.create_match(seat=0, bot_seats=[1, 2, 3]).match.match_id
+    app.bots.drain()
+    assert ann.view(match_id).match.to_act == 0  # her cut (the only person)
+    app.service.outbox.deliver()
+    assert box.messages == []
+    clock.now += 3_600_000  # 08:00: the digest hour
+    app.service.outbox.deliver()
+    (digest,) = box.to("ann@example.org")
+    assert "canasta-" not in str(digest["Subject"])
+    found = re.findall(
+        r"reply code (canasta-[a-z0-9]{12}), good for this table once", mail_text(digest)
+    )
+    assert len(found) == 1
+    outcome = app.service.mail.receive(_mail("ann@example.org", f"deal\n\n> {found[0]}"))
+    assert outcome.status == "stored", outcome.detail
