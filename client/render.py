@@ -263,7 +263,7 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
         lines.append(clock)
     lines += [_cover_text(seat, names) for seat in view.match.seats if seat.covered]
     if view.match.aborted:
-        lines.append("This match was abandoned before its first deal.")
+        lines.append(f"This match was {aborted_text(view.match)}.")
     lines += [
         f"{names.full(s.seat)} asks to abandon the match: `canasta abort` agrees"
         for s in view.match.seats
@@ -648,9 +648,7 @@ def _match_line(m: pb.MatchSummary, shown_id: str, color: bool) -> str:
         columns = _columns(m.seats, len(m.scores), ())
         won = [names.group(columns[w]) for w in m.winners if w < len(columns)]
         parts.append(
-            "abandoned before its first deal"
-            if m.aborted
-            else (("won by " + " and ".join(won)) if won else "over")
+            aborted_text(m) if m.aborted else (("won by " + " and ".join(won)) if won else "over")
         )
     else:
         if m.hand_number:
@@ -872,3 +870,11 @@ def message_json(message: Message) -> str:
         always_print_fields_with_no_presence=True,
     )
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def aborted_text(match: pb.MatchSummary) -> str:
+    """How an abandoned match ended: players may abandon one only before its first deal, so
+    one abandoned later was ended by the server's operator."""
+    if match.version == 0:
+        return "abandoned before its first deal"
+    return "ended by the server's operator"

@@ -43,10 +43,19 @@ class App:
     port: int
     feed: ChangeFeed
     """Brings changes stored by other processes on the same database to this one's watchers."""
+    metrics_port: int = 0
+    """Where ``/metrics`` is served once started (0: off)."""
     mail_listener: SmtpListener | None = None
     """The SMTP listener for moves by mail, when ``smtp_listen`` is set."""
 
     def start(self) -> None:
+        if self.config.metrics_listen:
+            try:
+                self.metrics_port = self.service.ctx.metrics.serve(self.config.metrics_listen)
+            except OSError as exc:
+                raise OSError(
+                    f"cannot serve the metrics on {self.config.metrics_listen}: {exc.strerror}"
+                ) from None
         self.server.start()
         self.bots.start()
         self.feed.start()
@@ -64,6 +73,7 @@ class App:
         self.service.outbox.rounds.stop()
         self.feed.stop()
         self.bots.stop()
+        self.service.ctx.metrics.stop()
         self.db.dispose()
 
 
@@ -73,8 +83,15 @@ def open_service(
     db = Database(config.db_url)
     migrate(db)
     ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config)
+    db.on_commit = ctx.metrics.commit_seconds.observe
+    ctx.metrics.read_from_database(lambda: _stored_counts(ctx))
     service = CanastaService(ctx, package_version())
     return db, service, BotRunner(ctx, service.play, chooser)
+
+
+def _stored_counts(ctx: ServiceContext) -> dict[str, dict[str, int]]:
+    with ctx.db.read() as session:
+        return ctx.repo(session).stored_counts()
 
 
 def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
@@ -88,4 +105,4 @@ def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
         except ValueError as exc:
             raise OSError(str(exc)) from None  # ``serve`` reports it in one line
     feed = ChangeFeed(service.ctx)
-    return App(config, db, service, bots, server, servicer, port, feed, listener)
+    return App(config, db, service, bots, server, servicer, port, feed, mail_listener=listener)

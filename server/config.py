@@ -29,6 +29,7 @@ APP_NAME = "canasta-server"
 ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
 SMTP_SECURITY = ("starttls", "tls", "none")
+LOG_FORMATS = ("text", "json")
 
 
 class ConfigFileError(ValueError):
@@ -68,6 +69,12 @@ class ServerConfig:
     stored by other server processes on the same (PostgreSQL) database, and whether the open
     streams' tokens are still valid."""
     log_level: str = "INFO"
+    log_format: str = "text"
+    """``text``: one plain line per record; ``json``: one JSON object per line (time, level,
+    logger, message), for log collectors."""
+    metrics_listen: str = ""
+    """``host:port`` of the Prometheus metrics endpoint (``/metrics``); empty: off. Keep it on
+    a private address: it tells how busy the server is, not what anyone plays."""
     limit_anonymous_per_minute: int = 120
     """Calls that need no token and use the database (register, challenge, authenticate) a
     minute from one peer address (an IPv6 one by its /64), and as many bearer tokens that
@@ -131,6 +138,16 @@ class ServerConfig:
         for name in _NOT_NEGATIVE:
             if getattr(self, name) < 0:
                 raise ConfigFileError(f"{name} must be 0 (no limit) or more")
+        if self.database_url:
+            _check_database_url(self.database_url)
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigFileError(
+                f"log_format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
+            )
+        if self.metrics_listen:
+            host, _, port = self.metrics_listen.rpartition(":")
+            if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+                raise ConfigFileError("metrics_listen is host:port (port 0 to 65535), or empty")
         if self.smtp_security not in SMTP_SECURITY:
             raise ConfigFileError(
                 f"smtp_security must be one of {', '.join(SMTP_SECURITY)}, "
@@ -168,6 +185,26 @@ class ServerConfig:
     @property
     def tls(self) -> bool:
         return self.tls_cert is not None
+
+
+def _check_database_url(url: str) -> None:
+    """A URL SQLAlchemy can read; for SQLite, a plain file path (the server keeps one lock file
+    beside it, and ``restore`` replaces it: an in-memory database or a ``file:`` URI is
+    refused)."""
+    from sqlalchemy.engine import make_url  # here: the health check loads settings, fast
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigFileError(f"database_url is not a database URL: {url!r}") from None
+    if parsed.get_backend_name() != "sqlite":
+        return
+    name = parsed.database or ""
+    if name in ("", ":memory:") or name.startswith("file:") or parsed.query.get("uri"):
+        raise ConfigFileError(
+            "database_url: SQLite takes a file path (sqlite:///PATH), not memory or a file: URI"
+        )
 
 
 def reminder_ms(text: str) -> tuple[int, ...]:

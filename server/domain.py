@@ -90,6 +90,8 @@ class Player:
     email: str
     blocked: bool
     created_ms: int
+    deleted_ms: int = 0
+    """When the operator deleted the player (0: never): their key stays, blocked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,3 +329,14 @@ class ServerInfo:
     registration: str
     token_ttl_seconds: int
     max_message_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class AdminAction:
+    """One entry of the operator's log (``canasta-server log``)."""
+
+    at_ms: int
+    actor: str
+    action: str
+    target: str
+    detail: str

@@ -212,6 +212,21 @@ def plain_turn(view: pb.MatchView) -> list[str]:
     return [f"discard {view.view.hand[-1]}"]
 
 
+def next_plain_move(
+    seats: Sequence[PlayerClient], match_id: str, *, deal_hand_after: int | None = None
+) -> pb.SubmitResponse | None:
+    """Make the match's next move with ``plain_turn`` (a cut when one is due), signed by the
+    seat to act (``seats[seat]``); None instead of cutting for a hand after
+    ``deal_hand_after``."""
+    player = seats[seats[0].view(match_id).match.to_act]
+    view = player.view(match_id)  # the actor's own view
+    if view.HasField("dealing_seat"):
+        if deal_hand_after is not None and view.view.hand_number >= deal_hand_after:
+            return None
+        return player.deal(view)
+    return player.submit(view, plain_turn(view))
+
+
 # -- checking a server from outside -------------------------------------------------------------
 
 
@@ -261,8 +276,23 @@ def start_server_process(
     listen: str = "127.0.0.1:0",
     serve_args: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[str], int]:
+    """``serve_with_banner``; the process and the port it bound."""
+    process, banner = serve_with_banner(
+        data_dir, env=env, command=command, listen=listen, serve_args=serve_args
+    )
+    return process, banner_port(banner, "listening on ")
+
+
+def serve_with_banner(
+    data_dir: Path,
+    *,
+    env: Mapping[str, str],
+    command: Sequence[str] = (sys.executable, "-m", "server"),
+    listen: str = "127.0.0.1:0",
+    serve_args: Sequence[str] = (),
+) -> tuple[subprocess.Popen[str], str]:
     """Run ``canasta-server serve`` as a process of its own and wait for its banner line
-    ("... listening on HOST:PORT ..."); return the process and the port it bound.
+    ("... listening on HOST:PORT ..."); return the process and that line.
 
     ``serve_args`` go after ``serve --listen ...`` (e.g. ``["--workers", "2"]``), so a caller
     can pass any ``serve`` option without this helper knowing them all. Its log (stderr) goes
@@ -280,4 +310,10 @@ def start_server_process(
         process.kill()
         process.wait()
         raise RuntimeError(f"the server did not start: {banner!r} (see {data_dir}/server.log)")
-    return process, int(banner.split("listening on ")[1].split()[0].rpartition(":")[2])
+    return process, banner
+
+
+def banner_port(banner: str, after: str) -> int:
+    """The port in ``canasta-server serve``'s banner line after ``after`` ("listening on ",
+    "metrics on ")."""
+    return int(banner.split(after)[1].split()[0].rstrip(";").rpartition(":")[2])

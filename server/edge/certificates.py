@@ -9,10 +9,25 @@ every handshake too.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import UTC, datetime
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ed448, ed25519
+
+
+def certificate_name(pem: bytes) -> tuple[str, bool]:
+    """The host name the first certificate of ``pem`` is for (its first DNS name, else its
+    common name), and whether it signed itself (so it is its own trust root)."""
+    certificate = x509.load_pem_x509_certificate(pem)
+    names: list[str] = []
+    with suppress(x509.ExtensionNotFound):
+        names = certificate.extensions.get_extension_for_class(
+            x509.SubjectAlternativeName
+        ).value.get_values_for_type(x509.DNSName)
+    common = certificate.subject.get_attributes_for_oid(x509.NameOID.COMMON_NAME)
+    name = names[0] if names else str(common[0].value) if common else "localhost"
+    return name, certificate.issuer == certificate.subject
 
 
 def certificate_problems(pem: bytes, now: datetime | None = None) -> list[str]:

@@ -24,6 +24,7 @@ from grpc_reflection.v1alpha import reflection
 from server.config import ServerConfig
 from server.edge.certificates import certificate_problems
 from server.edge.servicer import CanastaServicer
+from server.metrics import Metrics
 from server.service.facade import CanastaService
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
@@ -35,16 +36,18 @@ SERVICE_NAME = pb.DESCRIPTOR.services_by_name["Canasta"].full_name
 
 class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """One info line per request: method, status code, milliseconds, and for a refused or
-    failed call the peer's address. A request whose bytes do not decode as the method's
-    message is refused here with ``INVALID_ARGUMENT`` (gRPC itself would answer ``UNKNOWN``
-    and log a traceback per request: a free way to flood the log).
+    failed call the peer's address; the same call counted in the server's metrics. A request
+    whose bytes do not decode as the method's message is refused here with
+    ``INVALID_ARGUMENT`` (gRPC itself would answer ``UNKNOWN`` and log a traceback per
+    request: a free way to flood the log).
 
     The wrapped handler of each method is built once and reused. The peer is left out of
     successful calls on purpose: asking gRPC for it costs a call into its C core per request,
     and a refused call (a bad signature, a wrong token) is where an operator needs it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
         self._handlers: dict[str, Any] = {}
 
     async def intercept_service(self, continuation: Any, details: Any) -> Any:
@@ -54,7 +57,7 @@ class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             handler = await continuation(details)
             if handler is None:
                 return None
-            wrapped = self._handlers[method] = _logged(method, handler)
+            wrapped = self._handlers[method] = _logged(method, handler, self.metrics)
         return wrapped
 
 
@@ -86,19 +89,23 @@ async def _refuse_undecodable(method: str, context: Any) -> None:
     )
 
 
-def _logged(method: str, handler: Any) -> Any:
+def _logged(method: str, handler: Any, metrics: Metrics) -> Any:
+    short = method.rsplit("/", 1)[-1]  # only methods the server has: a bounded set of labels
+
     def done(context: Any, started: float) -> None:
+        elapsed = time.perf_counter() - started
+        code = context.code()
+        if isinstance(code, grpc.StatusCode):
+            name = code.name
+        else:
+            name = "CANCELLED" if context.cancelled() else "OK"
+        metrics.rpc_calls.labels(short, name).inc()
+        metrics.rpc_seconds.labels(short, name).observe(elapsed)
         if log.isEnabledFor(logging.INFO):
-            code = context.code()
-            if isinstance(code, grpc.StatusCode):
-                name = code.name
-            else:
-                name = "CANCELLED" if context.cancelled() else "OK"
-            elapsed = (time.perf_counter() - started) * 1000
             if name == "OK":
-                log.info("%s OK %.1fms", method, elapsed)
+                log.info("%s OK %.1fms", method, elapsed * 1000)
             else:
-                log.info("%s %s %.1fms %s", method, name, elapsed, context.peer())
+                log.info("%s %s %.1fms %s", method, name, elapsed * 1000, context.peer())
 
     def unary(behavior: Any) -> Any:
         async def call(request: Any, context: Any) -> Any:
@@ -201,7 +208,7 @@ async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.
     """The aio server with every service, bound (on the loop, which grpc.aio requires)."""
     limit = config.max_message_bytes
     server = grpc.aio.server(
-        interceptors=[RequestLogInterceptor()],
+        interceptors=[RequestLogInterceptor(servicer.service.ctx.metrics)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),

@@ -331,14 +331,16 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 loop.call_soon_threadsafe(news.set)
 
         subscription.on_news(wake)
-        # With notifications: the caller's log from the id they last saw, read again after
-        # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
-        # from the deadline sweep, not from a change).
-        if request.after_notification_id >= 2**63:
-            await _refuse(context, InvalidRequestError("that notification id is out of range"))
-        last_note = request.after_notification_id if request.notifications else -1
-        next_read = 0.0
+        streams = self.service.ctx.metrics.watch_streams
+        streams.inc()
         try:
+            # With notifications: the caller's log from the id they last saw, read again after
+            # every change they hear of and every NOTIFICATION_POLL_SECONDS (reminders come
+            # from the deadline sweep, not from a change).
+            if request.after_notification_id >= 2**63:
+                await _refuse(context, InvalidRequestError("that notification id is out of range"))
+            last_note = request.after_notification_id if request.notifications else -1
+            next_read = 0.0
             for change in initial:
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx
@@ -376,6 +378,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 next_read = 0.0  # a change: its notifications were stored with it
                 yield convert.change_to_pb(latest)
         finally:
+            streams.dec()
             subscription.close()
 
     async def _body(self, function: Callable[..., Response], *args: Any) -> Response:

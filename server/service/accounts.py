@@ -57,6 +57,14 @@ def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode("utf-8")).digest()
 
 
+def display_name(text: str) -> str:
+    """A player's name as given (trimmed), if it is 1 to ``MAX_NAME`` printable characters."""
+    name = text.strip()
+    if not name or len(name) > MAX_NAME or not name.isprintable():
+        raise InvalidRequestError(f"a display name is 1 to {MAX_NAME} printable characters")
+    return name
+
+
 def _check_key(public_key: bytes) -> None:
     """A sound Ed25519 public key: 32 bytes, canonical, not of small order."""
     if len(public_key) != PUBLIC_KEY_SIZE:
@@ -81,9 +89,7 @@ class Accounts:
             )
         if not verify(reg.public_key, register_message(payload), signature):
             raise UnauthenticatedError("the registration's signature does not verify with its key")
-        name = reg.display_name.strip()
-        if not name or len(name) > MAX_NAME or not name.isprintable():
-            raise InvalidRequestError(f"a display name is 1 to {MAX_NAME} printable characters")
+        name = display_name(reg.display_name)
         if len(reg.email) > MAX_EMAIL or (
             reg.email and ("@" not in reg.email or not reg.email.isprintable())
         ):

@@ -15,6 +15,7 @@ from sqlmodel import Session
 from server.config import ServerConfig
 from server.domain import Hand, Match
 from server.keys import ServerKeys
+from server.metrics import Metrics
 from server.service.notify import Notifier
 from server.store.db import Database
 from server.store.repository import Repository
@@ -96,6 +97,8 @@ class ServiceContext:
     """Matches by id as last written by this process (seats are fixed once a match starts)."""
     hands: LruCache[tuple[str, int], Hand] = field(default_factory=LruCache)
     """Commit-reveal records by (match id, hand number); the secret never changes."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """This process's counters (served only with ``metrics_listen``)."""
     locks: MatchLocks = field(default_factory=MatchLocks)
     """Moves of one match take turns within this process (the database decides between
     processes); the moves of other matches never wait."""

@@ -73,6 +73,8 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
             f"Seat {facts.get('seat', '?')} asks to abandon match {note.match_id[:8]} before "
             f"its first deal: canasta abort --match {note.match_id} agrees."
         )
+    elif note.kind == "match_aborted" and facts.get("by") == "operator":
+        text = f"Match {note.match_id[:8]} was ended by the server's operator."
     elif note.kind == "match_aborted":
         text = f"Match {note.match_id[:8]} was abandoned before its first deal."
     elif note.kind == "bot_played":

@@ -329,14 +329,17 @@ def _new_match(
     )
 
 
-def abandon(repo: Repository, match: Match, state: GameState, now: int) -> Match:
-    """End a match that was never dealt, with no winner (by agreement, or when the first
-    cut is overdue): ``FINISHED`` and ``aborted``, its clock stopped, its players told."""
+def abandon(
+    repo: Repository, match: Match, state: GameState, now: int, *, by_operator: bool = False
+) -> Match:
+    """End a match with no winner: ``FINISHED`` and ``aborted``, its clock stopped, its players
+    told. Players may do it only before the first deal (by agreement, or when the first cut is
+    overdue); the server's operator at any time (``canasta-server matches abort``)."""
     ended = matches.store_change(
         repo,
         match,
         dataclasses.replace(match, status=MatchStatus.FINISHED, clock=None, aborted=True),
         now,
     )
-    repo.add_notices(notices.match_aborted(ended, state), now)
+    repo.add_notices(notices.match_aborted(ended, state, by_operator=by_operator), now)
     return ended

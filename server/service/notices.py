@@ -14,7 +14,7 @@ Kinds:
 * ``match_ended``: the match is over (to every human player);
 * ``abort_asked``: another player asks to abandon the match before its first deal;
 * ``match_aborted``: the match was abandoned before its first deal (agreed, or its first cut
-  was overdue);
+  was overdue), or at any time by the server's operator (``by``: ``operator``);
 * ``bot_played``: a bot played a turn of the recipient's seat, which it covers;
 * ``reminder``: the recipient's deadline is nearer than one of the server's ``reminder_hours``;
 * ``deadline_passed``: the recipient's turn ran out and a bot now plays their seat (or resigns
@@ -78,8 +78,10 @@ def abort_asked(match: Match, seat: int) -> list[Notice]:
     ]
 
 
-def match_aborted(match: Match, state: GameState) -> list[Notice]:
-    return _everyone(match, "match_aborted", state)
+def match_aborted(match: Match, state: GameState, *, by_operator: bool = False) -> list[Notice]:
+    """Everyone seated: the match was abandoned (by agreement or an overdue first cut before
+    its first deal; or at any time, by the server's operator)."""
+    return _everyone(match, "match_aborted", state, **({"by": "operator"} if by_operator else {}))
 
 
 def reminder(match: Match, state: GameState, seat: int) -> list[Notice]:
@@ -97,8 +99,8 @@ def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> li
     return [Notice(taken.player_id, match.id, "deadline_passed", facts, taken.reachable)]
 
 
-def _everyone(match: Match, kind: str, state: GameState) -> list[Notice]:
-    facts = _facts(match, state)
+def _everyone(match: Match, kind: str, state: GameState, **extra: object) -> list[Notice]:
+    facts = {**_facts(match, state), **extra}
     return [
         Notice(s.player_id, match.id, kind, facts, s.reachable)
         for s in match.seats

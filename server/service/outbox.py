@@ -150,18 +150,27 @@ class Outbox:
 
     def _attempt(self, note: Notification, settings: Settings, now: int) -> None:
         email, webhook, failed = note.email_state, note.webhook_state, False
+        deliveries = self.ctx.metrics.deliveries
         if not email:
             try:
                 email = self._email(note, settings)
             except DeliveryError as exc:
                 failed = True
+                deliveries.labels("email", "failed").inc()
                 log.info("notification %d: mail not delivered: %s", note.id, exc)
+            else:
+                if email == "sent":
+                    deliveries.labels("email", "sent").inc()
         if not webhook:
             try:
                 webhook = self._webhook(note, settings)
             except DeliveryError as exc:
                 failed = True
+                deliveries.labels("webhook", "failed").inc()
                 log.info("notification %d: webhook not delivered: %s", note.id, exc)
+            else:
+                if webhook == "sent":
+                    deliveries.labels("webhook", "sent").inc()
         attempts = note.attempts + 1
         state, next_ms = "done", 0
         if failed and attempts < MAX_ATTEMPTS:

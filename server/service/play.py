@@ -262,6 +262,8 @@ class Play:
         """Tell watchers and bots of a newly stored move; the receipt, and the view when the
         caller proved to be the seat's player."""
         if isinstance(outcome, _Plan):
+            by = "bot" if outcome.entry.actor_key == self.ctx.keys.bot_public else "player"
+            self.ctx.metrics.moves.labels(by).inc()
             self.ctx.notifier.publish(matches.change(outcome.match, outcome.state))
         match, state = outcome.match, outcome.state
         if viewer is None or match.seats[seat].player_id != viewer:
@@ -353,6 +355,8 @@ class Play:
             )
         if match.status is MatchStatus.WAITING:
             raise ConflictError("the match has not started yet: seats are still open")
+        if match.aborted:  # the engine's state goes on: an abort ends the match, not the hand
+            raise ConflictError("this match was abandoned: it takes no more moves")
         if move.prev_hash != match.head_hash:
             raise ConflictError(
                 f"prev_hash is not the hash of entry {version}: fetch the history again"

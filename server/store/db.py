@@ -11,12 +11,19 @@ operator command writing at the same moment from another process waits for the l
 once, at READ COMMITTED; the service relies only on conditional updates, row locks (``FOR
 UPDATE``) and unique constraints, and ``server.edge.status`` reports a race it did not foresee as
 ABORTED.
+
+A process that opens a SQLite database holds a shared lock on ``<file>.lock`` until it disposes
+of it, so that ``canasta-server restore`` (``server.store.backup``) can tell that nobody uses
+the file before it replaces it.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,10 +45,12 @@ class Database:
         self.url = url
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self._write_lock = threading.Lock()
+        self.on_commit: Callable[[float], None] = _ignore
+        """Told the seconds each write transaction's COMMIT took (the server's metrics)."""
         if self.is_sqlite:
-            if parsed.database in (None, "", ":memory:"):
-                raise ValueError("the server needs a SQLite file, not an in-memory database")
-            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            path = sqlite_file(url)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._use_lock: int | None = hold_use_lock(path)
             self.engine: Engine = create_engine(
                 url,
                 connect_args={"check_same_thread": False, "timeout": _BUSY_TIMEOUT_MS / 1000},
@@ -51,6 +60,7 @@ class Database:
             event.listen(self.engine, "connect", _sqlite_connect)
             event.listen(self.engine, "begin", _sqlite_begin)
         else:
+            self._use_lock = None
             self.engine = create_engine(
                 url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
             )
@@ -79,15 +89,17 @@ class Database:
     def write(self) -> Iterator[Session]:
         """A write transaction: committed (durably) if the block succeeds, else rolled back."""
         if not self.is_sqlite:
-            with Session(self.engine, expire_on_commit=False) as session, session.begin():
-                yield session
+            with Session(self.engine, expire_on_commit=False) as session:
+                session.begin()
+                yield session  # an exception leaves the session, which rolls back
+                self._commit(session)
             return
         with self._write_lock, Session(self.engine, expire_on_commit=False) as session:
             connection = session.connection(execution_options={_WRITE: True})
             driver: Any = connection.connection.driver_connection
             try:
                 yield session
-                session.commit()
+                self._commit(session)
             except BaseException:
                 # A COMMIT that fails (a full disk, an I/O error) leaves SQLite's transaction
                 # open, and SQLAlchemy does not roll it back: the pooled connection would keep
@@ -96,8 +108,48 @@ class Database:
                     driver.rollback()
                 raise
 
+    def _commit(self, session: Session) -> None:
+        started = time.perf_counter()
+        session.commit()
+        self.on_commit(time.perf_counter() - started)
+
     def dispose(self) -> None:
         self.engine.dispose()
+        if self._use_lock is not None:
+            os.close(self._use_lock)
+            self._use_lock = None
+
+
+def sqlite_file(url: str) -> Path:
+    """The file of a SQLite URL, as a plain path (``ValueError`` for an in-memory database or
+    a ``file:`` URI: the use lock and ``restore`` need to know the one file it is)."""
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if name in ("", ":memory:"):
+        raise ValueError("the server needs a SQLite file, not an in-memory database")
+    if name.startswith("file:") or parsed.query.get("uri"):
+        raise ValueError("give the SQLite database as a path (sqlite:///PATH), not a file: URI")
+    return Path(name).expanduser()
+
+
+def use_lock_path(database: Path) -> Path:
+    """The lock file of a SQLite database: shared by its users, exclusive for a restore. Named
+    after the file's real path, so that every spelling of it (relative, through a symbolic
+    link) shares one lock."""
+    real = database.resolve()
+    return real.with_name(real.name + ".lock")
+
+
+def hold_use_lock(database: Path) -> int:
+    """Take the shared use lock of ``database``; the descriptor, to close when done. Waits
+    while a restore holds it exclusively (seconds at most)."""
+    fd = os.open(use_lock_path(database), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    return fd
+
+
+def _ignore(_seconds: float) -> None:
+    pass
 
 
 def _sqlite_begin(conn: Connection) -> None:

@@ -54,6 +54,11 @@ def head_revision(scripts: Path = SCRIPTS) -> str:
     return head
 
 
+def known_revisions(scripts: Path = SCRIPTS) -> set[str]:
+    """Every revision this server's code knows, the newest included."""
+    return {r.revision for r in ScriptDirectory.from_config(_config(scripts)).walk_revisions()}
+
+
 def schema_revision(db: Database) -> str | None:
     """The revision a database is at (None for an empty one)."""
     with db.read() as session:
@@ -77,8 +82,7 @@ def migrate(db: Database, target: str = "head", scripts: Path = SCRIPTS) -> list
         config = _config(scripts, connection)
         revisions = ScriptDirectory.from_config(config)
         current = _current(connection)
-        known = {r.revision for r in revisions.walk_revisions()}
-        if current is not None and current not in known:
+        if current is not None and current not in known_revisions(scripts):
             raise MigrationError(
                 f"the database schema is at revision {current}, which this server does not "
                 "know (a newer server made it?): upgrade the server"

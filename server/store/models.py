@@ -55,6 +55,9 @@ class PlayerRow(SQLModel, table=True):
     webhook_url: str = ""
     webhook_secret: str = ""
     """The HMAC-SHA256 key of ``X-Canasta-Signature`` (shown to the player once, when set)."""
+    deleted_ms: int = _big()
+    """When the operator deleted this player (0: not deleted): name and contact details are
+    gone, the key stays (the moves it signed must still verify) and is blocked."""
     allow_reply_moves: bool = False
     """Moves by replying to a mail are accepted, signed by the server's attest key."""
 
@@ -210,6 +213,20 @@ class NotificationRow(SQLModel, table=True):
     webhook_state: str = ""
     """``sent``, ``off``, ``failed``; empty until handled."""
     done_ms: int = _big()
+
+
+class AdminActionRow(SQLModel, table=True):
+    """One action taken with the ``canasta-server`` admin commands: who (the operating
+    system's user), when, what, on what, and what changed."""
+
+    __tablename__ = "admin_action"
+
+    id: int | None = Field(default=None, primary_key=True)
+    at_ms: int = _big()
+    actor: str
+    action: str
+    target: str
+    detail: str = Field(default="", sa_type=Text)
 
 
 class ReplyCodeRow(SQLModel, table=True):

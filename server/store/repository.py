@@ -15,6 +15,7 @@ from sqlalchemy import TextClause, case, delete, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
 from server.domain import (
+    AdminAction,
     EmailMode,
     Entry,
     Hand,
@@ -32,6 +33,7 @@ from server.domain import (
     TurnClock,
 )
 from server.store.models import (
+    AdminActionRow,
     ChallengeRow,
     HandRow,
     InvitationRow,
@@ -223,6 +225,78 @@ class Repository:
         )
         if blocked:
             self.session.execute(delete(TokenRow).where(col(TokenRow.player_id) == player_id))
+
+    def erase_player(self, player_id: int, name: str, now: int) -> None:
+        """Forget a player's name, contact details and notifications; keep the key (the moves
+        it signed must still verify), blocked, so that it is refused everywhere."""
+        self.set_blocked(player_id, True)
+        self.session.execute(
+            update(PlayerRow)
+            .where(col(PlayerRow.id) == player_id)
+            .values(
+                display_name=name, email="", email_verified=False, email_pending="",
+                email_code_hash="", email_mode="off", webhook_url="", webhook_secret="",
+                time_zone="UTC", invitation_code="", deleted_ms=now,
+            )
+        )  # fmt: skip
+        self.session.execute(
+            delete(NotificationRow).where(col(NotificationRow.player_id) == player_id)
+        )
+
+    def add_admin_action(self, action: AdminAction) -> None:
+        self.session.add(
+            AdminActionRow(
+                at_ms=action.at_ms, actor=action.actor, action=action.action,
+                target=action.target, detail=action.detail,
+            )
+        )  # fmt: skip
+
+    def forget_admin_details(self, target: str) -> None:
+        """Blank what the admin log says about ``target`` beyond the action itself."""
+        self.session.execute(
+            update(AdminActionRow).where(col(AdminActionRow.target) == target).values(detail="{}")
+        )
+
+    def admin_actions(self, limit: int) -> list[AdminAction]:
+        """The newest ``limit`` entries of the operator's log, oldest first."""
+        rows = self.session.exec(
+            select(AdminActionRow).order_by(col(AdminActionRow.id).desc()).limit(limit)
+        ).all()
+        return [AdminAction(r.at_ms, r.actor, r.action, r.target, r.detail) for r in rows][::-1]
+
+    def row_counts(self) -> dict[str, int]:
+        """How many players, matches by status, moves and notifications by state there are."""
+        counts = {
+            "players": _count(self.session, PlayerRow),
+            "moves": _count(self.session, LogEntryRow),
+        }
+        for status, n in self.session.exec(
+            select(MatchRow.status, func.count()).group_by(MatchRow.status)
+        ).all():
+            counts[f"matches {status}"] = int(n)
+        for state, n in self.session.exec(
+            select(NotificationRow.state, func.count()).group_by(NotificationRow.state)
+        ).all():
+            counts[f"notifications {state}"] = int(n)
+        return counts
+
+    def stored_counts(self) -> dict[str, dict[str, int]]:
+        """Matches by status, and notifications not yet settled or given up, by state (the
+        metrics endpoint reads these at each scrape: grouped scans of indexed columns)."""
+        matches = self.session.exec(
+            select(MatchRow.status, func.count()).group_by(MatchRow.status)
+        ).all()
+        notes = self.session.exec(
+            select(NotificationRow.state, func.count())
+            .where(col(NotificationRow.state).in_(("pending", "sending", "failed")))
+            .group_by(NotificationRow.state)
+        ).all()
+        return {
+            "matches": {status.value: 0 for status in MatchStatus}
+            | {s: int(n) for s, n in matches},
+            "notifications": dict.fromkeys(("pending", "sending", "failed"), 0)
+            | {s: int(n) for s, n in notes},
+        }
 
     # -- invitations ----------------------------------------------------------------------------
 
@@ -447,6 +521,19 @@ class Repository:
             select(MatchRow.id, MatchRow.revision).where(col(MatchRow.updated_ms) >= since_ms)
         ).all()
         return [(match_id, revision) for match_id, revision in rows]
+
+    def recent_matches(self, status: MatchStatus | None, limit: int) -> list[Match]:
+        """Up to ``limit`` matches (of ``status``, else all), the most recently changed first."""
+        statement = select(MatchRow)
+        if status is not None:
+            statement = statement.where(MatchRow.status == status.value)
+        statement = statement.order_by(col(MatchRow.updated_ms).desc(), col(MatchRow.id))
+        return [self._match(r) for r in self.session.exec(statement.limit(limit)).all()]
+
+    def match_ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Ids of matches that begin with ``prefix`` (at most ``limit``)."""
+        statement = select(MatchRow.id).where(col(MatchRow.id).startswith(prefix, autoescape=True))
+        return list(self.session.exec(statement.order_by(col(MatchRow.id)).limit(limit)))
 
     def match_ids(self, status: MatchStatus) -> list[str]:
         return list(self.session.exec(select(MatchRow.id).where(MatchRow.status == status.value)))
@@ -719,28 +806,31 @@ class Repository:
         return [int(r[0]) for r in rows]
 
     def playing_match_ids_of(self, player_id: int) -> list[str]:
-        return list(
-            self.session.exec(
-                select(MatchRow.id)
-                .where(
-                    col(MatchRow.id).in_(
-                        select(SeatRow.match_id).where(SeatRow.player_id == player_id)
-                    )
-                )
-                .where(MatchRow.status == MatchStatus.PLAYING.value)
-            )
-        )
+        return self._match_ids_of(player_id, (MatchStatus.PLAYING,))
 
-    def touch_matches_of(self, player_id: int, now: int) -> None:
-        """Mark the player's unfinished matches changed (their seats are reloaded)."""
-        self.session.execute(
-            update(MatchRow)
-            .where(
-                col(MatchRow.id).in_(select(SeatRow.match_id).where(SeatRow.player_id == player_id))
-            )
-            .where(col(MatchRow.status) != MatchStatus.FINISHED.value)
-            .values(revision=MatchRow.revision + 1, updated_ms=now)
+    def unfinished_match_ids_of(self, player_id: int) -> list[str]:
+        """The matches, waiting or playing, in which the player sits (oldest first)."""
+        return self._match_ids_of(player_id, (MatchStatus.WAITING, MatchStatus.PLAYING))
+
+    def _match_ids_of(self, player_id: int, statuses: Sequence[MatchStatus]) -> list[str]:
+        seated = select(SeatRow.match_id).where(SeatRow.player_id == player_id)
+        statement = (
+            select(MatchRow.id)
+            .where(col(MatchRow.id).in_(seated))
+            .where(col(MatchRow.status).in_([s.value for s in statuses]))
+            .order_by(col(MatchRow.created_ms), col(MatchRow.id))
         )
+        return list(self.session.exec(statement))
+
+    def touch_matches_of(self, player_id: int, now: int, *, finished_too: bool = False) -> None:
+        """Mark the player's unfinished matches (and finished ones if asked) changed: every
+        process reads their seats afresh."""
+        statement = update(MatchRow).where(
+            col(MatchRow.id).in_(select(SeatRow.match_id).where(SeatRow.player_id == player_id))
+        )
+        if not finished_too:
+            statement = statement.where(col(MatchRow.status) != MatchStatus.FINISHED.value)
+        self.session.execute(statement.values(revision=MatchRow.revision + 1, updated_ms=now))
 
     def set_seen(self, match_id: str, seat: int, revision: int) -> None:
         """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
@@ -1032,6 +1122,10 @@ def _notification(row: NotificationRow) -> Notification:
     )
 
 
+def _count(session: Session, table: type[Any]) -> int:
+    return int(session.exec(select(func.count()).select_from(table)).one())
+
+
 def _player(row: PlayerRow) -> Player:
     assert row.id is not None
     return Player(
@@ -1041,6 +1135,7 @@ def _player(row: PlayerRow) -> Player:
         email=row.email,
         blocked=row.blocked,
         created_ms=row.created_ms,
+        deleted_ms=row.deleted_ms,
     )
 
 

@@ -21,6 +21,7 @@ from google.protobuf import json_format
 
 from client.render import (
     COMMANDS,
+    aborted_text,
     message_json,
     notification_line,
     render_history,
@@ -749,3 +750,13 @@ def test_watch_lines_name_the_seat_and_the_next_command() -> None:
         id=5, kind="bot_played", match_id=MATCH_ID, text="A bot played: canasta cover off."
     )
     assert notification_line(bot) == "A bot played: canasta cover off."
+
+
+def test_an_abandoned_match_says_who_ended_it() -> None:
+    """Players may abandon a match only before its first deal; later only the operator can
+    (``canasta-server matches abort``), and the table says so rather than "before its first
+    deal"."""
+    before = pb.MatchSummary(status=pb.MATCH_STATUS_FINISHED, aborted=True, version=0)
+    later = pb.MatchSummary(status=pb.MATCH_STATUS_FINISHED, aborted=True, version=57)
+    assert aborted_text(before) == "abandoned before its first deal"
+    assert aborted_text(later) == "ended by the server's operator"

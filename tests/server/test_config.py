@@ -69,3 +69,13 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_database_url_setting(tmp_path: Path) -> None:
     config = ServerConfig(data_dir=tmp_path, database_url="postgresql+psycopg://x@y/z")
     assert config.db_url == "postgresql+psycopg://x@y/z"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["sqlite://", "sqlite:///:memory:", "sqlite:///file:/tmp/x.db?uri=true", "not a url"],
+)
+def test_a_sqlite_database_is_a_plain_file_path(url: str) -> None:
+    """The use lock beside the file and `restore` need the one file a URL names."""
+    with pytest.raises(ConfigFileError, match="database_url"):
+        ServerConfig(database_url=url)

@@ -29,7 +29,7 @@ from server.store.migrations import (
     migrate,
     schema_revision,
 )
-from tests.testkit import PlayerClient, plain_turn, replay_history
+from tests.testkit import PlayerClient, next_plain_move, replay_history
 
 
 def _schema(db: Database) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
-ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
+ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"]
 
 
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
@@ -133,7 +133,7 @@ def _scripts_with(tmp_path: Path, name: str, upgrade: str) -> Path:
 from alembic import op
 
 revision = "0099"
-down_revision = "0007"
+down_revision = "{ALL[-1]}"
 branch_labels = None
 depends_on = None
 
@@ -354,17 +354,12 @@ def _play(
     seats: list[PlayerClient], match_id: str, moves: int, *, stop_at_next_deal: bool = False
 ) -> int:
     """Play ``moves`` plain moves (or until the next hand is to be dealt); the version."""
-    view = seats[0].view(match_id)
     for _ in range(moves):
-        view = seats[0].view(match_id)
-        player = seats[view.match.to_act]
-        view = player.view(match_id)
-        if view.HasField("dealing_seat"):
-            if stop_at_next_deal and view.view.hand_number >= 1:
-                break
-            player.deal(view)
-        else:
-            player.submit(view, plain_turn(view))
+        if (
+            next_plain_move(seats, match_id, deal_hand_after=1 if stop_at_next_deal else None)
+            is None
+        ):
+            break
     return int(seats[0].view(match_id).version)
 
 
@@ -391,7 +386,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
                    "webhook_secret", "vacation_started_ms", "vacation_used_ms",
-                   "vacation_year", "allow_reply_moves"),
+                   "vacation_year", "deleted_ms", "allow_reply_moves"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms",
                   "header"),

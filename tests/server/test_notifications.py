@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 import threading
+import time
 from collections.abc import Callable
 from datetime import datetime
 from email.message import Message
@@ -535,3 +536,8 @@ def test_a_watch_resumed_after_an_impossible_id_is_refused(
     with pytest.raises(grpc.RpcError) as refused:
         next(iter(stream))
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    registry = app.service.ctx.metrics.registry
+    deadline = time.monotonic() + 5  # the server ends the stream just after the client hears
+    while registry.get_sample_value("canasta_watch_streams_open") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert registry.get_sample_value("canasta_watch_streams_open") == 0  # not counted as open

@@ -1,0 +1,72 @@
+"""The README's self-signed TLS example ("Operating a server"), run line by line: make the
+certificate with openssl, serve with it, and set up a player whose client trusts it.
+
+Only the host name is the test's own (``localhost`` for ``canasta.example.org``), and the
+listening address (a free port on 127.0.0.1 instead of ``0.0.0.0:7437``, so tests can run side
+by side). If the README changes, this test runs the new lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import BIN, Player, clean_env
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl here"),
+]
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def tls_lines() -> list[str]:
+    """The ``sh`` block of the README's TLS paragraph: openssl, serve, setup."""
+    section = README.read_text(encoding="utf-8").split("## Operating a server", 1)[1]
+    paragraph = section.split("**TLS.**", 1)[1].split("\n**", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", paragraph, re.DOTALL)
+    assert block is not None, "the TLS paragraph's ```sh block is missing"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_a_self_signed_certificate_as_the_readme_makes_it_serves_canasta(tmp_path: Path) -> None:
+    make, serve, setup = tls_lines()
+    assert make.startswith("openssl req")
+    assert "canasta-server serve" in serve
+    assert setup.startswith("canasta setup")
+    assert "--ca cert.pem" in setup
+    env = {**clean_env(), "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    work = tmp_path / "club"
+    work.mkdir()
+    made = subprocess.run(
+        make.replace("canasta.example.org", "localhost"),
+        shell=True, cwd=work, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    server = subprocess.Popen(  # a session of its own: the stop reaches the server too
+        serve.replace("0.0.0.0:7437", "127.0.0.1:0"),
+        shell=True, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**env, "CANASTA_SERVER_DATA_DIR": str(tmp_path / "data")}, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        banner = server.stdout.readline()
+        assert "(TLS)" in banner, banner
+        port = int(banner.split("listening on 127.0.0.1:")[1].split()[0])
+        alice = Player(tmp_path / "alice")
+        done = subprocess.run(
+            setup.replace("canasta.example.org:7437", f"localhost:{port}"),
+            shell=True, cwd=work, env={**alice.env(), "PATH": env["PATH"]},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert alice.run("whoami").stdout.startswith("Alice")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(30)
