@@ -20,6 +20,7 @@ from client.errors import EXIT_USAGE, CliError
 if TYPE_CHECKING:
     from client.profiles import Seen
     from client.rpc import Connection, RpcFailureError
+    from shared.crypto.keys import PrivateKey
 
 app = typer.Typer()
 PANEL = "Playing"
@@ -40,6 +41,14 @@ YesOpt = Annotated[
     ),
 ]
 Cards = Annotated[list[str], typer.Argument(help="Cards such as 7h 10d qs jk (2s are wild).")]
+ArmorOpt = Annotated[
+    bool,
+    typer.Option(
+        "--armor",
+        help="Do not send the move: print it signed, as a text block to send by any channel "
+        "(mail it to the server, or hand it to its operator).",
+    ),
+]
 
 
 def split_turn(text: str) -> list[str]:
@@ -70,8 +79,13 @@ def submit(
     deal: bool = False,
     fresh: bool = False,
     yes: bool = False,
+    armor: bool = False,
 ) -> None:
     """Check, sign and send one move; print the new table (or JSON) and the receipt's seq.
+
+    With ``armor`` the signed envelope is printed as a text block (``shared.armor``) instead
+    of being sent: it follows the last table seen, like a sent move, and the server that
+    receives it later checks it exactly like a Submit.
 
     If others moved since the player last looked and it is now the player's move, the table
     and the changes are shown and the move is sent on the new table only once confirmed
@@ -101,6 +115,9 @@ def submit(
             )
         if deal and not seen.deal_commitment:
             raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
+        if armor:
+            _print_armored(key, match_id, seen, actions, deal)
+            return
         server_key = conn.pinned_key()  # checked against the pin before the move leaves
         for attempt in (1, 2, 3):
             head = bytes.fromhex(seen.head_hash)
@@ -170,6 +187,26 @@ def submit(
 
     typer.echo(render_table(response.view, color=common.color()))
     typer.echo(f"move {receipt.seq} stored; receipt verified")
+
+
+def _print_armored(
+    key: PrivateKey, match_id: str, seen: Seen, actions: list[str], deal: bool
+) -> None:
+    """Print the signed move as a block; nothing is sent, nothing in the profile changes (the
+    table moves on when the server has the move and the player looks again)."""
+    from shared import protocol
+    from shared.armor import armor
+
+    request = protocol.move_request(
+        key,
+        match_id,
+        seen.seat,
+        seen.version,
+        bytes.fromhex(seen.head_hash),
+        actions,
+        deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
+    )
+    typer.echo(armor(request), nl=False)
 
 
 def _not_your_move(conn: Connection, match_id: str, failure: RpcFailureError) -> CliError:
@@ -265,9 +302,11 @@ def _catch_up(
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta draw")
-def draw(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
+def draw(
+    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+) -> None:
     """Draw from the stock (red threes are laid out and replaced for you)."""
-    submit(match, ["draw"], json, yes=yes)
+    submit(match, ["draw"], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -283,18 +322,25 @@ def take(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Take the discard pile, melding its top card at once."""
-    submit(match, [" ".join(["pickup", *(cards or [])])], json, yes=yes)
+    submit(match, [" ".join(["pickup", *(cards or [])])], json, yes=yes, armor=armor)
 
 
 @app.command(
     rich_help_panel=PANEL,
     epilog="Examples:\n\n  canasta meld 7h 7c 2s\n\n  canasta meld 7h 7c 2s , kd kc ks",
 )
-def meld(cards: Cards, match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
+def meld(
+    cards: Cards,
+    match: MatchOpt = None,
+    json: JsonOpt = False,
+    yes: YesOpt = False,
+    armor: ArmorOpt = False,
+) -> None:
     """Meld cards from your hand (several melds separated by commas)."""
-    submit(match, [" ".join(["meld", *cards])], json, yes=yes)
+    submit(match, [" ".join(["meld", *cards])], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -305,9 +351,10 @@ def lay(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Lay cards off on one of your side's melds."""
-    submit(match, [" ".join(["lay", *cards])], json, yes=yes)
+    submit(match, [" ".join(["lay", *cards])], json, yes=yes, armor=armor)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta discard kd")
@@ -316,9 +363,10 @@ def discard(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Discard a card, which ends your turn."""
-    submit(match, [f"discard {card}"], json, yes=yes)
+    submit(match, [f"discard {card}"], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -333,6 +381,7 @@ def out(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Go out: there is no separate action; meld your last cards (and maybe discard the last).
 
@@ -345,13 +394,15 @@ def out(
             '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)',
             EXIT_USAGE,
         )
-    submit(match, split_turn(turn), json, yes=yes)
+    submit(match, split_turn(turn), json, yes=yes, armor=armor)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta ask")
-def ask(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
+def ask(
+    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+) -> None:
     """Ask your partner "may I go out?" (the answer binds you)."""
-    submit(match, ["ask"], json, yes=yes)
+    submit(match, ["ask"], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -362,27 +413,30 @@ def answer(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Answer your partner's "may I go out?"."""
     if reply.lower() not in ("yes", "no", "y", "n"):
         raise CliError(f"canasta answer takes yes or no, not {reply!r}", EXIT_USAGE)
-    submit(match, [f"answer {reply.lower()}"], json, yes=yes)
+    submit(match, [f"answer {reply.lower()}"], json, yes=yes, armor=armor)
 
 
 @app.command("pass", rich_help_panel=PANEL, epilog="Example:\n\n  canasta pass")
-def pass_(match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False) -> None:
+def pass_(
+    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+) -> None:
     """Decline the pile once the stock is gone (this ends the hand)."""
-    submit(match, ["pass"], json, yes=yes)
+    submit(match, ["pass"], json, yes=yes, armor=armor)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta deal")
-def deal(match: MatchOpt = None, json: JsonOpt = False) -> None:
+def deal(match: MatchOpt = None, json: JsonOpt = False, armor: ArmorOpt = False) -> None:
     """Cut the deck so the next hand is dealt (when `canasta show` says it is your cut).
 
     Your signature over the server's published commitment is the hand's randomness: the server
     fixed its secret before you cut, so it cannot choose the deal (README: trust model).
     """
-    submit(match, ["deal"], json, deal=True)
+    submit(match, ["deal"], json, deal=True, armor=armor)
 
 
 @app.command(
@@ -396,9 +450,10 @@ def play(
     match: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Submit several actions at once (the rest of a turn), as one signed move."""
-    submit(match, split_turn(turn), json, yes=yes)
+    submit(match, split_turn(turn), json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -409,6 +464,7 @@ def resign(
     match: MatchOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     json: JsonOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Concede the match for your side, at any moment: the other side(s) win at once."""
     import sys
@@ -418,7 +474,7 @@ def resign(
             raise CliError("resigning ends the match: add --yes to confirm", code=EXIT_USAGE)
         if not typer.confirm("Resign? The match ends now and your side loses", default=False):
             raise CliError("not resigned")
-    submit(match, ["resign"], json, fresh=True)
+    submit(match, ["resign"], json, fresh=True, armor=armor)
 
 
 @app.command(

@@ -51,6 +51,8 @@ def _show(settings: pb.Settings) -> None:
         typer.echo(
             f"         {settings.email_pending} waits for its code (canasta notify verify CODE)"
         )
+    if settings.allow_reply_moves:
+        typer.echo("         moves by replying to a mail: on (server-attested)")
     typer.echo(f"webhook  {settings.webhook_url or 'none'}")
     typer.echo(f"timezone {settings.time_zone}")
 
@@ -72,19 +74,29 @@ def notify(ctx: typer.Context, json: JsonOpt = False) -> None:
 
 @notify_app.command(
     epilog="Examples:\n\n  canasta notify email ann@example.org\n\n  canasta notify email digest"
-    "\n\n  canasta notify email off"
+    "\n\n  canasta notify email off\n\n  canasta notify email each --allow-reply-moves"
 )
 def email(
     value: Annotated[
         str, typer.Argument(help="An address (a code is mailed to it), or each, digest, off.")
     ],
     json: JsonOpt = False,
+    reply_moves: Annotated[
+        bool | None,
+        typer.Option(
+            "--allow-reply-moves/--no-allow-reply-moves",
+            help='Accept moves you make by replying to a "your turn" mail (off by default). '
+            "The server signs them for you with a key of its own, and they show as "
+            "server-attested: your verified address vouches for them, not your key.",
+        ),
+    ] = None,
 ) -> None:
     """Set the address mail goes to, or how it comes: each event, a daily digest, or off."""
+    extra: dict[str, Any] = {} if reply_moves is None else {"allow_reply_moves": reply_moves}
     if value in MODES:
-        settings = _update(json, email_mode=value)
+        settings = _update(json, email_mode=value, **extra)
     elif "@" in value:
-        settings = _update(json, email=value)
+        settings = _update(json, email=value, **extra)
         if not json:
             typer.echo(f"a code is on its way to {value}: run canasta notify verify CODE")
         return

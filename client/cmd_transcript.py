@@ -174,11 +174,22 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
         )
     for number in report.server_cuts:
         lines.append(
-            f"note: hand {number} was cut by the server's bot for an absent player, so the "
-            "server could have chosen that deal"
+            f"note: hand {number} was cut by the server's bot for an absent player (or for a "
+            "player's mailed reply, server-attested), so the server could have chosen that deal"
         )
-    bots = f" ({report.by_bot} played by a bot for an absent player)" if report.by_bot else ""
-    lines.append(f"all {report.entries} entries verified{bots}")
+    if report.attested:
+        seqs = ", ".join(str(n) for n in report.attested)
+        lines.append(
+            f"server-attested (made by a mail reply, signed by the server's attest key "
+            f"{fingerprint(header.attest_key)}, not the player's key): entries {seqs}"
+        )
+    counts = []
+    if report.by_bot:
+        counts.append(f"{report.by_bot} played by a bot for an absent player")
+    if report.attested:
+        counts.append(f"{len(report.attested)} server-attested")
+    notes = f" ({'; '.join(counts)})" if counts else ""
+    lines.append(f"all {report.entries} entries verified{notes}")
     if known is None:
         lines.append(
             "no profile here: compare the key fingerprints above with the players' and the "

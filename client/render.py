@@ -290,6 +290,12 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
         for s in view.match.seats
         if s.on_vacation
     ]
+    lines += [
+        f"{'You take' if s.seat == names.me else names.full(s.seat) + ' takes'} moves by mail "
+        "reply: the server signs those (server-attested; `canasta history` marks each)"
+        for s in view.match.seats
+        if s.reply_moves
+    ]
     return "\n".join(lines)
 
 
@@ -841,6 +847,8 @@ def _entry_lines(entry: pb.HistoryEntry, names: _Names, color: bool) -> list[str
     who = names.full(entry.seat) if entry.seat >= 0 else "server"
     if entry.played_by_bot and not names.is_bot(entry.seat):
         who += " [played by a bot]"
+    elif entry.server_attested:  # a mailed reply: the server signed it for the player
+        who += " [by mail reply, server-attested]"
     actions = "; ".join(
         "cut and deal" if a == _DEAL else _action_text(a, color) for a in entry.actions
     )

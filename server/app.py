@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from server.config import ServerConfig
 from server.edge.grpc_server import GrpcServer, create_server
 from server.edge.servicer import CanastaServicer
+from server.edge.smtp import SmtpListener
 from server.keys import load_keys
 from server.service.bots import BotRunner, Chooser
 from server.service.context import ServiceContext
@@ -44,6 +45,8 @@ class App:
     """Brings changes stored by other processes on the same database to this one's watchers."""
     metrics_port: int = 0
     """Where ``/metrics`` is served once started (0: off)."""
+    mail_listener: SmtpListener | None = None
+    """The SMTP listener for moves by mail, when ``smtp_listen`` is set."""
 
     def start(self) -> None:
         if self.config.metrics_listen:
@@ -58,9 +61,13 @@ class App:
         self.feed.start()
         self.service.absence.rounds.start()
         self.service.outbox.rounds.start()
+        if self.mail_listener is not None:
+            self.mail_listener.start()
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()
+        if self.mail_listener is not None:
+            self.mail_listener.stop()
         self.server.stop(grace)
         self.service.absence.rounds.stop()
         self.service.outbox.rounds.stop()
@@ -91,4 +98,11 @@ def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
     """Open everything and bind the port; call ``start()`` to serve."""
     db, service, bots = open_service(config, chooser)
     server, port, servicer = create_server(config, service)
-    return App(config, db, service, bots, server, servicer, port, ChangeFeed(service.ctx))
+    listener = None
+    if config.smtp_listen:
+        try:
+            listener = SmtpListener(service.mail, config.smtp_listen, config.mail_from)
+        except ValueError as exc:
+            raise OSError(str(exc)) from None  # ``serve`` reports it in one line
+    feed = ChangeFeed(service.ctx)
+    return App(config, db, service, bots, server, servicer, port, feed, mail_listener=listener)

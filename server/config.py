@@ -109,7 +109,11 @@ class ServerConfig:
     smtp_user: str = ""
     smtp_password: str = ""
     mail_from: str = ""
-    """The From address of notification mails (required with ``smtp_host``)."""
+    """The From address of notification mails (required with ``smtp_host``); replies to them,
+    and moves by mail, come back to it (``mail-in`` or ``smtp_listen``)."""
+    smtp_listen: str = ""
+    """host:port of the server's own SMTP listener for mail to ``mail_from`` (moves by mail,
+    ``server.edge.smtp``); empty: none (mail can still come in through ``mail-in``)."""
     outbox_poll_ms: int = 1000
     """How often this process looks for notifications to deliver."""
     digest_hour: int = 8

@@ -116,6 +116,9 @@ class Seat:
     reachable: bool = False
     """The player has a way to hear of news (verified mail not off, or a webhook): only
     their notifications wait for the outbox; the others go to their log alone."""
+    reply_moves: bool = False
+    """The player takes moves by mail reply, which the server signs (server-attested): the
+    table says so to everyone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +239,8 @@ class History:
     more: bool
     bot_public_key: bytes = b""
     """The server's bot key: entries it signed were played by a bot."""
+    attest_public_key: bytes = b""
+    """The server's attest key: entries it signed are players' mailed replies."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,6 +317,8 @@ class Settings:
     vacation_left_ms: int = 0
     """What is left of this year's allowance, the running vacation counted (filled in by
     the service)."""
+    allow_reply_moves: bool = False
+    """Moves by replying to a mail are accepted (signed by the server: server-attested)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,10 @@
-"""The server's two Ed25519 keys, kept as PEM files (mode 0600) in the data directory.
+"""The server's three Ed25519 keys, kept as PEM files (mode 0600) in the data directory.
 
 ``server_key.pem`` signs receipts and is the server's identity (clients pin its public key);
 ``bot_key.pem`` signs the moves of bot seats, so bot moves are told apart from the server's
-own acknowledgements. Both are created on first use.
+own acknowledgements; ``attest_key.pem`` signs the moves players make by replying to a mail
+(``server.service.mailin``), on their behalf, so that a verifier tells those apart from both
+the players' own signatures and the bots'. All are created on first use.
 """
 
 from __future__ import annotations
@@ -21,20 +23,24 @@ from shared.crypto.keys import (
 
 SERVER_KEY_FILE = "server_key.pem"
 BOT_KEY_FILE = "bot_key.pem"
+ATTEST_KEY_FILE = "attest_key.pem"
 
 
 @dataclass(frozen=True, slots=True)
 class ServerKeys:
     server: PrivateKey
     bot: PrivateKey
+    attest: PrivateKey
     # Derived once: every move reads the bot's public key, and deriving it costs a
     # serialization call each time.
     server_public: bytes = field(init=False)
     bot_public: bytes = field(init=False)
+    attest_public: bytes = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "server_public", public_key_raw(self.server))
         object.__setattr__(self, "bot_public", public_key_raw(self.bot))
+        object.__setattr__(self, "attest_public", public_key_raw(self.attest))
 
 
 def load_or_create_key(path: Path) -> PrivateKey:
@@ -53,4 +59,5 @@ def load_keys(data_dir: Path) -> ServerKeys:
     return ServerKeys(
         server=load_or_create_key(data_dir / SERVER_KEY_FILE),
         bot=load_or_create_key(data_dir / BOT_KEY_FILE),
+        attest=load_or_create_key(data_dir / ATTEST_KEY_FILE),
     )

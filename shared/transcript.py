@@ -178,6 +178,10 @@ class Header:
     first_dealer: int
     """Who deals the first hand (the engine draws it from the match id; written here so that
     a verifier need not reproduce that draw)."""
+    attest_key: bytes = b""
+    """Signs moves a player made by replying to a mail, on the player's behalf: such a move is
+    *server-attested*, not the player's own signature. Empty (and absent from the bytes) in
+    headers written before servers had the key."""
 
     def to_bytes(self) -> bytes:
         clock = None
@@ -188,8 +192,10 @@ class Header:
                 "on_timeout": self.clock.on_timeout,
                 "weekends_off": self.clock.weekends_off,
             }
+        attest = {"attest_key": self.attest_key.hex()} if self.attest_key else {}
         return canonical_json(
             {
+                **attest,
                 "format": HEADER_FORMAT,
                 "match_id": self.match_id,
                 "rules": self.config.to_dict(),
@@ -208,12 +214,12 @@ class Header:
     @classmethod
     def from_bytes(cls, data: bytes) -> Header:
         """Read a header, refusing anything but the canonical bytes of a well-formed one."""
-        value = _fields(
-            _parse_canonical(data, "header"),
-            "header",
-            {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
-             "started_ms", "first_dealer"},
-        )  # fmt: skip
+        parsed = _parse_canonical(data, "header")
+        names = {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
+                 "started_ms", "first_dealer"}  # fmt: skip
+        if isinstance(parsed, dict) and "attest_key" in parsed:  # headers from issue 16 on
+            names.add("attest_key")
+        value = _fields(parsed, "header", names)
         if value["format"] != HEADER_FORMAT:
             raise TranscriptError(f"the header's format is not {HEADER_FORMAT!r}")
         # Options added to the engine after a header was written are absent from it and take
@@ -269,6 +275,9 @@ class Header:
             clock=clock,
             started_ms=_int(value["started_ms"], "started_ms", 0, 2**53),
             first_dealer=_int(value["first_dealer"], "first_dealer", 0, config.players - 1),
+            attest_key=_hex(value["attest_key"], "the attest key", 32)
+            if "attest_key" in value
+            else b"",
         )
         if all(s.bot for s in header.seats):
             raise TranscriptError("the header has no human seat")
@@ -276,6 +285,10 @@ class Header:
             not s.bot and s.public_key in (header.server_key, header.bot_key) for s in header.seats
         ):
             raise TranscriptError("a person's seat holds the server's or the bot's key")
+        if any(not s.bot and s.public_key == header.attest_key for s in header.seats):
+            raise TranscriptError("a person's seat holds the server's attest key")
+        if header.attest_key in (header.server_key, header.bot_key):
+            raise TranscriptError("the attest key must differ from the server's other keys")
         return header
 
 
@@ -429,8 +442,13 @@ class Report:
     hands: tuple[HandResult, ...]
     """The result of every hand that ended, in order."""
     server_cuts: tuple[int, ...] = ()
-    """Hands whose cut the server's bot signed for an absent player: the server knew the
-    secret and signed the cut, so it could have chosen that deal (docs/fair-deal.md)."""
+    """Hands whose cut the server signed (its bot for an absent player, or its attest key for
+    a player's mailed reply): the server knew the secret and signed the cut, so it could have
+    chosen that deal (docs/fair-deal.md)."""
+    attested: tuple[int, ...] = ()
+    """The seqs of the entries the server signed with its attest key on a player's behalf
+    (moves made by replying to a mail): the player's mail, not the player's key, vouches for
+    them."""
 
     @property
     def finished(self) -> bool:
@@ -456,6 +474,7 @@ def verify(transcript: Transcript) -> Report:
     prev = header_hash(transcript.header)
     state = new_match(header.config, first_dealer=header.first_dealer)
     by_bot = 0
+    attested: list[int] = []
     server_cuts: list[int] = []
     results: list[HandResult] = []
     for number, entry in enumerate(transcript.entries, 1):
@@ -474,15 +493,24 @@ def verify(transcript: Transcript) -> Report:
         if not 0 <= move.seat < len(bots):
             raise TranscriptError(f"there is no seat {move.seat}", number)
         seat_key = header.seats[move.seat].public_key
-        signed_by_bot = False
+        server_signed = False  # by the bot key or the attest key: the server signed it
         if verify_signature(seat_key, entry.payload, entry.signature):
-            signed_by_bot = bots[move.seat]
+            server_signed = bots[move.seat]
         elif verify_signature(header.bot_key, entry.payload, entry.signature):
-            signed_by_bot = True
+            server_signed = True
             by_bot += 0 if bots[move.seat] else 1  # a bot played for an absent player
+        elif (
+            header.attest_key
+            and not bots[move.seat]
+            and verify_signature(header.attest_key, entry.payload, entry.signature)
+        ):
+            server_signed = True
+            attested.append(number)
         else:
             raise TranscriptError(
-                f"the signature is not seat {move.seat}'s (nor the bot's)", number
+                f"the signature is not seat {move.seat}'s (nor the bot's, nor attested by "
+                "the server)",
+                number,
             )
         digest = entry_hash(prev, entry.payload, entry.signature)
         if not verify_receipt(header.server_key, match_id, number, digest, entry.receipt):
@@ -490,7 +518,7 @@ def verify(transcript: Transcript) -> Report:
         secret = None
         if move.is_deal:
             secret = _check_cut(header, state, hands, move, number, bots)
-            if signed_by_bot and not bots[move.seat]:
+            if server_signed and not bots[move.seat]:
                 server_cuts.append(state.hand_number + 1)
         elif move.deal_commitment:
             raise TranscriptError("only a cut names a commitment", number)
@@ -505,7 +533,13 @@ def verify(transcript: Transcript) -> Report:
     if len(hands) > state.hand_number:
         raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
     return Report(
-        header, state, len(transcript.entries), by_bot, tuple(results), tuple(server_cuts)
+        header,
+        state,
+        len(transcript.entries),
+        by_bot,
+        tuple(results),
+        tuple(server_cuts),
+        tuple(attested),
     )
 
 

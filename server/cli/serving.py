@@ -105,9 +105,11 @@ def health(
 
 @app.command("show-key")
 def show_key() -> None:
-    """Print the server's public key (players pin it) and the bot key."""
+    """Print the server's public key (players pin it), the bot key and the attest key (moves
+    by mail reply)."""
     keys = load_keys(server_config().data_dir)
-    for label, raw in (("server", keys.server_public), ("bots", keys.bot_public)):
+    shown = (("server", keys.server_public), ("bots", keys.bot_public))
+    for label, raw in (*shown, ("attest", keys.attest_public)):
         typer.echo(f"{label}: {public_key_to_text(raw)}  fingerprint {fingerprint(raw)}")
 
 

@@ -88,6 +88,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         covered=seat.covered,
         on_vacation=seat.on_vacation,
         abort_asked=seat.abort_asked,
+        reply_moves=seat.reply_moves,
     )
 
 
@@ -114,6 +115,7 @@ def settings_to_pb(settings: Settings) -> pb.Settings:
         webhook_secret=settings.webhook_secret,
         vacation_since_ms=settings.vacation_started_ms,
         vacation_left_ms=settings.vacation_left_ms,
+        allow_reply_moves=settings.allow_reply_moves,
     )
 
 
@@ -128,6 +130,7 @@ def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
         email_mode=m.email_mode if m.HasField("email_mode") else None,
         webhook_url=m.webhook_url if m.HasField("webhook_url") else None,
         vacation=m.vacation if m.HasField("vacation") else None,
+        allow_reply_moves=m.allow_reply_moves if m.HasField("allow_reply_moves") else None,
     )
 
 
@@ -207,9 +210,12 @@ def receipt_to_pb(receipt: Receipt) -> pb.Receipt:
     )
 
 
-def entry_to_pb(entry: Entry, bot_public_key: bytes = b"") -> pb.HistoryEntry:
+def entry_to_pb(
+    entry: Entry, bot_public_key: bytes = b"", attest_public_key: bytes = b""
+) -> pb.HistoryEntry:
     return pb.HistoryEntry(
         played_by_bot=bool(bot_public_key) and entry.actor_key == bot_public_key,
+        server_attested=bool(attest_public_key) and entry.actor_key == attest_public_key,
         seq=entry.seq,
         seat=entry.seat,
         hand_number=entry.hand_number,
@@ -237,7 +243,10 @@ def history_to_pb(history: History) -> pb.GetHistoryResponse:
     match = history.match
     return pb.GetHistoryResponse(
         match_id=match.id,
-        entries=[entry_to_pb(e, history.bot_public_key) for e in history.entries],
+        entries=[
+            entry_to_pb(e, history.bot_public_key, history.attest_public_key)
+            for e in history.entries
+        ],
         hands=[hand_to_pb(h) for h in history.hands],
         version=match.version,
         more=history.more,

@@ -51,6 +51,7 @@ from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import InvalidRequestError
 from server.service.lobby import Lobby
+from server.service.mailin import MailIn
 from server.service.notify import Subscription
 from server.service.outbox import Outbox
 from server.service.play import Play
@@ -68,6 +69,8 @@ class CanastaService:
         self.absence = Absence(ctx)
         self.preferences = Preferences(ctx)
         self.outbox = Outbox(ctx)
+        self.mail = MailIn(ctx, self.play)
+        """Moves that come as text or mail (armored blocks), through ``play.submit``."""
 
     # -- identity -----------------------------------------------------------------------------
 

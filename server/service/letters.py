@@ -8,13 +8,13 @@ exact command that acts next. Names of the other players come from the match's s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from server.domain import Match, Notification, SeatKind, Settings
 from server.service.clocks import zone
 from server.service.matches import to_act
-from shared.rules import GameState, cards_text, player_view
+from shared.rules import GameState, Phase, cards_text, player_view
 
 SUBJECTS = {
     "your_turn": "Your turn",
@@ -27,7 +27,12 @@ SUBJECTS = {
     "match_aborted": "Match abandoned",
     "deadline_passed": "Your time ran out",
     "verify_email": "Your Canasta e-mail code",
+    "move_stored": "Move stored",
+    "move_refused": "Move refused",
 }
+ANSWERS = frozenset({"move_stored", "move_refused"})
+"""Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
+verified address whatever the mail mode (the player asked for them), never to a webhook."""
 UNSUBSCRIBE = (
     "To stop these mails: canasta notify email off (or canasta notify email digest for one a day)."
 )
@@ -46,6 +51,13 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     hand = facts.get("hand_number", 0)
     if note.kind == "verify_email":
         return f"Your code is {facts.get('code', '?')}: run canasta notify verify CODE."
+    if note.kind == "move_stored":
+        return (
+            f"Your move {facts.get('seq', '?')} in match {note.match_id[:8]} is stored: "
+            f"{facts.get('move', '?')}."
+        )
+    if note.kind == "move_refused":
+        return f"Your mail moved nothing: {facts.get('reason', 'it was refused')}"
     if note.kind == "your_turn":
         text = f"It is your turn in match {note.match_id[:8]}"
         text += f", hand {hand}." if hand else ": cut and deal the first hand."
@@ -91,22 +103,39 @@ def mail_body(
     notes: Sequence[Notification],
     tables: dict[str, tuple[Match, GameState, int]],
     settings: Settings,
+    codes: Mapping[str, str] | None = None,
 ) -> str:
     """A mail of one notification or a digest of several: each headline, then each match's
-    table as the recipient sees it now, and the commands."""
+    table as the recipient sees it now, and the commands (with ``codes``, by match: the
+    single-use code a reply with the move needs)."""
     lines = [f"Hello {settings.display_name},", ""]
-    lines += [headline(n, tables.get(n.match_id, (None,))[0], settings) for n in notes]
+    for note in notes:
+        lines.append(headline(note, tables.get(note.match_id, (None,))[0], settings))
+        lines += receipt_lines(note)
     for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
         found = tables.get(match_id)
         if found is not None:
-            lines += ["", *table_text(*found)]
+            lines += ["", *table_text(*found, code=(codes or {}).get(match_id, ""))]
     if any(n.kind != "verify_email" for n in notes):
         lines += ["", UNSUBSCRIBE]
     return "\n".join(lines) + "\n"
 
 
-def table_text(match: Match, state: GameState, seat: int) -> list[str]:
-    """The recipient's own table: their hand, the pile, the scores, whose move, what to run."""
+def receipt_lines(note: Notification) -> list[str]:
+    """The server's receipt for a stored move, as text the player can check or keep: the
+    entry hash and the server's signature over (match id, seq, entry hash)."""
+    if note.kind != "move_stored":
+        return []
+    return [
+        f"  receipt: match {note.match_id} seq {note.facts.get('seq', '?')}",
+        f"  entry hash: {note.facts.get('entry_hash', '?')}",
+        f"  server signature: {note.facts.get('server_signature', '?')}",
+    ]
+
+
+def table_text(match: Match, state: GameState, seat: int, code: str = "") -> list[str]:
+    """The recipient's own table: their hand, the pile, the scores, whose move, what to run
+    (and, with ``code``, how to move by replying)."""
     view = player_view(state, seat)
     names = [_name(match, s) for s in range(len(match.seats))]
     lines = [f"Match {match.id} ({match.preset}), you are seat {seat}"]
@@ -123,9 +152,25 @@ def table_text(match: Match, state: GameState, seat: int) -> list[str]:
     actor = to_act(match, state)  # the engine's actor, or the seat that cuts the next deal
     if actor == seat:
         lines.append(f"  your move: canasta show {match.id}")
+        if code:
+            example = "deal" if state.phase is Phase.DEAL else _example(state, seat)
+            lines.append(
+                f"  or reply to this mail with your move on the first line (e.g. {example}); "
+                f"reply code {code}, good for this table once"
+            )
     elif actor is not None:
         lines.append(f"  {names[actor]} is to move")
     return lines
+
+
+def _example(state: GameState, seat: int) -> str:
+    """A move the reply could hold now: the draw, or (after it) a discard of the last card."""
+    if state.phase is Phase.DRAW:
+        return "draw"
+    if state.phase is Phase.ANSWER:
+        return "answer no"
+    hand = player_view(state, seat).hand
+    return f"discard {cards_text(hand[-1:])}" if hand else "draw"
 
 
 def webhook_json(note: Notification, settings: Settings) -> dict[str, object]:

@@ -235,6 +235,7 @@ def match_header(ctx: ServiceContext, match: Match, now: int, first_dealer: int)
         ),
         started_ms=now,
         first_dealer=first_dealer,
+        attest_key=ctx.keys.attest_public,
     )  # fmt: skip
 
 

@@ -45,8 +45,8 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from server.config import ServerConfig
-from server.domain import EmailMode, Match, Notification, Settings
-from server.service import letters, matches
+from server.domain import EmailMode, Match, MatchStatus, Notification, Settings
+from server.service import letters, matches, replies
 from server.service.clocks import zone
 from server.service.context import ServiceContext
 from server.service.periodic import Periodic
@@ -119,7 +119,7 @@ class Outbox:
             found = players.get(note.player_id)
             email = note.email_state or (self._email_plan(note, found) if found else "off")
             webhook = note.webhook_state or (
-                "send" if found and found.webhook_url and note.kind != "verify_email" else "off"
+                "send" if found and found.webhook_url and _hooked(note.kind) else "off"
             )
             if "send" in (email, webhook):
                 loud.append(note.id)
@@ -206,6 +206,8 @@ class Outbox:
             if not address or address != settings.email_pending or not latest:
                 return "off"  # another code was asked for since: this one is void
             return "send"
+        if note.kind in letters.ANSWERS:  # the player's own mail asked for it
+            return "send" if settings.email_verified else "off"
         if not settings.email_verified or settings.email_mode is EmailMode.OFF:
             return "off"
         if settings.email_mode is EmailMode.DIGEST:
@@ -225,10 +227,37 @@ class Outbox:
             )
             return "sent"
         tables = self._tables([note], settings.player_id)
+        codes = self._reply_codes(tables, settings)
+        subject = letters.subject(note)
+        if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
+            subject += f" [{next(iter(codes.values()))}]"
         self._send(
-            settings.email, letters.subject(note), letters.mail_body([note], tables, settings), note
+            settings.email, subject, letters.mail_body([note], tables, settings, codes), note
         )
         return "sent"
+
+    def _reply_codes(
+        self, tables: dict[str, tuple[Match, GameState, int]], settings: Settings
+    ) -> dict[str, str]:
+        """A fresh single-use reply code for each table where it is the player's move, if they
+        take moves by reply (``server.service.replies``); stored before the mail goes."""
+        if not settings.allow_reply_moves or not settings.email_verified:
+            return {}
+        mine = {
+            match_id: match
+            for match_id, (match, state, seat) in tables.items()
+            if match.status is MatchStatus.PLAYING and matches.to_act(match, state) == seat
+        }
+        if not mine:
+            return {}
+        ctx = self.ctx
+        now = ctx.clock()
+        with ctx.db.write() as session:
+            repo = ctx.repo(session)
+            return {
+                match_id: replies.issue(repo, settings.player_id, match_id, match.version, now)
+                for match_id, match in mine.items()
+            }
 
     def _send(self, to: str, subject: str, body: str, note: Notification | None) -> None:
         config = self.ctx.config
@@ -237,6 +266,9 @@ class Outbox:
         message["To"] = to
         message["Subject"] = subject
         message["Date"] = formatdate(usegmt=True)
+        # RFC 3834: vacation responders do not answer it, and mail-in ignores such mails, so
+        # the server and a player's auto-responder cannot keep answering each other.
+        message["Auto-Submitted"] = "auto-generated"
         domain = config.mail_from.rpartition("@")[2] or None
         idstring = f"canasta-notification-{note.id}" if note is not None else None
         message["Message-ID"] = make_msgid(idstring=idstring, domain=domain)
@@ -296,7 +328,8 @@ class Outbox:
                     continue
                 repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
-            body = letters.mail_body(notes, self._tables(notes, player_id), settings)
+            tables = self._tables(notes, player_id)
+            body = letters.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
             try:
                 self._send(settings.email, subject, body, None)
             except DeliveryError as exc:
@@ -309,7 +342,7 @@ class Outbox:
     # -- webhooks -------------------------------------------------------------------------------
 
     def _webhook(self, note: Notification, settings: Settings) -> str:
-        if not settings.webhook_url or note.kind == "verify_email":
+        if not settings.webhook_url or not _hooked(note.kind):
             return "off"
         body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
         signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
@@ -350,6 +383,12 @@ class Outbox:
             for note in found
             if note.kind != "verify_email"
         ]
+
+
+def _hooked(kind: str) -> bool:
+    """Whether a notification of ``kind`` goes to webhooks: not a code (it must come by
+    mail), not an answer to a player's mail (it belongs in their inbox)."""
+    return kind != "verify_email" and kind not in letters.ANSWERS
 
 
 def _digest_time(now: int, time_zone: str, hour: int) -> int:

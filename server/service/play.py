@@ -58,7 +58,7 @@ from shared.rules import (
     player_view,
     redact_event,
 )
-from shared.transcript import next_state
+from shared.transcript import Header, next_state
 from shared.wire import Move, move_from_bytes
 
 _NO_SEAT = -1
@@ -164,7 +164,15 @@ class Play:
         )
         shown = tuple(h if h.revealed else dataclasses.replace(h, secret=b"") for h in hands)
         self._mark_seen(match, seat)
-        return History(match, seat, entries, shown, len(found) > page, ctx.keys.bot_public)
+        return History(
+            match,
+            seat,
+            entries,
+            shown,
+            len(found) > page,
+            ctx.keys.bot_public,
+            ctx.keys.attest_public,
+        )
 
     def watch(
         self, player: Player, match_ids: list[str], token_hash: bytes = b""
@@ -306,13 +314,17 @@ class Play:
         signer = seat.public_key
         if not verify(signer, payload, signature):
             signer = ctx.keys.bot_public  # a bot covering an absent player signs for the seat
-            if not verify(signer, payload, signature):
+            if verify(signer, payload, signature):
+                if not seat.covered:  # our bot, with a newer copy than ours: look again
+                    raise _MatchMovedError
+            elif not _attested(ctx.keys.attest_public, seat.kind, match, payload, signature):
                 raise UnauthenticatedError(
                     f"the move's signature does not verify with the key of seat {move.seat}"
                 )
-            if not seat.covered:  # our bot, with a newer copy than ours: look again
-                raise _MatchMovedError
-        back = bool(seat.covered) and signer == seat.public_key  # the player moves again
+            else:  # the player's mailed reply, signed on their behalf (server.service.mailin)
+                signer = ctx.keys.attest_public
+        by_bot = signer == ctx.keys.bot_public and seat.kind is SeatKind.HUMAN
+        back = bool(seat.covered) and not by_bot  # the player moves again
         if back and seat.covered == Cover.FORFEIT:
             raise ConflictError(
                 "your time ran out and this match's policy is forfeit: the bot resigns for "
@@ -384,8 +396,8 @@ class Play:
             events=effects.events,
             created_ms=now,
         )
-        seen = move.seat if signer == seat.public_key and seat.kind is SeatKind.HUMAN else None
-        played_for = move.seat if signer != seat.public_key else None
+        seen = move.seat if not by_bot and seat.kind is SeatKind.HUMAN else None
+        played_for = move.seat if by_bot else None
         told = notices.after_move(match, state, new_match, effects.state, turn_over, played_for)
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
@@ -509,3 +521,14 @@ class Play:
         cached = self.ctx.matches.get(match.id)
         if cached is not None and cached.revision == match.revision:
             self.ctx.matches.put(match.id, dataclasses.replace(cached, seats=tuple(seats)))
+
+
+def _attested(
+    attest_key: bytes, kind: SeatKind, match: Match, payload: bytes, signature: bytes
+) -> bool:
+    """Whether the server's attest key signed the move for a person's seat, in a match whose
+    header names that key (a verifier must be able to tell whose signature it is; matches
+    started before the key existed take no attested moves)."""
+    if kind is not SeatKind.HUMAN or not match.header or not verify(attest_key, payload, signature):
+        return False
+    return Header.from_bytes(match.header).attest_key == attest_key

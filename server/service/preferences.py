@@ -51,6 +51,8 @@ class SettingsChange:
     """A URL (a new secret comes back), or ``""`` for no webhook."""
     vacation: bool | None = None
     """Start (True) or end (False) a vacation (``server.service.absence``)."""
+    allow_reply_moves: bool | None = None
+    """Accept moves made by replying to a mail (``server.service.mailin``)."""
 
 
 class Preferences:
@@ -73,6 +75,8 @@ class Preferences:
         if change.time_zone is not None:
             zone(change.time_zone)
             values["time_zone"] = change.time_zone
+        if change.allow_reply_moves is not None:
+            values["allow_reply_moves"] = change.allow_reply_moves
         if change.email_mode is not None:
             modes = {m.value for m in EmailMode}
             if change.email_mode not in modes:
@@ -134,8 +138,15 @@ class Preferences:
             if values:
                 repo.update_player(player.id, **values)
             repo.add_notices(notices, now)
-            if {"time_zone", "email", "email_mode", "webhook_url"} & values.keys():
-                repo.touch_matches_of(player.id, now)  # seats carry the zone and reachability
+            if {
+                "time_zone",
+                "email",
+                "email_mode",
+                "webhook_url",
+                "allow_reply_moves",
+            } & values.keys():
+                # seats carry the zone, reachability and whether moves by reply are on
+                repo.touch_matches_of(player.id, now)
             found = repo.settings(player.id)
         if found is None:
             raise NotFoundError("no such player")

@@ -58,6 +58,8 @@ class PlayerRow(SQLModel, table=True):
     deleted_ms: int = _big()
     """When the operator deleted this player (0: not deleted): name and contact details are
     gone, the key stays (the moves it signed must still verify) and is blocked."""
+    allow_reply_moves: bool = False
+    """Moves by replying to a mail are accepted, signed by the server's attest key."""
 
 
 class MatchRow(SQLModel, table=True):
@@ -225,3 +227,21 @@ class AdminActionRow(SQLModel, table=True):
     action: str
     target: str
     detail: str = Field(default="", sa_type=Text)
+
+
+class ReplyCodeRow(SQLModel, table=True):
+    """A single-use code for a move by mail reply (``server.service.mailin``): mailed to one
+    player, for one match at one version. Only its hash is stored."""
+
+    __tablename__ = "reply_code"
+
+    code_hash: str = Field(primary_key=True, max_length=64)
+    """SHA-256 (hex) of the code."""
+    player_id: int = Field(foreign_key="player.id", index=True)
+    match_id: str = Field(max_length=64)
+    version: int = _big()
+    """The match version the code was mailed for: a reply to an older table is refused."""
+    created_ms: int = _big()
+    expires_ms: int = _big(index=True)
+    used_ms: int = _big()
+    """When a reply spent it (0: not yet)."""

@@ -41,6 +41,7 @@ from server.store.models import (
     MatchRow,
     NotificationRow,
     PlayerRow,
+    ReplyCodeRow,
     SeatRow,
     TokenRow,
 )
@@ -154,6 +155,65 @@ class Repository:
     def player_by_id(self, player_id: int) -> Player | None:
         row = self.session.get(PlayerRow, player_id)
         return _player(row) if row else None
+
+    def players_by_email(self, address: str, limit: int = 2) -> list[int]:
+        """Ids of up to ``limit`` players whose *verified* address is ``address`` (compared
+        without regard to case): who a received mail may come from."""
+        rows = self.session.exec(
+            select(PlayerRow.id)
+            .where(func.lower(PlayerRow.email) == address.lower())
+            .where(col(PlayerRow.email_verified))
+            .order_by(col(PlayerRow.id))
+            .limit(limit)
+        ).all()
+        return [int(r) for r in rows if r is not None]
+
+    def count_notices(self, player_id: int, kinds: Collection[str], since: int, limit: int) -> int:
+        """How many notifications of ``kinds`` the player got since ``since`` (counting stops
+        at ``limit``: the caller only asks whether a cap is reached)."""
+        rows = self.session.exec(
+            select(NotificationRow.id)
+            .where(NotificationRow.player_id == player_id)
+            .where(col(NotificationRow.kind).in_(list(kinds)))
+            .where(col(NotificationRow.created_ms) >= since)
+            .limit(limit)
+        ).all()
+        return len(rows)
+
+    # -- reply codes (moves by mail reply) ------------------------------------------------------
+
+    def add_reply_code(
+        self, code_hash: str, player_id: int, match_id: str, version: int, now: int, expires: int
+    ) -> None:
+        """Store a new code's hash; codes expired before ``now`` are deleted meanwhile, so the
+        table holds only live ones and those spent recently."""
+        self.session.execute(delete(ReplyCodeRow).where(col(ReplyCodeRow.expires_ms) < now))
+        self.session.add(
+            ReplyCodeRow(
+                code_hash=code_hash,
+                player_id=player_id,
+                match_id=match_id,
+                version=version,
+                created_ms=now,
+                expires_ms=expires,
+            )
+        )
+
+    def reply_code(self, code_hash: str) -> ReplyCode | None:
+        row = self.session.get(ReplyCodeRow, code_hash)
+        if row is None:
+            return None
+        return ReplyCode(row.player_id, row.match_id, row.version, row.expires_ms, row.used_ms)
+
+    def spend_reply_code(self, code_hash: str, now: int) -> bool:
+        """Mark a code used, if nobody did first (False: it was spent already)."""
+        result = self.session.execute(
+            update(ReplyCodeRow)
+            .where(col(ReplyCodeRow.code_hash) == code_hash)
+            .where(col(ReplyCodeRow.used_ms) == 0)
+            .values(used_ms=now)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
 
     def players(self) -> list[Player]:
         rows = self.session.exec(select(PlayerRow).order_by(col(PlayerRow.id))).all()
@@ -713,6 +773,7 @@ class Repository:
             vacation_used_ms=row.vacation_used_ms,
             vacation_year=row.vacation_year,
             email_code_hash=row.email_code_hash,
+            allow_reply_moves=row.allow_reply_moves,
         )
 
     def email_code(self, player_id: int) -> tuple[str, str, int]:
@@ -882,6 +943,7 @@ class Repository:
             abort_asked=row.abort_asked,
             reachable=(player.email_verified and player.email_mode != "off")
             or bool(player.webhook_url),
+            reply_moves=player.allow_reply_moves,
         )
 
     # -- the log --------------------------------------------------------------------------------
@@ -951,6 +1013,18 @@ class Repository:
             .where(col(HandRow.match_id) == match_id, col(HandRow.hand_number) == hand_number)
             .values(revealed=True)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCode:
+    """A stored reply code (``server.service.replies``): whose, for which table, and whether
+    it is still good."""
+
+    player_id: int
+    match_id: str
+    version: int
+    expires_ms: int
+    used_ms: int
 
 
 @dataclass(frozen=True, slots=True)

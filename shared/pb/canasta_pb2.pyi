@@ -526,6 +526,7 @@ class SeatInfo(_message.Message):
     COVERED_FIELD_NUMBER: _builtins.int
     ON_VACATION_FIELD_NUMBER: _builtins.int
     ABORT_ASKED_FIELD_NUMBER: _builtins.int
+    REPLY_MOVES_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -543,6 +544,10 @@ class SeatInfo(_message.Message):
     """The seat's player is on vacation: their clock stands still."""
     abort_asked: _builtins.bool
     """The seat's player asked to abandon the match (before its first deal)."""
+    reply_moves: _builtins.bool
+    """The seat's player takes moves by mail reply: those the server signs on their behalf
+    (server-attested; HistoryEntry.server_attested marks each).
+    """
     def __init__(
         self,
         *,
@@ -555,10 +560,11 @@ class SeatInfo(_message.Message):
         covered: _builtins.str = ...,
         on_vacation: _builtins.bool = ...,
         abort_asked: _builtins.bool = ...,
+        reply_moves: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -941,6 +947,7 @@ class UpdateSettingsRequest(_message.Message):
     EMAIL_MODE_FIELD_NUMBER: _builtins.int
     WEBHOOK_URL_FIELD_NUMBER: _builtins.int
     VACATION_FIELD_NUMBER: _builtins.int
+    ALLOW_REPLY_MOVES_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     """An IANA time zone name (Europe/Berlin): the weekends of the caller's clocks."""
     email: _builtins.str
@@ -954,6 +961,10 @@ class UpdateSettingsRequest(_message.Message):
     """Start (true) or end (false) a vacation: the caller's clocks stand still meanwhile. Set
     alone: a request with it and another field is refused, changing nothing.
     """
+    allow_reply_moves: _builtins.bool
+    """Accept moves made by replying to a "your turn" mail (off by default): the server signs
+    them on the caller's behalf with its attest key, and they are marked server-attested.
+    """
     def __init__(
         self,
         *,
@@ -963,11 +974,14 @@ class UpdateSettingsRequest(_message.Message):
         email_mode: _builtins.str | None = ...,
         webhook_url: _builtins.str | None = ...,
         vacation: _builtins.bool | None = ...,
+        allow_reply_moves: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__allow_reply_moves: _TypeAlias = _typing.Literal["allow_reply_moves"]  # noqa: Y015
+    _WhichOneofArgType__allow_reply_moves: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves"]  # noqa: Y015
     _WhichOneofReturnType__email: _TypeAlias = _typing.Literal["email"]  # noqa: Y015
     _WhichOneofArgType__email: _TypeAlias = _typing.Literal["_email", b"_email"]  # noqa: Y015
     _WhichOneofReturnType__email_code: _TypeAlias = _typing.Literal["email_code"]  # noqa: Y015
@@ -980,6 +994,8 @@ class UpdateSettingsRequest(_message.Message):
     _WhichOneofArgType__vacation: _TypeAlias = _typing.Literal["_vacation", b"_vacation"]  # noqa: Y015
     _WhichOneofReturnType__webhook_url: _TypeAlias = _typing.Literal["webhook_url"]  # noqa: Y015
     _WhichOneofArgType__webhook_url: _TypeAlias = _typing.Literal["_webhook_url", b"_webhook_url"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_reply_moves) -> _WhichOneofReturnType__allow_reply_moves | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__email) -> _WhichOneofReturnType__email | None: ...
     @_typing.overload
@@ -1008,6 +1024,7 @@ class Settings(_message.Message):
     WEBHOOK_SECRET_FIELD_NUMBER: _builtins.int
     VACATION_SINCE_MS_FIELD_NUMBER: _builtins.int
     VACATION_LEFT_MS_FIELD_NUMBER: _builtins.int
+    ALLOW_REPLY_MOVES_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     email: _builtins.str
     """The verified address mail goes to ("" if none)."""
@@ -1022,6 +1039,8 @@ class Settings(_message.Message):
     """On vacation since then (0: not on vacation)."""
     vacation_left_ms: _builtins.int
     """What is left of this year's vacation allowance, the running vacation counted."""
+    allow_reply_moves: _builtins.bool
+    """Moves by mail reply are accepted (server-attested)."""
     def __init__(
         self,
         *,
@@ -1034,10 +1053,11 @@ class Settings(_message.Message):
         webhook_secret: _builtins.str = ...,
         vacation_since_ms: _builtins.int = ...,
         vacation_left_ms: _builtins.int = ...,
+        allow_reply_moves: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "vacation_left_ms", b"vacation_left_ms", "vacation_since_ms", b"vacation_since_ms", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "vacation_left_ms", b"vacation_left_ms", "vacation_since_ms", b"vacation_since_ms", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1833,6 +1853,7 @@ class HistoryEntry(_message.Message):
     ACTIONS_FIELD_NUMBER: _builtins.int
     EVENTS_FIELD_NUMBER: _builtins.int
     PLAYED_BY_BOT_FIELD_NUMBER: _builtins.int
+    SERVER_ATTESTED_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     seat: _builtins.int
     hand_number: _builtins.int
@@ -1844,6 +1865,10 @@ class HistoryEntry(_message.Message):
     created_at_ms: _builtins.int
     played_by_bot: _builtins.bool
     """Signed by the server's bot key: a bot seat's move, or a bot playing for an absent player."""
+    server_attested: _builtins.bool
+    """Signed by the server's attest key on the player's behalf: a move the player made by
+    replying to a mail, vouched for by their verified address, not by their key.
+    """
     @_builtins.property
     def actions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """The payload's actions, decoded for convenience."""
@@ -1867,10 +1892,11 @@ class HistoryEntry(_message.Message):
         actions: _abc.Iterable[_builtins.str] | None = ...,
         events: _abc.Iterable[Global___Event] | None = ...,
         played_by_bot: _builtins.bool = ...,
+        server_attested: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "played_by_bot", b"played_by_bot", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "signature", b"signature", "signer_public_key", b"signer_public_key"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "played_by_bot", b"played_by_bot", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "server_attested", b"server_attested", "signature", b"signature", "signer_public_key", b"signer_public_key"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

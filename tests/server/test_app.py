@@ -129,6 +129,11 @@ def test_operator_commands(
     shown = runner.invoke(cli, [*base, "show-key"])
     assert shown.exit_code == 0, shown.output
     assert shown.output.startswith("server: ed25519:")
+    assert [line.split(":")[0] for line in shown.output.splitlines()] == [
+        "server",
+        "bots",
+        "attest",
+    ]
     issued = runner.invoke(cli, [*base, "invite", "--count", "2"])
     assert issued.exit_code == 0, issued.output
     codes = issued.stdout.split()

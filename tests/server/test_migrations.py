@@ -76,7 +76,7 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
-ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007"]
+ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008"]
 
 
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
@@ -386,7 +386,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
                    "webhook_secret", "vacation_started_ms", "vacation_used_ms",
-                   "vacation_year", "deleted_ms"),
+                   "vacation_year", "deleted_ms", "allow_reply_moves"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms",
                   "header"),

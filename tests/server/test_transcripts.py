@@ -145,6 +145,7 @@ def _with_header(transcript: Transcript, change: Callable[[dict[str, object]], N
                                   "weekends_off": False}),
         lambda h: h.update(match_id="f" * 32),
         lambda h: h.update(first_dealer=(h["first_dealer"] + 1) % 4),
+        lambda h: h.update(attest_key="11" * 32),  # a key the header never named
     ],
 )  # fmt: skip
 def test_every_header_field_is_bound_into_the_chain(

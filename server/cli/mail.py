@@ -1,0 +1,87 @@
+"""The operator's commands for moves that come as text: ``canasta-server submit-armored`` and
+``canasta-server mail-in``.
+
+Both open the same database as the running server (its own process; the outbox of the
+running server mails the answers they queue), store a move through ``Play.submit`` and then
+play any bot seats that are now to move, as the server would after a Submit (the running
+server does not hear of a move another process stored until a bot's turn comes up there).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from server.cli.common import app, server_config
+from server.service.mailin import MAX_MAIL_BYTES
+from shared.armor import MAX_TEXT_CHARS
+
+EX_TEMPFAIL = 75
+"""sysexits.h: a mail server keeps the message and tries the pipe again later."""
+
+
+@app.command("submit-armored")
+def submit_armored(
+    source: Annotated[
+        Path | None,
+        typer.Argument(help="A file holding the block (default: standard input)."),
+    ] = None,
+) -> None:
+    """Store a signed move given as a text block (`canasta play --armor`), checked exactly
+    like a Submit; the receipt is printed and mailed to the seat's player."""
+    from server.app import open_service
+    from server.service.errors import ServiceError
+    from shared.rules import CanastaError
+    from shared.wire import WireError
+
+    if source is None:
+        text = sys.stdin.read(MAX_TEXT_CHARS)
+    else:
+        with source.open(encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_TEXT_CHARS)
+    db, service, bots = open_service(server_config())
+    try:
+        try:
+            receipt, move = service.mail.submit_armored(text)
+        except (ServiceError, CanastaError, WireError) as exc:
+            typer.echo(f"canasta-server: refused: {exc.message}", err=True)
+            raise typer.Exit(code=1) from None
+        bots.play(move.match_id)
+    finally:
+        db.dispose()
+    typer.echo(
+        f"stored move {receipt.seq} of match {receipt.match_id}\n"
+        f"entry hash: {receipt.entry_hash.hex()}\n"
+        f"server signature: {receipt.server_signature.hex()}"
+    )
+
+
+@app.command("mail-in")
+def mail_in() -> None:
+    """Read one raw mail from standard input (a mail server's pipe delivery) and act on
+    the move in it; the answer goes to the player's verified address only.
+
+    Exits 0 for every mail it read, answered or ignored (a non-zero exit would make the
+    mail server bounce hostile mail to its forged sender), and 75 (try again later) when
+    the server itself failed."""
+    from server.app import open_service
+
+    raw = sys.stdin.buffer.read(MAX_MAIL_BYTES + 1)
+    try:
+        db, service, bots = open_service(server_config())
+    except Exception as exc:  # the database is down: let the mail server retry
+        typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
+        raise typer.Exit(code=EX_TEMPFAIL) from None
+    try:
+        outcome = service.mail.receive(raw)
+        if outcome.receipt is not None:
+            bots.play(outcome.receipt.match_id)
+    except Exception as exc:
+        typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
+        raise typer.Exit(code=EX_TEMPFAIL) from None
+    finally:
+        db.dispose()
+    typer.echo(f"mail {outcome.status}: {outcome.detail}")
