@@ -458,6 +458,7 @@ def test_a_hand_of_server_attested_moves_verifies_and_is_reported_as_such(
     assert report.server_cuts == (1,)
 
 
+@pytest.mark.slow  # sixty mails: out of the inner loop
 def test_refusals_to_one_player_are_capped_per_hour(
     app: App, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
 ) -> None:
