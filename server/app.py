@@ -62,7 +62,12 @@ class App:
         self.service.absence.rounds.start()
         self.service.outbox.rounds.start()
         if self.mail_listener is not None:
-            self.mail_listener.start()
+            try:
+                self.mail_listener.start()
+            except OSError as exc:
+                raise OSError(
+                    f"cannot listen for mail on {self.config.smtp_listen}: {exc.strerror or exc}"
+                ) from None
 
     def stop(self, grace: float | None = 2.0) -> None:
         self.servicer.stopping.set()

@@ -144,10 +144,14 @@ class ServerConfig:
             raise ConfigFileError(
                 f"log_format must be one of {', '.join(LOG_FORMATS)}, not {self.log_format!r}"
             )
-        if self.metrics_listen:
-            host, _, port = self.metrics_listen.rpartition(":")
-            if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-                raise ConfigFileError("metrics_listen is host:port (port 0 to 65535), or empty")
+        for name in ("metrics_listen", "smtp_listen"):
+            host, _, port = getattr(self, name).rpartition(":")
+            if getattr(self, name) and (
+                not host or not port.isdigit() or not 0 <= int(port) <= 65535
+            ):
+                raise ConfigFileError(f"{name} is host:port (port 0 to 65535), or empty")
+        if self.smtp_listen and "@" not in self.mail_from:
+            raise ConfigFileError("smtp_listen needs mail_from: the address it receives mail for")
         if self.smtp_security not in SMTP_SECURITY:
             raise ConfigFileError(
                 f"smtp_security must be one of {', '.join(SMTP_SECURITY)}, "

@@ -79,3 +79,19 @@ def test_a_sqlite_database_is_a_plain_file_path(url: str) -> None:
     """The use lock beside the file and `restore` need the one file a URL names."""
     with pytest.raises(ConfigFileError, match="database_url"):
         ServerConfig(database_url=url)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"smtp_listen": "nohost"}, "smtp_listen is host:port"),
+        ({"smtp_listen": "127.0.0.1:2525"}, "smtp_listen needs mail_from"),
+        ({"metrics_listen": "127.0.0.1:99999"}, "metrics_listen is host:port"),
+    ],
+)
+def test_listening_addresses_are_checked_with_the_settings(
+    settings: dict[str, str], message: str
+) -> None:
+    """A bad address is one clear line at start, not a traceback from the listener."""
+    with pytest.raises(ConfigFileError, match=message):
+        ServerConfig(**settings)  # type: ignore[arg-type]
