@@ -60,9 +60,6 @@ def variant_can_go_out(
     allow_discard: bool,
 ) -> bool:
     """``goingout.can_go_out`` for configs with ``variant_melds`` (Samba, Bolivia)."""
-    homeless = _might_go_out(config, hand, melds, extra, allow_discard)
-    if homeless is None:
-        return False
     rules: Rules = (
         config.wild_limit,
         config.canastas_to_go_out,
@@ -72,6 +69,23 @@ def variant_can_go_out(
         config.allow_wild_melds,
         config.sequence_canastas_to_go_out,
     )
+    least = -1 if minimum is None else minimum
+    return _decide(rules, tuple(hand), melds, extra, least, allow_discard)
+
+
+@lru_cache(maxsize=4096)
+def _decide(
+    rules: Rules,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    extra: Extra,
+    minimum: int,
+    allow_discard: bool,
+) -> bool:
+    """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
+    homeless = _might_go_out(rules, hand, melds, extra, allow_discard)
+    if homeless is None:
+        return False
     groups: list[list[Part]] = [[] for _ in range(13)]
     sequences: list[tuple[int, int, int]] = []
     wild_melds: list[int] = []
@@ -90,12 +104,11 @@ def variant_can_go_out(
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
-    least = -1 if minimum is None else minimum
-    return _search(rules, tuple(sorted(hand)), table, least, allow_discard, homeless)
+    return _search(rules, tuple(sorted(hand)), table, minimum, allow_discard, homeless)
 
 
 def _might_go_out(
-    config: RuleConfig, hand: Sequence[Card], melds: Melds, extra: Extra, allow_discard: bool
+    rules: Rules, hand: Sequence[Card], melds: Melds, extra: Extra, allow_discard: bool
 ) -> int | None:
     """Cheap necessary conditions, which most positions fail, sparing the search: at most
     one card (the final discard) may have no meld to join, and the hand and the melds must
@@ -128,7 +141,7 @@ def _might_go_out(
             continue
         suit = SUIT[card]
         near = present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
-        if config.allow_sequences and near:
+        if rules[3] and near:
             continue
         if any(meld_kind(m) == GROUP and meld_rank(m) == rank for m in extra):
             continue
@@ -150,18 +163,32 @@ def _might_go_out(
                 loose[JOKER_RANK] += len(cards)
             else:
                 loose[meld_rank(cards)] += len(cards)
-    possible = sum((loose[r] + counts[r] + wilds) // CANASTA_SIZE for r in range(FOUR, ACE + 1))
-    if config.allow_wild_melds:
-        possible += (loose[JOKER_RANK] + wilds) // CANASTA_SIZE
-    sequences = 0
-    if config.allow_sequences:  # at most one more seven-card sequence of each suit
-        sequences = sum(
-            1 for suit in range(4) if runs[suit] + bin(present[suit]).count("1") >= CANASTA_SIZE
-        )
-    if canastas + possible + sequences < config.canastas_to_go_out:
-        return None
-    if escaleras + sequences < config.sequence_canastas_to_go_out:
-        return None
+    # What each canasta still possible costs in hand cards at least: the cards on the
+    # table's incomplete melds count toward it (combined, for groups of a rank).
+    costs: list[int] = []
+    sources = [(loose[r], counts[r] + wilds) for r in range(FOUR, ACE + 1)]
+    if rules[5]:
+        sources.append((loose[JOKER_RANK], wilds))
+    for on_table, in_hand in sources:
+        for _ in range((on_table + in_hand) // CANASTA_SIZE):
+            costs.append(max(0, CANASTA_SIZE - on_table))
+            on_table = max(0, on_table - CANASTA_SIZE)
+    sequence_costs: list[int] = []
+    if rules[3]:  # at most one more seven-card sequence of each suit
+        for suit in range(4):
+            if runs[suit] + bin(present[suit]).count("1") >= CANASTA_SIZE:
+                sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
+    room = len(hand)
+    missing = rules[1] - canastas
+    if missing > 0:
+        cheapest = sorted([*costs, *sequence_costs])[:missing]
+        if len(cheapest) < missing or sum(cheapest) > room:
+            return None
+    missing = rules[6] - escaleras
+    if missing > 0:
+        cheapest = sorted(sequence_costs)[:missing]
+        if len(cheapest) < missing or sum(cheapest) > room:
+            return None
     return homeless
 
 

@@ -197,6 +197,9 @@ def _random_position(rng: random.Random, cards_in_hand: int) -> GameState:
     if rng.random() < 0.5:
         rank = rng.choice(["4", "6", "7", "9", "10", "j", "q", "k", "a"])
         melds.append(f"{rank}c {rank}d {rank}s" + (" 2h" if rng.random() < 0.3 else ""))
+        if rng.random() < 0.4:  # a second meld of the rank (§3.4), to grow or combine
+            melds.append(f"{rank}h {rank}h {rank}c")
+            pool += [f"{rank}d", "jo"]
     if rng.random() < 0.5:
         start = rng.randrange(4, 9)
         names = ["4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a"]
