@@ -14,7 +14,9 @@ legal only in a going-out turn. The search is exact and small: one optional disc
 aside, every other card must be placed. Naturals of a rank join the side's meld of that rank
 or form a new meld (two or more naturals); black threes form one meld of three or more; wild
 cards are spread over the melds within the wild limit; and enough melds must reach seven
-cards for the canastas required.
+cards for the canastas required. Samba and Bolivia search their own melds too (sequences,
+several melds of a rank, wild melds, the escalera: ``sambaout``); Modern American and Hand
+and Foot have their own searches.
 """
 
 from __future__ import annotations
