@@ -251,3 +251,30 @@ def test_1_11_2_search_agrees_with_playing_the_engine(seed: int) -> None:
 def test_1_11_2_search_agrees_with_playing_the_engine_at_length() -> None:
     outs = sum(_agree(seed, 7)[0] for seed in range(1000, 1300))
     assert outs > 10  # the check saw ways out, not only dead ends
+
+
+@pytest.mark.parametrize(
+    ("hand", "allowed"),
+    [
+        ("4h 5h 6h 7h 8h 9h 10h kc kd ks kh kc kd ks 9c", True),
+        ("4h 5h 6h 7h 8h 9h jh kc kd ks kh kc kd ks 9c", False),
+    ],
+)
+def test_3_4_an_unopened_side_may_ask_to_go_out_with_a_samba_built_this_turn(
+    hand: str, allowed: bool
+) -> None:
+    """§3.4, §1.11.4: a side with nothing on the table may go out concealed, a samba and a
+    canasta of kings built from the hand (and not when the run breaks before seven)."""
+    state = _position("samba", hand, [])
+    assert not state.opened(0)
+    assert _may_ask(state) is allowed
+    cards = parse_cards(hand)
+    try:
+        after = rules.apply(state, 0, Meld((tuple(cards[:7]), tuple(cards[7:14]))))
+        after = rules.apply(after, 0, Discard(cards[14]))
+    except IllegalMoveError:
+        assert not allowed
+    else:
+        assert allowed
+        assert after.last_hand is not None
+        assert after.last_hand.concealed
