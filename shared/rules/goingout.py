@@ -14,7 +14,9 @@ legal only in a going-out turn. The search is exact and small: one optional disc
 aside, every other card must be placed. Naturals of a rank join the side's meld of that rank
 or form a new meld (two or more naturals); black threes form one meld of three or more; wild
 cards are spread over the melds within the wild limit; and enough melds must reach seven
-cards for the canastas required.
+cards for the canastas required. Samba and Bolivia search their own melds too (sequences,
+several melds of a rank, wild melds, the escalera: ``sambaout``); Modern American and Hand
+and Foot have their own searches.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ from .errors import IllegalMoveError, WrongPhaseError
 from .handfoot import books_missing, foot_can_go_out, foot_waiting, pick_up_foot
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
-from .samba import SEQUENCE, meld_kind, side_canastas
+from .samba import side_canastas
+from .sambaout import variant_can_go_out
 from .scoring import end_hand
 from .state import EndReason, Event, Extra, GameState, Melds, Phase
 
@@ -301,23 +304,14 @@ def can_go_out(
     opened and no exemption applies; ``None`` when none applies. ``allow_discard`` is false
     for a player who may not discard (a red three drawn as the last card, D13 option).
 
-    ``extra`` are the side's further melds in Samba and Bolivia (§3.4, §3.5): their
-    canastas count, but the search places hand cards in group melds only (it never starts or
-    extends a sequence, a wild meld or a second meld of a rank). It may therefore miss a way
-    out that needs those; every way it finds is real, so a "yes" from partner can always be
-    obeyed, and the dead-end guard refuses at worst a play that leaves one card which only a
-    sequence could take [engine policy].
+    ``extra`` are the side's further melds in Samba and Bolivia (§3.4, §3.5), whose search
+    (``sambaout``) also builds and grows sequences, several melds of a rank and wild melds.
     """
     if config.closed_books:  # §3.7: books close at seven, and may need to be of each kind
         return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
+    if extra or config.sequence_canastas_to_go_out or config.variant_melds:
+        return variant_can_go_out(config, hand, melds, extra, minimum, allow_discard)
     need = config.canastas_to_go_out
-    if extra:
-        need -= sum(1 for m in extra if len(m) >= CANASTA_SIZE)
-        sequences = sum(1 for m in extra if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE)
-        if sequences < config.sequence_canastas_to_go_out:
-            return False  # only a sequence canasta helps, and the search makes none
-    elif config.sequence_canastas_to_go_out:
-        return False
     limit = config.wild_limit
     cap = 3 if limit == "max3" else 2 if limit == "max2" else -1
     if not _might_go_out(cap, need, hand, melds, allow_discard):

@@ -85,8 +85,8 @@ def test_round_trip_through_whole_matches(preset: str, options: dict[str, Any] |
     for phase in ("deal", "draw", "play", "match_over"):
         assert seen[f"phase={phase}"], f"no {phase} position"
     if config.has_partners and not config.sequence_canastas_to_go_out:
-        # (Bolivia: asking needs an escalera on the table already, which the eager players
-        # rarely build: README "Engine policies", the going-out search)
+        # (Bolivia: going out needs an escalera, a seven-card sequence, which the eager
+        # players rarely build, so they rarely may ask)
         assert seen["phase=answer"]
     if config.cutthroat:
         assert seen["lone_seat"]

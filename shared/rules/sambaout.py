@@ -1,0 +1,550 @@
+"""The going-out search of Samba and Bolivia: can this hand be melded out (RULES.md §3.4, §3.5)?
+
+``goingout.can_go_out`` hands over here when the config has these melds. The search is
+exact for the final layout: one optional discard is set aside, and every other card must
+end on the table in a layout the moves can reach this turn. Any such layout can be reached
+(naturals may join a meld at any time, so only the wild cards' order matters), so the search
+looks at final layouts, in three steps:
+
+* sequences, suit by suit: each existing sequence may grow within four to ace and seven
+  cards, new sequences of three to seven cards may start, and sequences of one suit never
+  overlap or touch (§3.8a), so an existing one never joins another;
+* the group melds of each rank: the hand's remaining naturals and some wild cards go onto
+  the side's melds of that rank (which may be combined), or into new melds of two or more
+  naturals, within the wild limit, and with no wild card onto a completed canasta, directly
+  or by combining, where the rules forbid it (§3.4);
+* Bolivia's wild-card melds: wild cards onto a wild meld up to seven, or new ones of three
+  to seven (§3.5).
+
+The wild limit is checked on each finished meld: exact for the fixed limits (two in the
+presets, or three); under a limit that grows with the naturals together with no wild card
+onto a canasta (no preset), an order of lay-offs that keeps every step within the limit is
+assumed.
+
+Every step is memoised on small integer keys, and the sequences of each suit are few, so
+a hand of twenty cards is decided in some thousands of steps (``STEPS`` counts them).
+Cheap necessary conditions come first (at most one card with no meld to join, enough
+cards for the canastas and escaleras still missing), and most positions stop there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+
+from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
+from .config import RuleConfig
+from .melds import CANASTA_SIZE, meld_rank
+from .samba import GROUP, SEQUENCE, WILD, meld_kind, sequence_span
+from .state import Extra, Melds
+
+Part = tuple[int, int]
+"""A group meld already on the table: (size, wild cards)."""
+
+Rules = tuple[str, int, bool, bool, bool, bool, int]
+"""(wild limit; canastas needed; wild card onto a completed canasta allowed; sequences;
+several melds of a rank; wild melds; sequence canastas needed): what the search needs of
+the config, cheap to hash."""
+
+
+STEPS = [0]
+"""Counts the search's memo misses, for a test that bounds the work of awkward hands."""
+
+
+def variant_can_go_out(
+    config: RuleConfig,
+    hand: Sequence[Card],
+    melds: Melds,
+    extra: Extra,
+    minimum: int | None,
+    allow_discard: bool,
+) -> bool:
+    """``goingout.can_go_out`` for configs with ``variant_melds`` (Samba, Bolivia)."""
+    rules: Rules = (
+        config.wild_limit,
+        config.canastas_to_go_out,
+        config.wild_onto_canasta,
+        config.allow_sequences,
+        config.multiple_melds_per_rank,
+        config.allow_wild_melds,
+        config.sequence_canastas_to_go_out,
+    )
+    least = -1 if minimum is None else minimum
+    return _decide(rules, tuple(hand), melds, extra, least, allow_discard)
+
+
+@lru_cache(maxsize=4096)
+def _decide(
+    rules: Rules,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    extra: Extra,
+    minimum: int,
+    allow_discard: bool,
+) -> bool:
+    """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
+    homeless = _might_go_out(rules, hand, melds, extra, allow_discard)
+    if homeless is None:
+        return False
+    groups: list[list[Part]] = [[] for _ in range(13)]
+    sequences: list[tuple[int, int, int]] = []
+    wild_melds: list[int] = []
+    for cards in (*melds, *extra):
+        if not cards:
+            continue
+        kind = meld_kind(cards)
+        if kind == SEQUENCE:
+            sequences.append(sequence_span(cards))
+        elif kind == WILD:
+            wild_melds.append(len(cards))
+        elif kind == GROUP:
+            groups[meld_rank(cards)].append((len(cards), sum(1 for c in cards if IS_WILD[c])))
+    table = (
+        tuple(tuple(sorted(g)) for g in groups),
+        tuple(sorted(sequences)),
+        tuple(sorted(wild_melds)),
+    )
+    return _search(rules, tuple(sorted(hand)), table, minimum, allow_discard, homeless)
+
+
+def _might_go_out(
+    rules: Rules, hand: Sequence[Card], melds: Melds, extra: Extra, allow_discard: bool
+) -> int | None:
+    """Cheap necessary conditions, which most positions fail, sparing the search: at most
+    one card (the final discard) may have no meld to join, and the hand and the melds must
+    hold the cards of enough canastas (and escaleras). ``None`` when they fail, else the card
+    with no meld to join (which must be the discard), or -1."""
+    counts = [0] * 14
+    present = [0, 0, 0, 0]  # ranks held in each suit, as bits
+    for card in hand:
+        counts[RANK[card]] += 1
+        if not IS_WILD[card] and not IS_BLACK3[card]:
+            present[SUIT[card]] |= 1 << RANK[card]
+    ends = [0, 0, 0, 0]  # ranks that grow a sequence of each suit, as bits
+    canastas = escaleras = 0
+    for cards in (*melds, *extra):
+        if not cards:
+            continue
+        if len(cards) >= CANASTA_SIZE:
+            canastas += 1
+            if meld_kind(cards) == SEQUENCE:
+                escaleras += 1
+            continue
+        if meld_kind(cards) == SEQUENCE:
+            suit, low, high = sequence_span(cards)
+            ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
+    stranded = 0 if not counts[THREE] or counts[THREE] >= 3 or melds[THREE] else counts[THREE]
+    homeless = -1
+    for card in hand:
+        rank = RANK[card]
+        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] > 1 or melds[rank]:
+            continue
+        suit = SUIT[card]
+        near = present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
+        if rules[3] and near:
+            continue
+        if any(meld_kind(m) == GROUP and meld_rank(m) == rank for m in extra):
+            continue
+        stranded += 1
+        homeless = card
+    if stranded > (1 if allow_discard else 0):
+        return None
+    if stranded and counts[THREE] and stranded == counts[THREE]:
+        homeless = -1  # the one or two black threes with no meld: let the search try
+    wilds = counts[TWO] + counts[JOKER_RANK]
+    loose = [0] * 14  # cards on incomplete melds, by rank (13: wild melds)
+    runs = [0, 0, 0, 0]  # cards on incomplete sequences, by suit
+    for cards in (*melds, *extra):
+        if 0 < len(cards) < CANASTA_SIZE:
+            kind = meld_kind(cards)
+            if kind == SEQUENCE:
+                runs[SUIT[cards[0]]] += len(cards)
+            elif kind == WILD:
+                loose[JOKER_RANK] += len(cards)
+            else:
+                loose[meld_rank(cards)] += len(cards)
+    # What each canasta still possible costs in hand cards at least: the cards on the
+    # table's incomplete melds count toward it (combined, for groups of a rank).
+    costs: list[int] = []
+    sources = [(loose[r], counts[r] + wilds) for r in range(FOUR, ACE + 1)]
+    if rules[5]:
+        sources.append((loose[JOKER_RANK], wilds))
+    for on_table, in_hand in sources:
+        for _ in range((on_table + in_hand) // CANASTA_SIZE):
+            costs.append(max(0, CANASTA_SIZE - on_table))
+            on_table = max(0, on_table - CANASTA_SIZE)
+    sequence_costs: list[int] = []
+    if rules[3]:  # at most one more seven-card sequence of each suit
+        for suit in range(4):
+            if runs[suit] + bin(present[suit]).count("1") >= CANASTA_SIZE:
+                sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
+    room = len(hand)
+    missing = rules[1] - canastas
+    if missing > 0:
+        cheapest = sorted([*costs, *sequence_costs])[:missing]
+        if len(cheapest) < missing or sum(cheapest) > room:
+            return None
+    missing = rules[6] - escaleras
+    if missing > 0:
+        cheapest = sorted(sequence_costs)[:missing]
+        if len(cheapest) < missing or sum(cheapest) > room:
+            return None
+    return homeless
+
+
+Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
+
+
+@lru_cache(maxsize=2048)
+def _search(
+    rules: Rules,
+    hand: tuple[Card, ...],
+    table: Table,
+    minimum: int,
+    allow_discard: bool,
+    homeless: int,
+) -> bool:
+    """Meld everything, or all but one final discard: the card with no meld to join when
+    there is one, else any card (these games refuse no discard)."""
+    if homeless >= 0:
+        rest = list(hand)
+        rest.remove(homeless)
+        return _place_all(rules, tuple(rest), table, minimum)
+    if _place_all(rules, hand, table, minimum):
+        return True
+    if not allow_discard:
+        return False
+    for card in _useful_discards(hand, table[0]):
+        rest = list(hand)
+        rest.remove(card)
+        if _place_all(rules, tuple(rest), table, minimum):
+            return True
+    return False
+
+
+def _useful_discards(hand: tuple[Card, ...], groups: tuple[tuple[Part, ...], ...]) -> list[Card]:
+    """The only final discards worth trying when melding everything fails: the cheapest wild
+    card, a black three, or a natural of a rank held once or twice with no group meld on
+    the table. Any other natural could join a meld of its rank (the side's, or a new one of
+    three naturals), which never stops the rest from going down."""
+    counts = [0] * 14
+    for card in hand:
+        counts[RANK[card]] += 1
+    out: list[Card] = []
+    wilds = [c for c in hand if IS_WILD[c]]
+    if wilds:
+        out.append(min(wilds, key=VALUE.__getitem__))
+    out.extend(dict.fromkeys(c for c in hand if IS_BLACK3[c]))
+    out.extend(
+        dict.fromkeys(
+            c
+            for c in hand
+            if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] <= 2 and not groups[RANK[c]]
+        )
+    )
+    return out
+
+
+def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int) -> bool:
+    """Whether every card of ``cards`` can go onto the table (worth ``minimum`` or more),
+    the side then meeting the going-out requirement."""
+    if minimum >= 0 and sum(VALUE[c] for c in cards) < minimum:
+        return False
+    groups, sequences, wild_melds = table
+    black = sum(1 for c in cards if IS_BLACK3[c])
+    if 0 < black < 3 and not groups[THREE]:
+        return False
+    wilds = sum(1 for c in cards if IS_WILD[c])
+    counts = [0] * 13
+    by_suit = [[0] * 13 for _ in range(4)]
+    for card in cards:
+        if not IS_WILD[card] and not IS_BLACK3[card]:
+            counts[RANK[card]] += 1
+            by_suit[SUIT[card]][RANK[card]] += 1
+    cap = max(rules[1], rules[6])  # more sequence canastas than that change nothing
+    states = {(tuple(counts), 0)}
+    for suit in range(4):
+        spans = tuple((low, high) for x, low, high in sequences if x == suit)
+        options = _suit_options(rules[3], tuple(by_suit[suit]), spans)
+        if len(options) == 1 and not options[0][0]:
+            made = options[0][1]
+            states = {(left, min(cap, seq + made)) for left, seq in states}
+            continue
+        after: set[tuple[tuple[int, ...], int]] = set()
+        for left, seq in states:
+            for used, made in options:
+                if used:
+                    row = list(left)
+                    for rank in range(FOUR, ACE + 1):
+                        if used >> rank & 1:
+                            row[rank] -= 1
+                    after.add((tuple(row), min(cap, seq + made)))
+                else:
+                    after.add((left, min(cap, seq + made)))
+        # A natural left alone, of a rank with no meld and no card in the suits still to
+        # come (which could take one more into a sequence), has nowhere to go.
+        settled = [
+            r
+            for r in range(FOUR, ACE + 1)
+            if not groups[r] and not any(by_suit[x][r] for x in range(suit + 1, 4))
+        ]
+        states = {state for state in after if all(state[0][r] != 1 for r in settled)}
+        STEPS[0] += len(after)
+    for left, seq in states:
+        STEPS[0] += 1
+        if seq < rules[6] or any(
+            left[rank] == 1 and not groups[rank] for rank in range(FOUR, ACE + 1)
+        ):
+            continue  # too few escaleras, or a lone natural with no meld to join
+        best = _groups_best(rules, groups, left, wilds, wild_melds)
+        if best >= 0 and best + seq >= rules[1]:
+            return True
+    return False
+
+
+@lru_cache(maxsize=4096)
+def _suit_options(
+    allowed: bool, counts: tuple[int, ...], existing: tuple[tuple[int, int], ...]
+) -> tuple[tuple[int, int], ...]:
+    """The ways to lay one suit's hand naturals in sequences: (the ranks used, as bits; the
+    suit's seven-card sequences after). Existing sequences stay, each may grow; none may
+    touch another (§3.4, §3.8a)."""
+    STEPS[0] += 1
+    base = sum(1 for low, high in existing if high - low + 1 >= CANASTA_SIZE)
+    if not allowed or (not existing and sum(counts) < 3):
+        return ((0, base),)
+    out: dict[tuple[int, int], None] = {}
+    for used, made in _intervals(counts, existing, FOUR, 0):
+        out[(used, made)] = None
+    return tuple(out)
+
+
+def _intervals(
+    counts: tuple[int, ...], existing: tuple[tuple[int, int], ...], start: int, k: int
+) -> Iterator[tuple[int, int]]:
+    """Sets of runs, lowest first, from ``start`` up: disjoint and not touching, each
+    growing the one existing sequence it holds (from ``existing[k]`` on, all kept) or new
+    (three cards or more); (the ranks taken from hand, as bits; the seven-card runs)."""
+    if k == len(existing):
+        yield 0, 0
+        ceiling = ACE
+    else:
+        ceiling = existing[k][0] - 2
+        old_low, old_high = existing[k]
+        top = existing[k + 1][0] - 2 if k + 1 < len(existing) else ACE
+        full = old_high - old_low + 1 >= CANASTA_SIZE
+        for low in range(old_low, max(start, old_low - CANASTA_SIZE + 1) - 1, -1):
+            if low < old_low and counts[low] == 0:
+                break
+            if full and low < old_low:
+                break
+            for high in range(old_high, min(top, low + CANASTA_SIZE - 1) + 1):
+                if high > old_high and counts[high] == 0:
+                    break
+                used = sum(1 << r for r in range(low, old_low))
+                used |= sum(1 << r for r in range(old_high + 1, high + 1))
+                made = 1 if high - low + 1 >= CANASTA_SIZE else 0
+                for rest_used, rest_made in _intervals(counts, existing, high + 2, k + 1):
+                    yield used | rest_used, made + rest_made
+    for low in range(start, ceiling - 1):
+        used = 0
+        for high in range(low, min(ceiling, low + CANASTA_SIZE - 1) + 1):
+            if counts[high] == 0:
+                break
+            used |= 1 << high
+            if high - low + 1 < 3:
+                continue
+            made = 1 if high - low + 1 >= CANASTA_SIZE else 0
+            for rest_used, rest_made in _intervals(counts, existing, high + 2, k):
+                yield used | rest_used, made + rest_made
+
+
+@lru_cache(maxsize=8192)
+def _groups_best(
+    rules: Rules,
+    groups: tuple[tuple[Part, ...], ...],
+    left: tuple[int, ...],
+    wilds: int,
+    wild_melds: tuple[int, ...],
+) -> int:
+    """The most canastas the group melds and wild melds can hold once every natural of
+    ``left`` and all ``wilds`` are on them; -1 when they cannot all be placed."""
+    for rank in range(FOUR, ACE + 1):
+        if left[rank] == 1 and not groups[rank]:
+            return -1
+    best = [_wild_best(rules, wild_melds, y) for y in range(wilds + 1)]
+    for rank in range(FOUR, ACE + 1):
+        parts = groups[rank]
+        if not parts and not left[rank]:
+            continue
+        row = [_rank_best(rules, parts, left[rank], y) for y in range(wilds + 1)]
+        merged = [-1] * (wilds + 1)
+        for used, value in enumerate(best):
+            if value < 0:
+                continue
+            for y in range(wilds - used + 1):
+                if row[y] >= 0 and value + row[y] > merged[used + y]:
+                    merged[used + y] = value + row[y]
+        best = merged
+        if all(v < 0 for v in best):
+            return -1
+    return best[wilds]
+
+
+@lru_cache(maxsize=4096)
+def _wild_best(rules: Rules, sizes: tuple[int, ...], wilds: int) -> int:
+    """Bolivia's wild melds (§3.5): the most seven-card wild melds once ``wilds`` join the
+    existing ones (up to seven each) or start new ones (three to seven); -1 if impossible."""
+    STEPS[0] += 1
+    if not wilds:
+        return sum(1 for s in sizes if s >= CANASTA_SIZE)
+    if not rules[5]:
+        return -1
+    if sizes:
+        size, rest = sizes[0], sizes[1:]
+        best = -1
+        for z in range(0, min(wilds, max(CANASTA_SIZE - size, 0)) + 1):
+            sub = _wild_best(rules, rest, wilds - z)
+            if sub >= 0:
+                best = max(best, sub + (size + z >= CANASTA_SIZE))
+        return best
+    best = -1
+    for z in range(3, min(wilds, CANASTA_SIZE) + 1):
+        sub = _wild_best(rules, (), wilds - z)
+        if sub >= 0:
+            best = max(best, sub + (z >= CANASTA_SIZE))
+    return best
+
+
+def _limit(rules: Rules, naturals: int) -> int:
+    """``RuleConfig.max_wilds``: how many wild cards a meld with ``naturals`` may hold."""
+    limit = rules[0]
+    if limit == "fewer_than_naturals_max3":
+        return min(3, naturals - 1)
+    return 3 if limit == "max3" else 2 if limit == "max2" else naturals
+
+
+@lru_cache(maxsize=8192)
+def _rank_best(rules: Rules, parts: tuple[Part, ...], naturals: int, wilds: int) -> int:
+    """The most canastas of one rank once ``naturals`` and ``wilds`` from hand are on its
+    melds: old ones (``parts``, which may be combined, §3.4) and new ones; -1 if impossible."""
+    STEPS[0] += 1
+    best = -1
+    for blocks in _partitions(parts) if rules[4] else [tuple((p,) for p in parts)]:
+        new_allowed = 99 if rules[4] else (0 if parts else 1)
+        best = max(best, _fill(rules, blocks, naturals, wilds, new_allowed))
+    return best
+
+
+def _partitions(parts: tuple[Part, ...]) -> list[tuple[tuple[Part, ...], ...]]:
+    if not parts:
+        return [()]
+    first, rest = parts[0], parts[1:]
+    out: list[tuple[tuple[Part, ...], ...]] = []
+    for sub in _partitions(rest):
+        out.append(((first,), *sub))
+        for i in range(len(sub)):
+            out.append((*sub[:i], (first, *sub[i]), *sub[i + 1 :]))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _fill(
+    rules: Rules, blocks: tuple[tuple[Part, ...], ...], naturals: int, wilds: int, new: int
+) -> int:
+    STEPS[0] += 1
+    if not blocks:
+        return _new_melds(rules, naturals, wilds, new)
+    block, rest = blocks[0], blocks[1:]
+    size = sum(p[0] for p in block)
+    best = -1
+    for z in range(wilds + 1):
+        for x in range(naturals + 1):
+            if not _block_ok(rules, block, x, z):
+                continue
+            sub = _fill(rules, rest, naturals - x, wilds - z, new)
+            if sub >= 0:
+                best = max(best, sub + (size + x + z >= CANASTA_SIZE))
+    return best
+
+
+@lru_cache(maxsize=8192)
+def _new_melds(rules: Rules, naturals: int, wilds: int, new: int) -> int:
+    """New group melds of one rank from ``naturals`` and ``wilds`` (two naturals or more,
+    three cards or more each, within the wild limit); at most ``new`` of them."""
+    if not naturals and not wilds:
+        return 0
+    if new <= 0 or naturals < 2:
+        return -1
+    best = -1
+    for x in range(2, naturals + 1):
+        for z in range(0, min(wilds, _limit(rules, x)) + 1):
+            if x + z < 3:
+                continue
+            sub = _new_melds(rules, naturals - x, wilds - z, new - 1)
+            if sub >= 0:
+                best = max(best, sub + (x + z >= CANASTA_SIZE))
+    return best
+
+
+def _block_ok(rules: Rules, block: tuple[Part, ...], naturals: int, added: int) -> bool:
+    """Whether old melds ``block`` of one rank can end as one meld with ``naturals`` and
+    ``added`` wild cards from hand: within the wild limit, and, where no wild card may join
+    a completed canasta, with an order of lay-offs and combinations that never adds one."""
+    size = sum(p[0] for p in block)
+    old_wilds = sum(p[1] for p in block)
+    total_wilds = old_wilds + added
+    nat = size - old_wilds + naturals
+    if len(block) == 1 and not added:
+        return True  # naturals may join any group meld
+    if total_wilds > _limit(rules, nat):
+        return False
+    if rules[2] or not total_wilds:
+        return True
+    if any(p[1] == 0 and p[0] >= CANASTA_SIZE for p in block):
+        return False  # a natural canasta would take a wild card, by combining
+    # The hand's wild cards go onto some melds still short of seven; then the melds holding
+    # wild cards must come together two at a time, each side short of seven.
+    return any(_wild_parts_join(holding) for holding in _with_hand_wilds(block, added))
+
+
+def _with_hand_wilds(block: tuple[Part, ...], added: int) -> Iterator[list[int]]:
+    """The sizes of the wild-holding melds, for each way the hand's wilds can join melds of
+    fewer than seven cards."""
+    if not added:
+        yield [p[0] for p in block if p[1]]
+        return
+    for spread in _spreads(len(block), added):
+        sizes: list[int] = []
+        ok = True
+        for part, z in zip(block, spread, strict=True):
+            if z and part[0] >= CANASTA_SIZE:
+                ok = False
+                break
+            if z or part[1]:
+                sizes.append(part[0] + z)
+        if ok:
+            yield sizes
+
+
+def _spreads(slots: int, total: int) -> Iterator[tuple[int, ...]]:
+    if slots == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _spreads(slots - 1, total - first):
+            yield (first, *rest)
+
+
+def _wild_parts_join(sizes: list[int]) -> bool:
+    """Whether melds holding wild cards can be combined into one, no combination joining a
+    meld of seven or more to another holding a wild card: two halves, each under seven."""
+    if len(sizes) <= 1:
+        return True
+    total = sum(sizes)
+    n = len(sizes)
+    for mask in range(1, (1 << n) - 1):
+        half = sum(sizes[i] for i in range(n) if mask >> i & 1)
+        if half < CANASTA_SIZE and total - half < CANASTA_SIZE:
+            return True
+    return False

@@ -1,0 +1,280 @@
+"""§1.11.2 and §1.11.3 in Samba and Bolivia (RULES.md §3.4, §3.5, §3.8a): the going-out
+search behind asking partner, the dead-end guard and black threes finds every way out: new
+sequences, grown sequences, a second meld of a rank, Bolivia's wild melds, and the escalera
+Bolivia asks for. The randomized check plays the engine's own moves to decide each small
+position, and the search must agree both ways.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from shared import rules
+from shared.rules import GameState, make_config, parse_cards
+from shared.rules.actions import AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
+from shared.rules.cards import IS_RED3, JOKER_RANK, NINE, RANK
+from shared.rules.dealing import deal_position, new_match
+from shared.rules.errors import CanastaError, IllegalMoveError
+from shared.rules.goingout import _can_go_out, can_go_out
+from shared.rules.melds import meld_rank
+from shared.rules.opening import minimum_to_go_out
+from shared.rules.samba import GROUP, SEQUENCE, meld_kind, sequence_span
+from shared.rules.sambaout import STEPS
+from shared.rules.state import EMPTY_MELDS, EndReason
+
+TWO_CANASTAS = ["8h 9h 10h jh qh kh ah", "5c 5d 5h 5s 5c 5d 2c"]
+OTHERS = ["4c 6d 8s", "jc qd", "kc 7d"]
+
+
+def _position(preset: str, hand: str, melds: Sequence[str]) -> GameState:
+    """Seat 0 to play after drawing, holding ``hand`` (its last two cards drawn), its side
+    holding ``melds``."""
+    cards = parse_cards(hand)
+    state = deal_position(
+        new_match(make_config(preset)),
+        [cards[:-2], *(parse_cards(h) for h in OTHERS)],
+        cards[-2:],
+        pile=parse_cards("9c"),
+        melds=[[parse_cards(m) for m in melds], []],
+        turn=0,
+    )
+    return rules.apply(state, 0, Draw())
+
+
+def _may_ask(state: GameState) -> bool:
+    try:
+        rules.apply(state, 0, AskPartner())
+    except IllegalMoveError as error:
+        refusal = str(error)
+    else:
+        return True
+    assert "could not go out" in refusal
+    return False
+
+
+@pytest.mark.parametrize(
+    ("preset", "hand", "melds", "allowed"),
+    [
+        # §3.4: a new sequence of three takes the last cards (and not with a gap in it)
+        ("samba", "4d 5d 6d 9s", TWO_CANASTAS, True),
+        ("samba", "4d 5d 7d 9s", TWO_CANASTAS, False),
+        # §3.4: hand cards grow an existing sequence at both ends
+        ("samba", "8s 9s 4s kc", [*TWO_CANASTAS, "5s 6s 7s"], True),
+        ("samba", "8s 10s 4s kc", [*TWO_CANASTAS, "5s 6s 7s"], False),
+        # §3.8a: a new sequence may not touch one of its suit, and a samba takes no more
+        ("samba", "qs ks as kc", [*TWO_CANASTAS, "4s 5s 6s 7s 8s 9s 10s"], True),
+        ("samba", "js qs ks kc", [*TWO_CANASTAS, "4s 5s 6s 7s 8s 9s 10s"], False),
+        # §3.4: a second meld of a rank beside the first
+        ("samba", "9c 9d 9h kc", [*TWO_CANASTAS, "9s 9s 9d"], True),
+        ("samba", "9c 9d kh kc", [*TWO_CANASTAS, "9s 9s 9d"], False),
+        # §3.4: two melds of a rank combined make the second canasta
+        ("samba", "9c kc", ["8h 9h 10h jh qh kh ah", "9s 9s 9d", "9h 9d 9c"], True),
+        ("samba", "9c kc", ["8h 9h 10h jh qh kh ah", "9s 9s 9d", "qh qd qc"], False),
+        # §3.4: no wild card onto a completed canasta: 2d has nowhere to go
+        ("samba", "2d 7c kc", [*TWO_CANASTAS, "7h 7d 7s"], True),
+        ("samba", "2d jo kc", TWO_CANASTAS, False),
+        # §3.5 Bolivia: three wild cards make a wild meld; two do not
+        ("bolivia", "2c 2d jo 9c", TWO_CANASTAS, True),
+        ("bolivia", "2c jo 9c", TWO_CANASTAS, False),
+        # §3.5 Bolivia: one of the two canastas must be an escalera, made this turn
+        ("bolivia", "4d 5d 6d 7d 8d 9d 10d 9c", ["5c 5d 5h 5s 5c 5d 2c"], True),
+        ("bolivia", "4d 5d 6d 7d 8d 9d 9c kc", ["5c 5d 5h 5s 5c 5d 2c"], False),
+        ("bolivia", "4d 5d 6d 9c", ["5c 5d 5h 5s 5c 5d 2c", "7d 8d 9d 10d"], True),
+        ("bolivia", "4d 5d 6d 9c", ["5c 5d 5h 5s 5c 5d 2c", "6h 6h 6d 6s 6c 6s 2d"], False),
+    ],
+)
+def test_1_11_2_ask_in_samba_and_bolivia_finds_every_way_out(
+    preset: str, hand: str, melds: list[str], allowed: bool
+) -> None:
+    """§1.11.2 with §3.4, §3.5, §3.8a: asking partner is allowed exactly when some way out
+    exists, whatever melds it needs."""
+    state = _position(preset, hand, melds)
+    assert _may_ask(state) is allowed
+    assert _engine_goes_out(state, 0, {}) is allowed
+
+
+def test_1_11_3_a_big_awkward_hand_is_decided_in_few_steps() -> None:
+    """The search stays small on long hands full of runs, pairs and wild cards that pass
+    the cheap checks but cannot go out (Bolivia: a canasta of nines, and the hearts and
+    diamonds break before seven, so no escalera): a counted bound on its work."""
+    config = make_config("bolivia")
+    melds = list(EMPTY_MELDS)
+    melds[NINE] = parse_cards("9s 9s 9d 9d 9h 9h 9c")
+    for hand, bound in (
+        ("4h 5h 6h 7h 8h 9h jh qh kh ah 4h 5h 6h 7h 8h 9h 4d 5d 6d 9s 9c 2c 2d jo", 2_000),
+        ("4h 5h 6h 7h 8h 9h jh qh kh ah 4d 5d 6d 7d 8d 9d 2c 2d", 5_000),
+        ("4h 5h 6h 7h 8h 9h jh qh kh ah 4d 5d 6d 7d 8d 9d jd qd kd ad 2c jo", 20_000),
+    ):
+        STEPS[0] = 0
+        assert not can_go_out(config, parse_cards(hand), tuple(melds))
+        assert STEPS[0] < bound, hand
+    STEPS[0] = 0
+    way_out = parse_cards("4h 5h 6h 7h 8h 9h 10h jh qh kh ah 4d 5d 6d 7d 8d 9d 2c jo")
+    # 8h-ah an escalera, 4h-6h and 4d-6d, 7h 7d 2c jo, 9d onto the nines, 8d discarded
+    assert can_go_out(config, way_out, tuple(melds))
+    assert STEPS[0] < 20_000
+
+
+# -- the engine's own moves decide: can seat 0 empty its hand this turn? ------------------------
+
+
+def _refs(state: GameState, side: int) -> list[MeldRef]:
+    """A name for each of the side's melds, as the notation gives them."""
+    out = [MeldRef(rank) for rank, cards in enumerate(state.melds[side]) if cards]
+    counts: dict[int, int] = {}
+    wilds = 0
+    for cards in state.extra_of(side):
+        kind = meld_kind(cards)
+        if kind == SEQUENCE:
+            suit, low, high = sequence_span(cards)
+            out.append(MeldRef(low, 1, suit, high))
+        elif kind == GROUP:
+            rank = meld_rank(cards)
+            counts[rank] = counts.get(rank, 1 if state.melds[side][rank] else 0) + 1
+            out.append(MeldRef(rank, counts[rank]))
+        else:
+            wilds += 1
+            out.append(MeldRef(JOKER_RANK, wilds))
+    return out
+
+
+def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
+    """Whether some sequence of melds, lay-offs and combinations the engine accepts, and
+    perhaps a final discard, takes ``seat`` out this turn (a bounded exhaustive search)."""
+    side = state.side_of[seat]
+    hand = tuple(sorted(state.hands[seat]))
+    key = (hand, state.melds[side], tuple(sorted(state.extra_of(side))))
+    if key in seen:
+        return seen[key]
+    seen[key] = False
+    subsets = {
+        tuple(sorted(c))
+        for size in range(1, len(hand) + 1)
+        for c in itertools.combinations(hand, size)
+    }
+    refs = _refs(state, side)
+    moves: list[object] = [Discard(c) for c in set(hand)]
+    for cards in subsets:
+        if len(cards) >= 3:
+            moves.append(Meld((cards,)))
+        moves.extend(LayOff(r.rank, cards, r.which, r.suit, r.high) for r in refs)
+    moves.extend(Combine(a, b) for a, b in itertools.combinations(refs, 2) if a.suit < 0)
+    for move in moves:
+        try:
+            after = rules.apply(state, seat, move)  # type: ignore[arg-type]
+        except CanastaError:
+            continue
+        if after.last_hand is not None and after.last_hand.reason is EndReason.WENT_OUT:
+            seen[key] = True
+            return True
+        if not isinstance(move, Discard) and _engine_goes_out(after, seat, seen):
+            seen[key] = True
+            return True
+    return False
+
+
+def _random_position(rng: random.Random, cards_in_hand: int) -> GameState:
+    """A small Samba or Bolivia position: seat 0's side has opened, with a few canastas,
+    sequences and melds, and a hand of cards close to one another."""
+    preset = rng.choice(("samba", "bolivia"))
+    suits = rng.sample("cdhs", 2)
+    low = rng.randrange(2, 8)
+    pool = [
+        f"{rank}{suit}"
+        for suit in suits
+        for rank in ["4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a"]
+    ]
+    pool = pool[low - 2 : low + 5] + pool[11 + low - 2 : 11 + low + 5] + ["2c", "2d", "jo"]
+    melds = []
+    if rng.random() < 0.8:
+        melds.append("5c 5d 5h 5s 5c 5d 2c")
+    if rng.random() < 0.4 or (preset == "bolivia" and rng.random() < 0.5):
+        melds.append("8h 9h 10h jh qh kh ah")
+    if rng.random() < 0.5:
+        rank = rng.choice(["4", "6", "7", "9", "10", "j", "q", "k", "a"])
+        melds.append(f"{rank}c {rank}d {rank}s" + (" 2h" if rng.random() < 0.3 else ""))
+        if rng.random() < 0.4:  # a second meld of the rank (§3.4), to grow or combine
+            melds.append(f"{rank}h {rank}h {rank}c")
+            pool += [f"{rank}d", "jo"]
+    if rng.random() < 0.5:
+        start = rng.randrange(4, 9)
+        names = ["4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a"]
+        melds.append(" ".join(f"{n}{suits[0]}" for n in names[start - 4 : start - 1]))
+    if preset == "bolivia" and rng.random() < 0.3:
+        melds.append("2s 2h jo")
+    if not melds:
+        melds.append("kc kd ks")
+    hand = " ".join(rng.choice(pool) for _ in range(cards_in_hand))
+    return _position(preset, hand, melds)
+
+
+def _touching(state: GameState) -> bool:
+    """Whether two sequences of one suit overlap or touch (a table no play can make)."""
+    spans = [sequence_span(m) for m in state.extra_of(0) if meld_kind(m) == SEQUENCE]
+    return any(
+        a[0] == b[0] and a[1] <= b[2] + 1 and b[1] <= a[2] + 1
+        for a, b in itertools.combinations(spans, 2)
+    )
+
+
+def _agree(seed: int, most: int = 5) -> tuple[bool, bool]:
+    rng = random.Random(seed)
+    for _ in range(20):
+        try:
+            state = _random_position(rng, rng.randrange(3, most + 1))
+        except CanastaError:
+            continue  # a meld the dealer refused (two sequences touching): draw another
+        if any(IS_RED3[c] for c in state.hands[0]) or _touching(state):
+            continue
+        hand = state.hands[0]
+        found = _can_go_out(state, 0, hand, minimum_to_go_out(state, 0))
+        played = _engine_goes_out(state, 0, {})
+        assert found is played, (seed, [RANK[c] for c in hand], state.hands[0], state.extra)
+        if len(hand) >= 2:
+            assert _may_ask(state) is found
+        return found, played
+    return False, False
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_1_11_2_search_agrees_with_playing_the_engine(seed: int) -> None:
+    """§1.11.2, §1.11.3: a way out the search finds is found again by playing the engine's
+    moves, and a way out the engine's moves find, the search finds too."""
+    _agree(seed)
+
+
+@pytest.mark.slow
+def test_1_11_2_search_agrees_with_playing_the_engine_at_length() -> None:
+    outs = sum(_agree(seed, 7)[0] for seed in range(1000, 1300))
+    assert outs > 10  # the check saw ways out, not only dead ends
+
+
+@pytest.mark.parametrize(
+    ("hand", "allowed"),
+    [
+        ("4h 5h 6h 7h 8h 9h 10h kc kd ks kh kc kd ks 9c", True),
+        ("4h 5h 6h 7h 8h 9h jh kc kd ks kh kc kd ks 9c", False),
+    ],
+)
+def test_3_4_an_unopened_side_may_ask_to_go_out_with_a_samba_built_this_turn(
+    hand: str, allowed: bool
+) -> None:
+    """§3.4, §1.11.4: a side with nothing on the table may go out concealed, a samba and a
+    canasta of kings built from the hand (and not when the run breaks before seven)."""
+    state = _position("samba", hand, [])
+    assert not state.opened(0)
+    assert _may_ask(state) is allowed
+    cards = parse_cards(hand)
+    try:
+        after = rules.apply(state, 0, Meld((tuple(cards[:7]), tuple(cards[7:14]))))
+        after = rules.apply(after, 0, Discard(cards[14]))
+    except IllegalMoveError:
+        assert not allowed
+    else:
+        assert allowed
+        assert after.last_hand is not None
+        assert after.last_hand.concealed
