@@ -24,7 +24,12 @@ def _script(name: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("script", "command"), [("canasta", "version"), ("canasta-server", "serve")]
+    ("script", "command"),
+    [
+        ("canasta", "version"),
+        # the server's whole command line loads in a second: make test only
+        pytest.param("canasta-server", "serve", marks=pytest.mark.slow),
+    ],
 )
 def test_console_script_help(script: str, command: str) -> None:
     result = _run(_script(script), "--help")
@@ -33,6 +38,7 @@ def test_console_script_help(script: str, command: str) -> None:
     assert command in result.stdout
 
 
+@pytest.mark.slow  # the server's whole command line loads in a second: make test only
 def test_python_dash_m_server_help() -> None:
     result = _run(sys.executable, "-m", "server", "--help")
     assert result.returncode == 0, result.stderr

@@ -49,7 +49,7 @@ def describe(state: GameState) -> set[str]:
 MATCHES: list[Any] = [  # whole matches; the biggest decks in make test only
     ("classic", None),
     ("two_player", None),
-    ("three_cutthroat", None),
+    pytest.param("three_cutthroat", None, marks=pytest.mark.slow),
     pytest.param("six_3x2", None, marks=pytest.mark.slow),
     pytest.param("samba", None, marks=pytest.mark.slow),
     pytest.param("bolivia", None, marks=pytest.mark.slow),
