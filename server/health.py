@@ -24,10 +24,7 @@ def check(
 ) -> tuple[bool, str]:
     """Whether the server at ``address`` (default: where ``config`` listens) serves; a line
     saying so, or why not."""
-    host, _, port = (address or config.listen).rpartition(":")
-    if host in ("0.0.0.0", "::", "[::]", ""):  # listening everywhere: ask this host
-        host = "127.0.0.1"
-    target = f"{host}:{port}"
+    target = local_address(address or config.listen)
     try:
         channel = _channel(config, target, ca)
     except (OSError, ValueError) as exc:
@@ -43,6 +40,15 @@ def check(
         status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
         return False, f"{target}: not serving ({status})"
     return True, f"{target}: serving"
+
+
+def local_address(listen: str) -> str:
+    """Where this host reaches a server listening on ``listen`` (``host:port``): a server
+    listening on every address (``0.0.0.0``, ``::``) is asked at ``127.0.0.1``."""
+    host, _, port = listen.rpartition(":")
+    if host in ("0.0.0.0", "::", "[::]", ""):
+        host = "127.0.0.1"
+    return f"{host}:{port}"
 
 
 def _channel(config: ServerConfig, target: str, ca: Path | None) -> grpc.Channel:

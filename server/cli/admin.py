@@ -212,7 +212,9 @@ def _open_streams(metrics_listen: str) -> str:
     """The running server's open Watch streams, read from its metrics endpoint."""
     if not metrics_listen:
         return "unknown (metrics off)"
-    url = f"http://{metrics_listen}/metrics"
+    from server.health import local_address
+
+    url = f"http://{local_address(metrics_listen)}/metrics"
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             text = response.read(4 << 20).decode("utf-8", "replace")
