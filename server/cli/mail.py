@@ -76,12 +76,16 @@ def mail_in() -> None:
         typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
         raise typer.Exit(code=EX_TEMPFAIL) from None
     try:
-        outcome = service.mail.receive(raw)
+        try:
+            outcome = service.mail.receive(raw)
+        except Exception as exc:
+            typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
+            raise typer.Exit(code=EX_TEMPFAIL) from None
         if outcome.receipt is not None:
-            bots.play(outcome.receipt.match_id)
-    except Exception as exc:
-        typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
-        raise typer.Exit(code=EX_TEMPFAIL) from None
+            try:  # the move is stored and its code spent: the mail must not come again
+                bots.play(outcome.receipt.match_id)
+            except Exception as exc:  # the running server's bots take their turn later
+                typer.echo(f"canasta-server: the bots did not move yet: {exc}", err=True)
     finally:
         db.dispose()
     typer.echo(f"mail {outcome.status}: {outcome.detail}")

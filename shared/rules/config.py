@@ -121,6 +121,15 @@ CLASSIC_MINIMUMS: tuple[tuple[int | None, int], ...] = (
 )
 
 
+def wild_cap(limit: str, naturals: int) -> int:
+    """How many wild cards a meld with ``naturals`` natural cards may hold under the option
+    ``wild_limit`` (§1.9; D9; §3.4: two in Samba and Bolivia; §3.7: fewer than the naturals
+    and at most three in Hand and Foot)."""
+    if limit == "fewer_than_naturals_max3":
+        return min(3, naturals - 1)
+    return 3 if limit == "max3" else 2 if limit == "max2" else naturals
+
+
 @dataclass(frozen=True, slots=True)
 class RuleConfig:
     """Everything that distinguishes one form of Canasta from another (RULES.md §3.9).
@@ -351,12 +360,8 @@ class RuleConfig:
         return self.red3_value * count
 
     def max_wilds(self, naturals: int) -> int:
-        """How many wild cards a meld with ``naturals`` natural cards may hold (§1.9; D9;
-        §3.4: two in Samba and Bolivia)."""
-        limit = self.wild_limit
-        if limit == "fewer_than_naturals_max3":  # §3.7 Hand and Foot
-            return min(3, naturals - 1)
-        return 3 if limit == "max3" else 2 if limit == "max2" else naturals
+        """How many wild cards a meld with ``naturals`` natural cards may hold (``wild_cap``)."""
+        return wild_cap(self.wild_limit, naturals)
 
     @property
     def variant_melds(self) -> bool:

@@ -126,9 +126,8 @@ def deal_position(
     Cards of the deck that appear nowhere go under the stock (``fill="stock"``) or out of
     play (``fill="box"``), so every card stays accounted for. Modern American (§3.6) sets
     the ``talon`` packets aside (first opener's first); left out, they are the first seven
-    of those unnamed cards.
-    play (``fill="box"``), so every card stays accounted for. In Hand and Foot ``feet`` are
-    the seats' feet still face down (default: every foot already picked up, §3.7).
+    of those unnamed cards. In Hand and Foot ``feet`` are the seats' feet still face down
+    (default: every foot already picked up, §3.7).
     """
     config = state.config
     _require_deal_phase(state)

@@ -309,7 +309,13 @@ def can_go_out(
     """
     if config.closed_books:  # §3.7: books close at seven, and may need to be of each kind
         return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
-    if extra or config.sequence_canastas_to_go_out or config.variant_melds:
+    # The search below knows fixed wild limits only (§1.9, D9); a limit that depends on the
+    # naturals (§3.7's, as an option outside Hand and Foot) goes to the general search.
+    if (
+        config.sequence_canastas_to_go_out
+        or config.variant_melds
+        or config.wild_limit == "fewer_than_naturals_max3"
+    ):
         return variant_can_go_out(config, hand, melds, extra, minimum, allow_discard)
     need = config.canastas_to_go_out
     limit = config.wild_limit

@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
-from .config import RuleConfig
+from .config import RuleConfig, wild_cap
 from .melds import CANASTA_SIZE, meld_rank
 from .samba import GROUP, SEQUENCE, WILD, meld_kind, sequence_span
 from .state import Extra, Melds
@@ -417,11 +417,8 @@ def _wild_best(rules: Rules, sizes: tuple[int, ...], wilds: int) -> int:
 
 
 def _limit(rules: Rules, naturals: int) -> int:
-    """``RuleConfig.max_wilds``: how many wild cards a meld with ``naturals`` may hold."""
-    limit = rules[0]
-    if limit == "fewer_than_naturals_max3":
-        return min(3, naturals - 1)
-    return 3 if limit == "max3" else 2 if limit == "max2" else naturals
+    """How many wild cards a meld with ``naturals`` may hold (``config.wild_cap``)."""
+    return wild_cap(rules[0], naturals)
 
 
 @lru_cache(maxsize=8192)

@@ -168,6 +168,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .american import TALON_PACKETS
 from .cards import IS_RED3, IS_THREE, THREE, Card, card_text, parse_card
 from .config import RuleConfig, make_config
 from .dealing import deal_position, new_match
@@ -378,12 +379,23 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
         ]
         laid = IS_THREE if config.modern_american else IS_RED3
         if any(not laid[c] for r in red3 for c in r):
-            raise ScenarioError("deal.red3 may hold only red threes (3d, 3h)")
+            raise ScenarioError(
+                "deal.red3 may hold only threes"
+                if config.modern_american
+                else "deal.red3 may hold only red threes (3d, 3h)"
+            )
+    for name in ("talon", "talon_owed", "wild_opening"):
+        if name in deal and not config.modern_american:
+            raise ScenarioError(f"deal.{name}: a {config.preset} game has no talon (§3.6)")
     talon = None
     if "talon" in deal:
         talon = [
             read_cards(p, "deal.talon") for p in _per(deal["talon"], 2, "deal.talon", "packet")
         ]
+        if any(len(p) not in (0, size) for p, size in zip(talon, TALON_PACKETS, strict=True)):
+            raise ScenarioError(
+                "deal.talon holds the packets of 4 and 3 bonus cards (one empty once drawn)"
+            )
     feet = None
     if "feet" in deal:
         if not config.foot_size:

@@ -278,3 +278,26 @@ def test_3_4_an_unopened_side_may_ask_to_go_out_with_a_samba_built_this_turn(
         assert allowed
         assert after.last_hand is not None
         assert after.last_hand.concealed
+
+
+def test_d9_a_wild_limit_by_naturals_outside_hand_and_foot_is_searched_exactly() -> None:
+    """§3.7's wild limit (fewer wild cards than naturals, at most three) chosen as an option
+    of classic: three fives and three twos are no meld under it, and the king canasta holds
+    its three wild cards already, so with an 8 to discard there is no way out and nothing
+    to ask (the fixed-limit search took three twos with three fives)."""
+    config = make_config(
+        "classic", {"wild_limit": "fewer_than_naturals_max3", "canastas_to_go_out": 1}
+    )
+    melds = (parse_cards("kh kh ks ks 2c 2c jk"),)
+    hand = parse_cards("5h 5c 5d 2s 2h 2d 8c")  # the 8 drawn last
+    state = deal_position(
+        new_match(config),
+        [hand[:-1], *(parse_cards(h) for h in OTHERS)],
+        hand[-1:],
+        pile=parse_cards("9c"),
+        melds=[list(melds), []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, Draw())
+    assert not _can_go_out(state, 0, state.hands[0])
+    assert not _may_ask(state)

@@ -195,6 +195,24 @@ def test_load_scenario_raises_scenario_error() -> None:
         load_scenario({"preset": "canasta_royale", "deal": {"hands": []}})
 
 
+@pytest.mark.parametrize(
+    ("preset", "deal", "message"),
+    [
+        ("classic", {"talon": [[], []]}, "has no talon"),
+        ("classic", {"talon_owed": [0, 1, 0, 0]}, "has no talon"),
+        ("modern_american", {"talon": [["4c", "5c"], []]}, "packets of 4 and 3"),
+    ],
+)
+def test_a_talon_belongs_to_modern_american_in_its_packets(
+    preset: str, deal: dict[str, object], message: str
+) -> None:
+    """§3.6: only Modern American sets bonus cards aside, four for the first opener and
+    three for the second; a scenario naming others is refused, not half played."""
+    hands = [["4d"], ["5d"], ["6d"], ["7d"]]  # mid-hand: a pile is given
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario({"preset": preset, "deal": {"hands": hands, "pile": ["9c"], **deal}})
+
+
 def test_module_docstring_example_plays_as_documented() -> None:
     import shared.rules.scenario as module
 
