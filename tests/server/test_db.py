@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
 from server.store.conflicts import is_unique_violation
 from server.store.db import Database, run
+
+from ..postgres import PostgresServer
 
 
 @pytest.fixture
@@ -104,3 +107,37 @@ def test_a_duplicate_key_through_the_driver_is_a_unique_violation(db: Database) 
         duplicate()
     assert is_unique_violation(info.value)
     assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
+
+
+def _sync_level(session: Session) -> object:
+    return session.connection().exec_driver_sql("PRAGMA synchronous").scalar()
+
+
+def test_only_a_write_that_promises_nothing_skips_the_disk_flush(db: Database) -> None:
+    """A "seen" mark (``write(durable=False)``) commits at ``synchronous=NORMAL``; every other
+    write sets FULL again for itself, whatever the pooled connection did before."""
+    for durable in (False, True, False, False, True):
+        with db.write(durable=durable) as session:
+            assert _sync_level(session) == (2 if durable else 1)  # FULL, NORMAL
+            session.connection().exec_driver_sql("INSERT INTO parent DEFAULT VALUES")
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (5,)
+
+
+@pytest.mark.postgres
+def test_a_lazy_write_on_postgresql_turns_off_only_its_own_synchronous_commit(
+    postgres_server: PostgresServer,
+) -> None:
+    with postgres_server.database() as url:
+        database = Database(url)
+        with database.write() as session:  # the test server's own default is off: say on
+            name = session.connection().exec_driver_sql("SELECT current_database()").scalar()
+            session.connection().exec_driver_sql(
+                f'ALTER DATABASE "{name}" SET synchronous_commit = on'
+            )
+        database.engine.dispose()  # new connections take the database's setting
+        show = "SHOW synchronous_commit"
+        with database.write(durable=False) as session:
+            assert session.connection().exec_driver_sql(show).scalar() == "off"
+        with database.write() as session:
+            assert session.connection().exec_driver_sql(show).scalar() == "on"
+        database.dispose()
