@@ -131,19 +131,23 @@ def _goes_out(state: GameState, seen: set[str], budget: list[int]) -> bool:
     return False
 
 
-def test_every_way_out_the_search_finds_is_real_3_7() -> None:
-    """§1.11.2, §3.7: partner's "yes" must be obeyable, so whenever the going-out search of
-    Hand and Foot says a player on the foot can go out this turn, playing the listed moves
-    finds a way (random small positions: a side with books, open melds and a short hand)."""
+def test_a_last_card_that_goes_out_is_listed_3_7() -> None:
+    """§1.9, §1.11.3, §3.7: a player left with one card after melding black threes must go
+    out, and the dead-end guard lets the meld stand only when the going-out search finds the
+    way; the listed moves then hold that way, so a bot (which plays listed moves when its
+    own fail) is never stuck (random small positions: a side with books, open melds, among
+    them a second open meld of a rank, and one card). Every way out the search finds, at
+    any length, is checked against the engine's moves in test_going_out_hand_and_foot."""
     config = make_config("hand_and_foot")
     rng = random.Random(7)
     pool = parse_cards("5c 5d 5h 6c 6d 6h 8s 8s 8d 9c 2c 2d jk 3s")
     books = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs 2h 2s qc")]
     opens = [parse_cards("5s 5s 5c"), parse_cards("6s 6s 2h"), parse_cards("8c 8c 8h 8h 8c 2s")]
+    opens.append(parse_cards("5h 5h 5d 5d 5c 2d"))
     found = checked = 0
     for _ in range(150):
         melds = [m for m in books if rng.random() < 0.7] + [m for m in opens if rng.random() < 0.5]
-        hand = rng.sample(pool, rng.randrange(2, 6))
+        hand = rng.sample(pool, 1)
         state = deal_position(
             new_match(config),
             [hand, parse_cards("4c 6d"), parse_cards("5s 8s"), parse_cards("jd")],
