@@ -208,6 +208,8 @@ _OPTIONS: list[dict[str, Any]] = [
     {"clean_books_to_go_out": 2, "dirty_books_to_go_out": 0},
     {"wild_limit": "max3"},
     {"multiple_melds_per_rank": False},
+    {"allow_wild_melds": True},
+    {"allow_wild_melds": True, "dirty_books_to_go_out": 2, "canastas_to_go_out": 3},
 ]
 
 
@@ -233,9 +235,15 @@ def _random_position(rng: random.Random) -> GameState | None:
             cards = [f"{rank}{next(suits)}" for _ in range(naturals)]
             cards += rng.sample(["2c", "2d", "2h", "2s", "jk"], wilds)
             melds.append(" ".join(cards))
+    pool = [f"{r}{s}" for r in ranks for s in "cdhs"] + ["2c", "2d", "jk", "3c", "3s", "4h"]
+    if options.get("allow_wild_melds"):  # §3.7's variation: wild books
+        if rng.random() < 0.5:
+            melds.append(
+                " ".join(rng.sample(["2c", "2d", "2h", "2s", "jk", "jk"], 3 + rng.randrange(4)))
+            )
+        pool += ["2h", "2s", "jk", "jk", "2c"]
     if not melds:
         melds.append(f"{ranks[0]}c {ranks[0]}d {ranks[0]}h")
-    pool = [f"{r}{s}" for r in ranks for s in "cdhs"] + ["2c", "2d", "jk", "3c", "3s", "4h"]
     hand = " ".join(rng.choice(pool) for _ in range(rng.randrange(3, 8)))
     try:
         return _position(hand, melds, options)

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from shared import rules
-from shared.rules import Discard, Draw, GameState, Phase, make_config, parse_cards
+from shared.rules import ConfigError, Discard, Draw, GameState, Phase, make_config, parse_cards
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.goingout import can_go_out
@@ -164,3 +164,31 @@ def test_a_last_card_that_goes_out_is_listed_3_7() -> None:
         found += _goes_out(state, set(), [400])
     assert checked > 10
     assert found == checked
+
+
+def test_wild_books_are_an_option_3_7() -> None:
+    """§3.7, the Wilds row: no all-wild melds in the preset; "wild books allowed in some
+    groups" is ``allow_wild_melds``, closed at seven like every book and counted as a dirty
+    book for going out, worth ``wild_canasta_bonus`` (1500 in the preset, no source giving
+    a value). Sequences still do not go with closed books."""
+    assert not make_config("hand_and_foot").allow_wild_melds
+    config = make_config("hand_and_foot", {"allow_wild_melds": True})
+    assert config.wild_canasta_bonus == 1500
+    with pytest.raises(ConfigError, match="sequences"):
+        make_config("hand_and_foot", {"allow_sequences": True})
+    melds: list[tuple[int, ...]] = [()] * 13
+    melds[11] = parse_cards("kc kd kh ks kc kd kh")
+    wild_meld = (parse_cards("2c 2d jk 2h"),)
+    # Three wild cards close the wild book, the dirty book going out needs; the 9 is discarded.
+    hand = parse_cards("2s jk 2c 9c")
+    assert can_go_out(config, hand, tuple(melds), extra=wild_meld)
+    # A fourth would make an eight-card book: not a way out.
+    assert not can_go_out(config, parse_cards("2s jk 2c 2h 9c"), tuple(melds), extra=wild_meld)
+    # A new wild book of seven from the hand.
+    assert can_go_out(config, parse_cards("2s jk 2c 2h 2d jk 2s 9c"), tuple(melds))
+    # Under the preset the same hand has nowhere to put its wild cards.
+    plain = make_config("hand_and_foot")
+    assert not can_go_out(plain, parse_cards("2s jk 2c 2h 2d jk 2s 9c"), tuple(melds))
+    # A wild book is dirty: it does not stand in for the clean book.
+    melds[11] = parse_cards("kc kd kh ks kc 2d kh")
+    assert not can_go_out(config, hand, tuple(melds), extra=wild_meld)
