@@ -90,6 +90,7 @@ _BOOLS = (
     "unfinished_special_scores_cards",
     "closed_books",
     "pile_freezes",
+    "must_ask_to_go_out",
 )
 LATER_OPTIONS = frozenset(
     {
@@ -98,7 +99,7 @@ LATER_OPTIONS = frozenset(
         "no_out_with_unfinished_special", "aces_wild_rule",
         "foot_size", "pile_take_count", "min_meld_by_hand", "closed_books", "pile_freezes",
         "clean_books_to_go_out", "dirty_books_to_go_out", "clean_sevens_bonus",
-        "red3_unplayed_value", "hands_per_match",
+        "red3_unplayed_value", "hands_per_match", "must_ask_to_go_out",
     }
 )  # fmt: skip
 """Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
@@ -286,6 +287,10 @@ class RuleConfig:
     hands_per_match: int | None = None
     """§3.7: the match is this many hands and the highest total wins (Hand and Foot 4);
     ``None`` = play until a side reaches ``target`` (§1.14)."""
+    must_ask_to_go_out: bool = False
+    """§3.7, §3.8a: asking partner before going out is optional (the default); some Hand and
+    Foot groups require it. With this option a player who has a partner goes out only after
+    asking in that turn (§1.11.2: after the draw, before the first meld) and hearing yes."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 

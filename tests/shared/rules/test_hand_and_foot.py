@@ -13,7 +13,17 @@ from collections import Counter
 import pytest
 
 from shared import rules
-from shared.rules import ConfigError, Discard, Draw, GameState, Phase, make_config, parse_cards
+from shared.rules import (
+    ConfigError,
+    Discard,
+    Draw,
+    GameState,
+    IllegalMoveError,
+    Phase,
+    RuleConfig,
+    make_config,
+    parse_cards,
+)
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.goingout import can_go_out
@@ -192,3 +202,55 @@ def test_wild_books_are_an_option_3_7() -> None:
     # A wild book is dirty: it does not stand in for the clean book.
     melds[11] = parse_cards("kc kd kh ks kc 2d kh")
     assert not can_go_out(config, hand, tuple(melds), extra=wild_meld)
+
+
+def test_going_out_only_after_asking_is_an_option_3_8a() -> None:
+    """§3.8a: asking partner before going out is optional; ``must_ask_to_go_out`` (some
+    groups) requires it: melding out unasked is refused with the reason, while the option
+    is new enough to stay out of a header that leaves it off (LATER_OPTIONS), and it binds
+    only a player who has a partner to ask."""
+    options = {"must_ask_to_go_out": True}
+    config = make_config("hand_and_foot", options)
+    assert "must_ask_to_go_out" not in make_config("hand_and_foot").to_dict()
+    data = config.to_dict()
+    assert data["must_ask_to_go_out"] is True
+    assert RuleConfig.from_dict(data) == config
+    melds = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs qc 2h jk")]
+    state = deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c", "6c 6d", "jd jh")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds, []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, Draw())
+    with pytest.raises(IllegalMoveError, match="only after asking your partner") as refused:
+        rules.apply(state, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    assert refused.value.rule == "1.11.1"
+    # The reason names the books first when they are what is missing.
+    short = deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c", "6c 6d", "jd jh")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds[:1], []],
+        turn=0,
+    )
+    short = rules.apply(short, 0, Draw())
+    with pytest.raises(IllegalMoveError, match="needs 2 books"):
+        rules.apply(short, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    # Two players, no partner: nobody to ask, and going out needs no question.
+    alone = make_config("hand_and_foot", {**options, "players": 2, "partnerships": [[0], [1]]})
+    state = deal_position(
+        new_match(alone),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds, []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, Draw())
+    out = rules.apply(state, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    assert out.last_hand is not None
+    assert out.last_hand.went_out == 0
