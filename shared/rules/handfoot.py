@@ -4,9 +4,10 @@ scoring an unplayed foot, and a match of a fixed number of hands (RULES.md §3.7
 Hand and Foot has no standard rules; RULES.md recommends a preset (``config.PRESETS``,
 ``hand_and_foot``) and every row of its table is an option of ``RuleConfig``. Most rows reuse
 what the other games already have: the draw of two, the bonuses, the wild limit of a meld
-(``melds``), several melds of a rank (Samba's machinery in ``samba``, for the second book of a
-rank once the first is closed). What only this game has is here, and the rule modules call in
-with one line each where the game differs:
+(``melds``), several melds of a rank (Samba's machinery in ``samba``, for a second meld of a
+rank), Bolivia's wild melds for the wild books some groups allow (``allow_wild_melds``). What
+only this game has is here, and the rule modules call in with one line each where the game
+differs:
 
 * the deal gives every seat a second packet, the foot, face down (``deal_feet``); nobody sees
   it, its owner included, until the hand is used up, and then it is picked up at once, in the
@@ -15,7 +16,10 @@ with one line each where the game differs:
 * taking the pile takes its top cards only, the top card among them (``pile_cards_taken``);
 * a seven-card meld is a closed book (``melds.check_meld`` refuses an eighth card);
 * going out needs books of each kind (``books_missing``), and the search that tells whether a
-  player could go out this turn (``foot_can_go_out``) knows that books close at seven;
+  player could go out this turn (``foot_can_go_out``) is exact under these rules; a player
+  who must go out is offered every step of a way out (``way_out_candidates``). A player on the
+  foot always belongs to a side that has opened: the hand grows by one card a turn unless
+  its owner melds, so only melding (or the pile, which opens too) empties it;
 * cards of an unplayed foot count against the side like cards in hand (``unplayed_foot_penalty``);
 * the match is a fixed number of hands, the highest total winning (``hand_count_winners``).
 """

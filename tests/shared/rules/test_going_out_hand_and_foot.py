@@ -207,6 +207,7 @@ _OPTIONS: list[dict[str, Any]] = [
     {"dirty_books_to_go_out": 2, "canastas_to_go_out": 3},
     {"clean_books_to_go_out": 2, "dirty_books_to_go_out": 0},
     {"wild_limit": "max3"},
+    {"wild_limit": "not_more_than_naturals", "allow_wild_melds": True},
     {"multiple_melds_per_rank": False},
     {"allow_wild_melds": True},
     {"allow_wild_melds": True, "dirty_books_to_go_out": 2, "canastas_to_go_out": 3},
