@@ -170,9 +170,12 @@ def foot_can_go_out(
     open melds and to spread the hand's naturals and wild cards over them and over new melds
     (two naturals or more, several of a rank where allowed), never past seven cards; wild
     books (``allow_wild_melds``) take wild cards alone; black threes make or grow the one
-    black-three meld. The books made must meet the going-out requirement (``books_missing``).
-    A player still on the hand never gets here: only a player on the foot may go out, and
-    its foot is no card of this search.
+    black-three meld (at seven a clean book, as ``book_counts`` counts it). The books made
+    must meet the going-out requirement (``books_missing``). The ranks are joined by the
+    number of wild cards they take, keeping for each number only the (clean, dirty) pairs
+    that no other pair beats, and every step is memoised, so a long hand is decided in
+    milliseconds. A player still on the hand never gets here: only a player on the foot may
+    go out, and its foot is no card of this search.
     """
     rules: FootRules = (
         config.wild_limit,

@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 
 from shared import rules
-from shared.rules import GameState, goingout, make_config, parse_cards
+from shared.rules import GameState, goingout, handfoot, make_config, parse_cards
 from shared.rules.actions import Action, AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER_RANK, RANK
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError, IllegalMoveError
-from shared.rules.goingout import _can_go_out
+from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.opening import minimum_to_go_out
-from shared.rules.state import EndReason
+from shared.rules.state import EMPTY_MELDS, EndReason
 from tests.testkit import examples
 
 OTHERS = ["4c 6d", "jc qd", "kc 7d"]
@@ -282,3 +282,30 @@ def test_3_7_search_agrees_with_playing_the_engine_at_length(
 ) -> None:
     outs = sum(_agree(seed, monkeypatch) for seed in range(1000, 1400))
     assert outs > 40  # the check saw ways out, not only dead ends
+
+
+@pytest.mark.parametrize(("options", "out"), [({}, True), ({"clean_books_to_go_out": 6}, False)])
+def test_3_7_a_long_awkward_hand_is_decided_in_few_steps(
+    options: dict[str, Any], out: bool
+) -> None:
+    """The search stays small (it runs behind many moves): a 34-card hand with eleven wild
+    cards onto a table of 24 open melds, two or three of each rank, with wild books allowed,
+    is decided in a counted number of memoised steps, whether a way out exists or, needing
+    six clean books, none does."""
+    config = make_config(
+        "hand_and_foot", {"allow_wild_melds": True, "canastas_to_go_out": 6, **options}
+    )
+    melds = list(EMPTY_MELDS)
+    extra = []
+    for rank in ("5", "6", "7", "8", "9", "10", "j", "q"):
+        melds[RANK[parse_cards(rank + "c")[0]]] = parse_cards(f"{rank}c {rank}d {rank}h")
+        extra += [parse_cards(f"{rank}c {rank}d 2c"), parse_cards(f"{rank}s {rank}s {rank}h 2d")]
+    hand = parse_cards(
+        "5c 5d 5h 5s 6c 6d 6h 6s 7c 7d 7h 8c 8d 9c 9d 10c 10d jc jd qc qd "
+        "2c 2d 2h 2s jk jk jk 2c 2d jk jk 2s 2h"
+    )
+    steps = (handfoot._rank_books, handfoot._fill, handfoot._new_melds, handfoot._wild_books)
+    for cached in (handfoot._decide, *steps):
+        cached.cache_clear()
+    assert can_go_out(config, hand, tuple(melds), extra=tuple(extra)) is out
+    assert sum(cached.cache_info().misses for cached in steps) < 5_000
