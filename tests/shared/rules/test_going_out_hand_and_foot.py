@@ -1,8 +1,9 @@
 """§1.11.2 and §1.11.3 in Hand and Foot (RULES.md §3.7, §3.8a): the going-out search behind
 asking partner, the dead-end guard and black threes finds every way out the engine allows
 and no other: a rank's naturals split over two books, several open melds of a rank grown or
-combined, wild cards spread within the limit of fewer wild cards than naturals, black threes
-melded to go out, books closed at seven, and the clean and dirty books going out needs.
+combined, wild cards spread within the limit of fewer wild cards than naturals (or the other
+limits), wild books (``allow_wild_melds``), black threes melded to go out, books closed at
+seven, and the clean and dirty books going out needs.
 
 The brute force is independent of the search: it plays the engine's own moves (every meld,
 lay-off and combination of the hand's cards, then perhaps a discard) with the dead-end
