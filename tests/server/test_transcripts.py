@@ -241,6 +241,7 @@ def _flip_positions(transcript: Transcript, count: int, seed: int) -> int:
 
 
 @pytest.mark.slow  # 1,200 verifications of a whole match: in make test
+@pytest.mark.parametrize("engine", ["sqlite"])  # the verifier reads bytes: no database
 def test_a_thousand_single_byte_changes_are_all_detected(
     finished: tuple[pb.MatchView, Transcript],
 ) -> None:
