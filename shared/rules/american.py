@@ -479,11 +479,16 @@ def _way_out(s: GameState, seat: int, hand: Sequence[Card]) -> tuple[Card, list[
     opened = s.opened(side)
     if not opened and not _may_open_from_hand(s, seat):
         return None
+    forced = _forced_discard(s, side, hand)
+    if forced == -2:
+        return None
     aces_wild = aces_take_wilds(s, side) or not opened
     target = 0 if opened else opening_target(s, seat)
     tried: dict[int, Card] = {}
     for card in sorted(hand, key=VALUE.__getitem__):
-        tried.setdefault(-1 if IS_WILD[card] else RANK[card], card)
+        kind = -1 if IS_WILD[card] else RANK[card]
+        if forced < 0 or kind == forced:
+            tried.setdefault(kind, card)
     for discard in tried.values():
         rest = list(hand)
         rest.remove(discard)
@@ -508,6 +513,48 @@ def _has_triple(cards: Sequence[Card], share: list[int]) -> bool:
     for card in cards:
         counts[RANK[card]] += 1
     return any(counts[r] >= 4 or (counts[r] == 3 and not share[r]) for r in range(FOUR, ACE + 1))
+
+
+def _forced_discard(s: GameState, side: int, hand: Sequence[Card]) -> int:
+    """Cheap necessary conditions, which most positions fail, sparing the search: the rank
+    of the one natural that has no place and so must be the discard (-1: none), or -2 when
+    more than one card has none or too few melds could reach seven cards for the canastas
+    asked for. A natural has no place when its rank has no meld and it is alone, when its
+    meld is closed or would pass seven cards, or when the rank is a three or dead."""
+    counts = [0] * 14
+    wilds = 0
+    for card in hand:
+        if IS_WILD[card]:
+            wilds += 1
+        else:
+            counts[RANK[card]] += 1
+    melds = s.melds[side]
+    stranded = 0
+    forced = -1
+    possible = 0
+    for rank in range(THREE, ACE + 1):
+        size = len(melds[rank])
+        added = counts[rank]
+        if size >= CANASTA_SIZE:
+            possible += 1
+            lost = added
+        elif not added:
+            lost = 0
+        elif rank == THREE or dead(s, rank) or (not size and added == 1):
+            lost = added
+        else:
+            lost = max(size + added - CANASTA_SIZE, 0)
+        if lost:
+            stranded += lost
+            forced = rank
+            if stranded > 1:
+                return -2
+        total = size + added - lost if size < CANASTA_SIZE else 0
+        if total and total + min(wilds, MAX_WILDS) >= CANASTA_SIZE:
+            possible += 1  # (an upper bound: sevens, and aces perhaps, take no wild card)
+    if len(melds[WILD_MELD]) + wilds >= CANASTA_SIZE:
+        possible += 1
+    return forced if possible >= s.config.canastas_to_go_out else -2
 
 
 def _may_open_from_hand(s: GameState, seat: int) -> bool:
