@@ -22,7 +22,7 @@ from shared import rules
 from shared.rules import GameState, make_config, parse_cards
 from shared.rules.actions import AskPartner, Discard, Draw, LayOff, Meld
 from shared.rules.american import WILD_MELD, can_go_out, going_out_moves
-from shared.rules.cards import IS_THREE, JOKER_RANK, card_text
+from shared.rules.cards import IS_THREE, IS_WILD, JOKER_RANK, RANK, VALUE, Card, card_text
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError, IllegalMoveError
 from shared.rules.state import EndReason
@@ -100,6 +100,66 @@ def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> b
             return True
         if not isinstance(move, Discard) and _engine_goes_out(after, seat, seen):
             seen[key] = True
+            return True
+    return False
+
+
+def _openings(state: GameState, seat: int) -> list[Meld]:
+    """An unopened seat's opening melds worth trying (one action, as §3.6 asks): each rank
+    of the hand left out, or melded with all its naturals or all but one, with none, one or
+    two wild cards, the naturals of a rank of four or more perhaps split into a natural
+    triple and the rest; and perhaps a wild meld of the wild cards left. The best wild cards
+    go first (the minimum counts them); what is left can be laid off later."""
+    hand = state.hands[seat]
+    by_rank: dict[int, list[Card]] = {}
+    for card in hand:
+        if not IS_WILD[card]:
+            by_rank.setdefault(RANK[card], []).append(card)
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=lambda c: -VALUE[c])
+    per_rank: list[list[tuple[int, int, bool] | None]] = []
+    for cards in by_rank.values():
+        choices: list[tuple[int, int, bool] | None] = [None]
+        for taken in {len(cards), len(cards) - 1}:
+            for extra in range(3):
+                choices.append((taken, extra, False))
+                if extra and taken >= 4:
+                    choices.append((taken, extra, True))
+        per_rank.append(choices)
+    out = []
+    for combo in itertools.product(*per_rank):
+        spare = list(wilds)
+        groups: list[tuple[Card, ...]] = []
+        for cards, choice in zip(by_rank.values(), combo, strict=True):
+            if choice is None:
+                continue
+            taken, extra, split = choice
+            if taken < 2 or extra > len(spare):
+                break
+            naturals = tuple(cards[:taken])
+            added = tuple(spare[:extra])
+            del spare[:extra]
+            if split:
+                groups += [naturals[:3], (*naturals[3:], *added)]
+            else:
+                groups.append((*naturals, *added))
+        else:
+            for size in {0, *range(3, len(spare) + 1)}:
+                wild_group = [tuple(spare[:size])] if size else []
+                if groups or wild_group:
+                    out.append(Meld((*groups, *wild_group)))
+    return out
+
+
+def _engine_opens_and_goes_out(state: GameState) -> bool:
+    """Whether some opening (``_openings``), then melds and lay-offs, and a final discard
+    take an unopened seat 0 out this turn."""
+    seen: dict[object, bool] = {}
+    for opening in _openings(state, 0):
+        try:
+            after = rules.apply(state, 0, opening)
+        except CanastaError:
+            continue
+        if _engine_goes_out(after, 0, seen):
             return True
     return False
 
@@ -276,6 +336,52 @@ def _agree(seed: int, most: int) -> bool:
             continue
         return _agrees(state)
     return False
+
+
+def _random_unopened(rng: random.Random) -> GameState:
+    """An unopened seat 0 holding high cards of a few ranks and wild cards, with one
+    canasta (or two) to make to go out."""
+    options = dict(rng.choice(OPTION_SETS))
+    options["canastas_to_go_out"] = rng.choice((1, 1, 2))
+    first, second, third = rng.sample(["10", "j", "q", "k", "a", "7"], 3)
+    cards = [f"{first}{s}" for s in "cdhscdhs"][: rng.randrange(4, 9)]
+    cards += [f"{second}{s}" for s in "cdhscd"][: rng.randrange(2, 7)]
+    cards += rng.sample(["2c", "2d", "2h", "jo", "jo"], rng.randrange(0, 4))
+    cards += rng.sample([f"{third}c", f"{third}d", "9h", "4s", f"{first}h"], rng.randrange(0, 3))
+    rng.shuffle(cards)
+    hand = " ".join(cards)
+    return _position(hand, [], options, wild_opening=False)
+
+
+def _agree_unopened(seed: int) -> bool:
+    rng = random.Random(seed)
+    for _ in range(20):
+        try:
+            state = _random_unopened(rng)
+        except CanastaError:
+            continue
+        if any(IS_THREE[c] for c in state.hands[0]):
+            continue
+        found = can_go_out(state, 0, state.hands[0], None)
+        played = _engine_opens_and_goes_out(state)
+        assert found is played, [card_text(c) for c in state.hands[0]]
+        if found:
+            _follow_the_way_out(state)
+        return found
+    return False
+
+
+@pytest.mark.parametrize("seed", [0, 2, 7])  # 7: a way out
+def test_3_6_unopened_search_agrees_with_playing_the_engine(seed: int) -> None:
+    """§3.6, SC39, §1.11.2: for a side that has not opened, the search and the engine's own
+    openings (then melds, lay-offs and a final discard) agree on whether it goes out."""
+    _agree_unopened(seed)
+
+
+@pytest.mark.slow
+def test_3_6_unopened_search_agrees_with_playing_the_engine_at_length() -> None:
+    outs = sum(_agree_unopened(seed) for seed in range(100, 140))
+    assert outs >= 5  # the check saw ways out, not only dead ends
 
 
 @settings(
