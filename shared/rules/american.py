@@ -138,6 +138,12 @@ def _aces_may_hold_wilds(s: GameState, old: Sequence[Card], aces_wild: bool) -> 
     return aces_wild
 
 
+def aces_meld_takes_wilds(s: GameState, side: int) -> bool:
+    """Whether the side's aces meld on the table may take a wild card now (§3.6, §3.8a,
+    either ``aces_wild_rule``), for the bot."""
+    return _aces_may_hold_wilds(s, s.melds[side][ACE], aces_take_wilds(s, side))
+
+
 def check_addition(
     s: GameState, rank: int, old: Sequence[Card], added: Sequence[Card], aces_wild: bool
 ) -> tuple[Card, ...]:

@@ -44,7 +44,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .actions import DISCARDS, DRAW, NO, PASS, YES, Action, AskPartner, LayOff, Meld, TakePile
-from .american import aces_take_wilds, score_side
+from .american import aces_meld_takes_wilds, score_side
 from .cards import ACE, FOUR, IS_BLACK3, IS_RED3, IS_WILD, JOKER, RANK, SEVEN, THREE, VALUE, Card
 from .config import RuleConfig
 from .engine import is_legal
@@ -521,7 +521,7 @@ def _american_meld_candidates(seen: _Seen) -> Iterator[Action]:
             yield Meld((tuple(cards[:CANASTA_SIZE]),))
     if not wilds:
         return
-    aces_wild = aces_take_wilds(state, seen.side)
+    aces_wild = aces_meld_takes_wilds(state, seen.side)
     late = seen.late() or size <= 3
     ace_meld = melds[ACE]
     natural_aces = ace_meld and not _has_wild(ace_meld) and len(ace_meld) < CANASTA_SIZE
