@@ -474,6 +474,8 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: _Names, color: bool) ->
             if books:  # Hand and Foot's words (§3.7)
                 natural = meld.canasta_kind == pb.CANASTA_KIND_NATURAL
                 label = "[clean book]" if natural else "[dirty book]"
+                if meld.canasta_kind == pb.CANASTA_KIND_BOLIVIA:
+                    label = "[wild book]"  # allow_wild_melds: seven wild cards (a dirty kind)
             good = meld.canasta_kind == pb.CANASTA_KIND_NATURAL or special is not None
             text += "  " + paint(label, "good" if good else "cyan", color)
         lines.append(text)

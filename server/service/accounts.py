@@ -28,6 +28,7 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.store.conflicts import is_unique_violation
+from server.store.repository import token_owner
 from shared.crypto.errors import CryptoError
 from shared.crypto.keys import public_key_from_raw, verify
 from shared.crypto.keytext import PUBLIC_KEY_SIZE
@@ -180,8 +181,7 @@ class Accounts:
         if not token:
             raise UnauthenticatedError("sign in first: this call needs a bearer token")
         ctx = self.ctx
-        with ctx.db.read() as session:
-            found = ctx.repo(session).token(token_hash(token))
+        found = token_owner(ctx.db, token_hash(token))
         if found is None:
             raise UnauthenticatedError("unknown token (expired, revoked, or from another server)")
         player, expires = found

@@ -511,10 +511,12 @@ class Play:
 
     def _mark_seen(self, match: Match, seat: int) -> None:
         """Note that ``seat`` has seen ``match`` now (once per change: this process's copy of
-        the match learns it too, so the next look does not write again)."""
+        the match learns it too, so the next look does not write again). The note is not worth
+        a disk flush: a machine crash that lost it would only show the match as changed once
+        more."""
         if match.seats[seat].seen_revision >= match.revision:
             return
-        with self.ctx.db.write() as session:
+        with self.ctx.db.write(durable=False) as session:  # a look promises nothing
             self.ctx.repo(session).set_seen(match.id, seat, match.revision)
         seats = list(match.seats)
         seats[seat] = dataclasses.replace(seats[seat], seen_revision=match.revision)

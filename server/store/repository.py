@@ -32,6 +32,7 @@ from server.domain import (
     TimeoutPolicy,
     TurnClock,
 )
+from server.store.db import Database, run
 from server.store.models import (
     AdminActionRow,
     ChallengeRow,
@@ -123,6 +124,23 @@ _SEEN = text(
     "UPDATE seat SET seen_revision = :revision"
     " WHERE match_id = :id AND seat = :seat AND seen_revision < :revision"
 )
+
+
+def token_owner(db: Database, token_hash: bytes) -> tuple[Player, int] | None:
+    """The player of a token and its expiry; None if no such token. Every signed-in call
+    asks this, so it is one prepared statement outside any session (``Database.read_row``)."""
+    row = db.read_row(_TOKEN, {"hash": token_hash})
+    if row is None:
+        return None
+    player = Player(
+        id=row[0],
+        public_key=bytes(row[1]),
+        display_name=row[2],
+        email=row[3],
+        blocked=bool(row[4]),
+        created_ms=row[5],
+    )
+    return player, int(row[6])
 
 
 class Repository:
@@ -357,21 +375,17 @@ class Repository:
             TokenRow(token_hash=token_hash, player_id=player_id, expires_ms=expires_ms)
         )
 
-    def token(self, token_hash: bytes) -> tuple[Player, int] | None:
-        """The player of a token and its expiry; None if no such token. (Every signed-in
-        call asks this: one prepared statement, no ORM objects.)"""
-        row = self.session.connection().execute(_TOKEN, {"hash": token_hash}).first()
-        if row is None:
+    def match_head(self, match_id: str, seat: int) -> MatchHead | None:
+        """What changes move by move, and whether ``seat``'s player is blocked (one query)."""
+        rows, _ = run(self.session, _HEAD, {"id": match_id, "seat": seat})
+        if not rows:
             return None
-        player = Player(
-            id=row[0],
-            public_key=bytes(row[1]),
-            display_name=row[2],
-            email=row[3],
-            blocked=bool(row[4]),
-            created_ms=row[5],
-        )
-        return player, int(row[6])
+        row = rows[0]
+        return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
+
+    def _run(self, statement: TextClause, params: dict[str, object]) -> int:
+        """Execute one of the move path's prepared statements; returns the rows changed."""
+        return run(self.session, statement, params)[1]
 
     def live_tokens(self, token_hashes: Collection[bytes], now: int) -> dict[bytes, bool]:
         """Of these tokens, the ones still valid at ``now``, each with whether its player is
@@ -425,18 +439,6 @@ class Repository:
                 )
             )
         self.session.flush()
-
-    def match_head(self, match_id: str, seat: int) -> MatchHead | None:
-        """What changes move by move, and whether ``seat``'s player is blocked (one query)."""
-        row = self.session.connection().execute(_HEAD, {"id": match_id, "seat": seat}).first()
-        if row is None:
-            return None
-        return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
-
-    def _run(self, statement: TextClause, params: dict[str, object]) -> int:
-        """Execute one of the move path's prepared statements; returns the rows changed."""
-        result: Any = self.session.connection().execute(statement, params)
-        return int(result.rowcount)
 
     def save_move(self, move: StoredMove) -> bool:
         """Store a move: the match's new head and snapshot (only if nobody changed it since
@@ -584,24 +586,20 @@ class Repository:
         """``(id, due, reminders had)`` of matches in play whose timed turn is due by
         ``before_ms`` and has had fewer than ``reminders`` (the sweep picks those that
         crossed a new threshold)."""
-        rows = self.session.connection().execute(
-            _TO_REMIND, {"before": before_ms, "reminders": reminders, "limit": limit}
+        rows, _ = run(
+            self.session, _TO_REMIND, {"before": before_ms, "reminders": reminders, "limit": limit}
         )
         return [(str(r[0]), int(r[1]), int(r[2])) for r in rows]
 
     def set_reminded(self, match_id: str, started_ms: int, was: int, count: int) -> bool:
         """Note ``count`` reminders for the timed turn begun at ``started_ms`` (False: the
         turn ended, or another process sent these reminders)."""
-        result: Any = self.session.connection().execute(
-            _REMINDED, {"id": match_id, "started": started_ms, "was": was, "count": count}
-        )
-        return bool(result.rowcount)
+        params = {"id": match_id, "started": started_ms, "was": was, "count": count}
+        return bool(self._run(_REMINDED, params))
 
     def waiting_since_before(self, before_ms: int, limit: int) -> list[str]:
         """Ids of matches still waiting for players, created before ``before_ms``."""
-        rows = self.session.connection().execute(
-            _WAITING_BEFORE, {"before": before_ms, "limit": limit}
-        )
+        rows, _ = run(self.session, _WAITING_BEFORE, {"before": before_ms, "limit": limit})
         return [str(r[0]) for r in rows]
 
     def clocks_due(self, now: int, limit: int) -> list[str]:
@@ -636,7 +634,7 @@ class Repository:
 
     def due_notifications(self, now: int, limit: int) -> list[int]:
         """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first."""
-        rows = self.session.connection().execute(_DUE_NOTIFICATIONS, {"now": now, "limit": limit})
+        rows, _ = run(self.session, _DUE_NOTIFICATIONS, {"now": now, "limit": limit})
         return [int(row[0]) for row in rows]
 
     def claim_notification(self, notification_id: int, now: int, lease_until: int) -> bool:
@@ -651,8 +649,8 @@ class Repository:
 
     def stale_sendings(self, now: int) -> bool:
         """Whether a delivery was interrupted (a ``sending`` row past its lease)."""
-        row = self.session.connection().execute(_STALE_SENDING, {"now": now}).first()
-        return row is not None
+        rows, _ = run(self.session, _STALE_SENDING, {"now": now})
+        return bool(rows)
 
     def settle_quietly(self, outcomes: Sequence[tuple[int, str, str]], now: int) -> None:
         """Settle notifications that go to no channel now: ``(id, email state, webhook
@@ -723,7 +721,7 @@ class Repository:
     def players_with_digests(self, limit: int) -> list[int]:
         """Players with notifications waiting for a digest, those whose last digest is the
         oldest first (so that players already served today do not crowd out the others)."""
-        rows = self.session.connection().execute(_DIGEST_PLAYERS, {"limit": limit})
+        rows, _ = run(self.session, _DIGEST_PLAYERS, {"limit": limit})
         return [int(r[0]) for r in rows]
 
     def set_email_state(self, ids: Sequence[int], state: str) -> None:
@@ -799,7 +797,8 @@ class Repository:
     def vacations_spent(self, now: int, allowance_ms: int, year: int, limit: int) -> list[int]:
         """Players on vacation whose allowance (``allowance_ms`` a year; ``year`` now) has
         run out by ``now``."""
-        rows = self.session.connection().execute(
+        rows, _ = run(
+            self.session,
             _VACATION_SPENT,
             {"now": now, "allowance": allowance_ms, "year": year, "limit": limit},
         )

@@ -423,6 +423,8 @@ def _plan_opening(
 
 def _play_candidates(state: GameState, seen: _Seen, rng: random.Random | None) -> Iterator[Action]:
     """Melds and lay-offs worth making now (best first), then discards (best first)."""
+    if seen.config.must_ask_to_go_out and not state.asked and seen.want_out():
+        yield AskPartner()  # §3.8a option: no going out unasked (tried only when legal)
     if not seen.opened:
         opening = _plan_opening(seen.config, seen.hand, _minimum(state, seen.seat))
         if opening:

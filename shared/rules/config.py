@@ -90,6 +90,7 @@ _BOOLS = (
     "unfinished_special_scores_cards",
     "closed_books",
     "pile_freezes",
+    "must_ask_to_go_out",
 )
 LATER_OPTIONS = frozenset(
     {
@@ -98,7 +99,7 @@ LATER_OPTIONS = frozenset(
         "no_out_with_unfinished_special", "aces_wild_rule",
         "foot_size", "pile_take_count", "min_meld_by_hand", "closed_books", "pile_freezes",
         "clean_books_to_go_out", "dirty_books_to_go_out", "clean_sevens_bonus",
-        "red3_unplayed_value", "hands_per_match",
+        "red3_unplayed_value", "hands_per_match", "must_ask_to_go_out",
     }
 )  # fmt: skip
 """Options added after the first transcript format (docs/transcript.md): ``to_dict`` leaves
@@ -212,7 +213,10 @@ class RuleConfig:
     multiple_melds_per_rank: bool = False
     """§3.4: a side may hold several group melds of one rank, and combine them."""
     allow_wild_melds: bool = False
-    """§3.5 Bolivia: three to seven wild cards may form a meld (a bolivia at seven)."""
+    """§3.5 Bolivia: three to seven wild cards may form a meld (a bolivia at seven). §3.7
+    Hand and Foot, the Wilds row's variation (some groups, games-eshop): the same meld is a
+    wild book, closed at seven like every book; it holds wild cards, so for going out it
+    counts as a dirty book, and it scores ``wild_canasta_bonus``."""
     wild_onto_canasta: bool = True
     """§3.4: Samba forbids adding a wild card to a completed canasta (naturals may join)."""
     pile_layoff_onto_canasta: bool = True
@@ -220,7 +224,10 @@ class RuleConfig:
     sequence_canasta_bonus: int = 1500
     """§3.4, §3.5: the bonus of a seven-card sequence (a samba, or an escalera in Bolivia)."""
     wild_canasta_bonus: int = 2500
-    """§3.5: the bonus of a seven-card wild meld (a bolivia)."""
+    """§3.5: the bonus of a seven-card wild meld (a bolivia, 2500). In Hand and Foot a wild
+    book (``allow_wild_melds``, §3.7) earns it, 1500 in the preset: no source gives a value
+    for one, and 1500 is the largest book bonus a Hand and Foot source gives (HF-DW's clean
+    book of sevens), for the one book as hard to make [engine policy]."""
     sequence_canastas_to_go_out: int = 0
     """§3.5: how many of the canastas needed to go out must be sequences (Bolivia: one)."""
     black3_went_out_value: int = 5
@@ -280,6 +287,10 @@ class RuleConfig:
     hands_per_match: int | None = None
     """§3.7: the match is this many hands and the highest total wins (Hand and Foot 4);
     ``None`` = play until a side reaches ``target`` (§1.14)."""
+    must_ask_to_go_out: bool = False
+    """§3.7, §3.8a: asking partner before going out is optional (the default); some Hand and
+    Foot groups require it. With this option a player who has a partner goes out only after
+    asking in that turn (§1.11.2: after the draw, before the first meld) and hearing yes."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
@@ -417,10 +428,10 @@ class RuleConfig:
                 "Modern American rules are for fixed partnerships and two packs, without "
                 "sequences, several melds of a rank or Bolivia's wild melds"
             )
-        if self.closed_books and (self.allow_sequences or self.allow_wild_melds):
+        if self.closed_books and self.allow_sequences:
             raise ConfigError(
-                "closed books (Hand and Foot) are group melds of one rank: they do not combine "
-                "with sequences or wild-card melds"
+                "closed books (Hand and Foot) are melds of one rank (or, with allow_wild_melds, "
+                "of wild cards): they do not combine with sequences"
             )
         if self.modern_american and self.foot_size:
             raise ConfigError("Modern American rules have no foot")
@@ -597,6 +608,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "clean_books_to_go_out": 1, "dirty_books_to_go_out": 1, "going_out_bonus": 100,
         "concealed_bonus_total": 100, "red3_special_totals": (), "red3_negative_if": "never",
         "stock_out_rule": "end_after_last_discard", "hands_per_match": 4,
+        "wild_canasta_bonus": 1500,
     },
 }  # fmt: skip
 """RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern

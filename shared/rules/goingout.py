@@ -62,7 +62,7 @@ def check_discard_allowed(s: GameState, seat: int) -> None:
     if s.feet and foot_waiting(s, seat):  # (``s.feet`` first: no call on classic's hot path)
         return  # Hand and Foot: the last card of the hand brings up the foot (§3.8a)
     if len(s.hands[seat]) == 1:
-        if s.permission == "no" or not enough_canastas(s, side):
+        if out_forbidden(s) or not enough_canastas(s, side):
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
     elif s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
         raise IllegalMoveError(
@@ -101,6 +101,14 @@ def go_out(s: GameState, seat: int) -> None:
     end_hand(s, EndReason.WENT_OUT, seat, concealed)
 
 
+def out_forbidden(s: GameState) -> bool:
+    """Whether going out is forbidden this turn whatever the melds: partner said no
+    (§1.11.2), or, under ``must_ask_to_go_out`` (§3.8a), partner was not asked and said yes."""
+    if s.permission == "no":
+        return True
+    return s.config.must_ask_to_go_out and s.config.has_partners and s.permission != "yes"
+
+
 def enough_canastas(s: GameState, side: int) -> bool:
     """Whether ``side`` has the canastas going out needs (§1.11.1; §3.5: in Bolivia one of
     them a sequence, an escalera)."""
@@ -123,6 +131,11 @@ def _why_not_out(s: GameState, side: int) -> str:
     """Why the side may not go out now, as a clause that completes any sentence before it."""
     if s.permission == "no":
         return "your partner said no this turn"
+    if out_forbidden(s) and enough_canastas(s, side):  # (else the melds are the reason)
+        return (
+            "under these rules you go out only after asking your partner (after you draw, "
+            "before you meld) and hearing yes"
+        )
     if s.talon and unfinished_special(s, side):
         return unfinished_special(s, side) + " (no going out with it, §3.8a)"
     config = s.config
@@ -156,7 +169,7 @@ def after_put_down(s: GameState, seat: int) -> None:
         if not hand:
             pick_up_foot(s, seat)
         return
-    may_go_out = enough_canastas(s, side) and s.permission != "no"
+    may_go_out = enough_canastas(s, side) and not out_forbidden(s)
     if s.talon:  # Modern American: a final discard is required (§3.6)
         if not hand:
             raise IllegalMoveError(
@@ -188,7 +201,7 @@ def after_put_down(s: GameState, seat: int) -> None:
         len(hand) == 1
         and not may_go_out
         and (
-            s.permission == "no"
+            out_forbidden(s)
             or not can_go_out(
                 s.config, hand, s.melds[side], allow_discard=False, extra=s.extra_of(side)
             )

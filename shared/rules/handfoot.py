@@ -4,9 +4,10 @@ scoring an unplayed foot, and a match of a fixed number of hands (RULES.md §3.7
 Hand and Foot has no standard rules; RULES.md recommends a preset (``config.PRESETS``,
 ``hand_and_foot``) and every row of its table is an option of ``RuleConfig``. Most rows reuse
 what the other games already have: the draw of two, the bonuses, the wild limit of a meld
-(``melds``), several melds of a rank (Samba's machinery in ``samba``, for the second book of a
-rank once the first is closed). What only this game has is here, and the rule modules call in
-with one line each where the game differs:
+(``melds``), several melds of a rank (Samba's machinery in ``samba``, for a second meld of a
+rank), Bolivia's wild melds for the wild books some groups allow (``allow_wild_melds``). What
+only this game has is here, and the rule modules call in with one line each where the game
+differs:
 
 * the deal gives every seat a second packet, the foot, face down (``deal_feet``); nobody sees
   it, its owner included, until the hand is used up, and then it is picked up at once, in the
@@ -15,18 +16,37 @@ with one line each where the game differs:
 * taking the pile takes its top cards only, the top card among them (``pile_cards_taken``);
 * a seven-card meld is a closed book (``melds.check_meld`` refuses an eighth card);
 * going out needs books of each kind (``books_missing``), and the search that tells whether a
-  player could go out this turn (``foot_can_go_out``) knows that books close at seven;
+  player could go out this turn (``foot_can_go_out``) is exact under these rules; a player
+  who must go out is offered every step of a way out (``way_out_candidates``). A player on the
+  foot always belongs to a side that has opened: the hand grows by one card a turn unless
+  its owner melds, so only melding (or the pile, which opens too) empties it;
 * cards of an unplayed foot count against the side like cards in hand (``unplayed_foot_penalty``);
 * the match is a fixed number of hands, the highest total winning (``hand_count_winners``).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
+from functools import lru_cache
 
-from .actions import Action, LayOff, Meld
-from .cards import IS_BLACK3, IS_NATURAL, IS_RED3, IS_WILD, RANK, SEVEN, SORT_KEY, VALUE, Card
-from .config import RuleConfig
+from .actions import Action, Combine, LayOff, Meld, MeldRef
+from .cards import (
+    ACE,
+    FOUR,
+    IS_NATURAL,
+    IS_RED3,
+    IS_WILD,
+    JOKER_RANK,
+    RANK,
+    SEVEN,
+    SORT_KEY,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+)
+from .config import RuleConfig, wild_cap
 from .edits import set_hand
 from .melds import CANASTA_SIZE
 from .state import Event, Extra, GameState, Melds
@@ -114,6 +134,22 @@ def books_missing(s: GameState, side: int) -> str:
     )
 
 
+Book = tuple[int, int]
+"""Books made: (clean, dirty)."""
+
+Part = tuple[int, int]
+"""An open meld of a rank already on the table: (size, wild cards)."""
+
+FootRules = tuple[str, bool, bool, int, int, int]
+"""(wild limit; several melds of a rank; wild books; clean and dirty books needed; books
+needed in all): what the search needs of the config, cheap to hash."""
+
+FootTable = tuple[tuple[tuple[Part, ...], ...], int, Book, int, tuple[int, ...]]
+"""A side's melds as the search sees them: the open melds of each rank (indexed by rank),
+the ranks holding a meld (bits), the books already made, the size of the black-three meld,
+the sizes of the open wild melds."""
+
+
 def foot_can_go_out(
     config: RuleConfig,
     hand: Sequence[Card],
@@ -126,81 +162,259 @@ def foot_can_go_out(
     seven cards (§3.7), with one final discard if ``allow_discard``.
 
     The answer is used where a wrong "yes" would trap a player (partner's "yes" must be
-    obeyable, §1.11.2; the dead-end guard, §1.11.3), so every way found is a real one: cards
-    go onto the first open meld of their rank or form one new meld, wild cards onto melds
-    with room under the wild limit, and the books made must meet the going-out requirement.
-    It can miss a way out that splits a rank over two new melds [engine policy].
+    obeyable, §1.11.2; the dead-end guard, §1.11.3) and a wrong "no" would refuse a legal
+    play or a legal question, so the search is exact for the engine's rules: it looks at
+    every final layout the moves can reach. Any layout is reachable in one turn when each
+    finished meld is valid (lay the naturals first, combine, then add the wild cards: the
+    wild limit only grows with the naturals), so per rank it tries every way to combine the
+    open melds and to spread the hand's naturals and wild cards over them and over new melds
+    (two naturals or more, several of a rank where allowed), never past seven cards; wild
+    books (``allow_wild_melds``) take wild cards alone; black threes make or grow the one
+    black-three meld (at seven a clean book, as ``book_counts`` counts it). The books made
+    must meet the going-out requirement (``books_missing``). The ranks are joined by the
+    number of wild cards they take, keeping for each number only the (clean, dirty) pairs
+    that no other pair beats, and every step is memoised, so a long hand is decided in
+    milliseconds. A player still on the hand never gets here: only a player on the foot may
+    go out, and its foot is no card of this search.
     """
-    candidates: list[Card | None] = [None]
-    if allow_discard:
-        candidates.extend(dict.fromkeys(hand))
-    for discard in candidates:
+    rules: FootRules = (
+        config.wild_limit,
+        config.multiple_melds_per_rank,
+        config.allow_wild_melds,
+        config.clean_books_to_go_out,
+        config.dirty_books_to_go_out,
+        max(config.canastas_to_go_out, config.clean_books_to_go_out + config.dirty_books_to_go_out),
+    )
+    least = -1 if minimum is None else minimum
+    return _decide(rules, tuple(sorted(hand)), _foot_table(melds, extra), least, allow_discard)
+
+
+def _foot_table(melds: Melds, extra: Extra) -> FootTable:
+    parts: list[list[Part]] = [[] for _ in range(13)]
+    held = 0
+    clean = dirty = threes = 0
+    wild_melds: list[int] = []
+    for meld in (*melds, *extra):
+        if not meld:
+            continue
+        rank = next((RANK[c] for c in meld if not IS_WILD[c]), -1)
+        wilds = sum(1 for c in meld if IS_WILD[c])
+        if len(meld) >= CANASTA_SIZE:  # a closed book (as ``book_counts`` counts it)
+            clean += not wilds
+            dirty += bool(wilds)
+        if rank == THREE:
+            threes = len(meld)
+        elif rank < 0:
+            if len(meld) < CANASTA_SIZE:
+                wild_melds.append(len(meld))
+        else:
+            held |= 1 << rank
+            if len(meld) < CANASTA_SIZE:
+                parts[rank].append((len(meld), wilds))
+    return (
+        tuple(tuple(sorted(p)) for p in parts),
+        held,
+        (clean, dirty),
+        threes,
+        tuple(sorted(wild_melds)),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _decide(
+    rules: FootRules, hand: tuple[Card, ...], table: FootTable, minimum: int, allow_discard: bool
+) -> bool:
+    """``foot_can_go_out``, memoised: the move lists and the dead-end guard ask it again and
+    again of one position. Meld everything, or everything but one final discard: one card
+    of each kind is tried (a natural of each rank, a black three, the cheapest wild card);
+    which card of a kind goes makes no difference but its value toward ``minimum``."""
+    if _place_all(rules, hand, table, minimum):
+        return True
+    if not allow_discard:
+        return False
+    kinds: dict[int, Card] = {}
+    for card in hand:
+        kind = TWO if IS_WILD[card] else RANK[card]
+        if kind not in kinds or VALUE[card] < VALUE[kinds[kind]]:
+            kinds[kind] = card
+    for card in kinds.values():
         rest = list(hand)
-        if discard is not None:
-            rest.remove(discard)
-        if _place_all(config, rest, melds, extra, minimum):
+        rest.remove(card)
+        if _place_all(rules, tuple(rest), table, minimum):
             return True
     return False
 
 
-def _place_all(
-    config: RuleConfig,
-    cards: Sequence[Card],
-    melds: Melds,
-    extra: Extra,
-    minimum: int | None,
-) -> bool:
-    """Whether every card can be put down (see ``foot_can_go_out``), leaving enough books."""
-    if any(IS_BLACK3[c] for c in cards):
-        return False  # never counted on: the one discard may take a black three
-    if minimum is not None and sum(VALUE[c] for c in cards) < minimum:
+def _place_all(rules: FootRules, cards: tuple[Card, ...], table: FootTable, minimum: int) -> bool:
+    """Whether every card of ``cards`` can go onto the table (worth ``minimum`` or more when
+    that is not -1), the side then having the books that going out needs."""
+    if minimum >= 0 and sum(VALUE[c] for c in cards) < minimum:
         return False
-    table: list[list[int]] = []  # [naturals, wilds] of every group meld of the side
-    first_open: dict[int, int] = {}  # rank -> index in ``table`` of its first open meld
-    for meld in (*melds, *extra):
-        if not meld or any(IS_BLACK3[c] for c in meld):
-            continue
-        wilds = sum(1 for c in meld if IS_WILD[c])
-        if len(meld) < CANASTA_SIZE:
-            rank = next(RANK[c] for c in meld if not IS_WILD[c])
-            first_open.setdefault(rank, len(table))
-        table.append([len(meld) - wilds, wilds])
-    by_rank: dict[int, int] = {}
-    wild_cards = 0
+    parts, held, (clean, dirty), threes, wild_melds = table
+    counts = [0] * 13
+    wilds = 0
     for card in cards:
         if IS_WILD[card]:
-            wild_cards += 1
-        elif IS_NATURAL[card]:
-            by_rank[RANK[card]] = by_rank.get(RANK[card], 0) + 1
-    for rank, count in by_rank.items():
-        place = first_open.get(rank)
-        if place is not None:
-            if sum(table[place]) + count > CANASTA_SIZE:
-                return False
-            table[place][0] += count
-        elif 2 <= count <= CANASTA_SIZE:
-            table.append([count, 0])
+            wilds += 1
         else:
+            counts[RANK[card]] += 1
+    black = counts[THREE]
+    if black:  # §1.9: three or more to start the meld; §3.7: it closes at seven
+        if (not threes and black < 3) or threes + black > CANASTA_SIZE:
             return False
-    for entry in table:  # a new meld of two naturals needs its wild card first
-        if entry == [2, 0]:
-            if not wild_cards:
-                return False
-            entry[1] = 1
-            wild_cards -= 1
-    for entry in sorted(table, key=lambda e: CANASTA_SIZE - sum(e)):
-        while wild_cards and sum(entry) < CANASTA_SIZE and entry[1] < config.max_wilds(entry[0]):
-            entry[1] += 1
-            wild_cards -= 1
-    if wild_cards:
-        return False
-    clean = sum(1 for n, w in table if n + w >= CANASTA_SIZE and not w)
-    dirty = sum(1 for n, w in table if n + w >= CANASTA_SIZE and w)
-    return (
-        clean >= config.clean_books_to_go_out
-        and dirty >= config.dirty_books_to_go_out
-        and clean + dirty >= config.canastas_to_go_out
+        if threes + black == CANASTA_SIZE:
+            clean += 1
+    best: dict[int, frozenset[Book]] = {0: frozenset({(clean, dirty)})}
+    for rank in range(FOUR, ACE + 1):
+        if not counts[rank] and not parts[rank]:
+            continue
+        row = [
+            _rank_books(rules, parts[rank], bool(held >> rank & 1), counts[rank], z)
+            for z in range(wilds + 1)
+        ]
+        best = _merge(best, row, wilds)
+        if not best:
+            return False
+    if wild_melds or wilds:
+        row = [_wild_books(rules[2], wild_melds, z) for z in range(wilds + 1)]
+        best = _merge(best, row, wilds)
+    need_clean, need_dirty, need = rules[3], rules[4], rules[5]
+    return any(
+        c >= need_clean and d >= need_dirty and c + d >= need for c, d in best.get(wilds, ())
     )
+
+
+def _merge(
+    best: dict[int, frozenset[Book]], row: list[frozenset[Book]], wilds: int
+) -> dict[int, frozenset[Book]]:
+    """Add one more group of melds to the books reachable with each number of wild cards
+    used so far (``row[z]``: what the group makes with ``z`` more)."""
+    out: dict[int, set[Book]] = {}
+    for used, books in best.items():
+        for z in range(wilds - used + 1):
+            for c2, d2 in row[z]:
+                out.setdefault(used + z, set()).update((c + c2, d + d2) for c, d in books)
+    return {used: _pareto(books) for used, books in out.items()}
+
+
+def _pareto(books: set[Book] | frozenset[Book]) -> frozenset[Book]:
+    """The pairs no other pair beats in both kinds (more books never hurt going out)."""
+    return frozenset(
+        (c, d)
+        for c, d in books
+        if not any(c2 >= c and d2 >= d and (c2, d2) != (c, d) for c2, d2 in books)
+    )
+
+
+_NONE: frozenset[Book] = frozenset()
+_NOTHING: frozenset[Book] = frozenset({(0, 0)})
+
+
+@lru_cache(maxsize=8192)
+def _rank_books(
+    rules: FootRules, parts: tuple[Part, ...], held: bool, naturals: int, wilds: int
+) -> frozenset[Book]:
+    """The books one rank's melds can gain once ``naturals`` of it and ``wilds`` wild cards
+    from hand are on them: its open melds (combined as the player likes where a side may
+    hold several melds of a rank, §3.4's machinery) and new melds; empty if impossible."""
+    limit, several = rules[0], rules[1]
+    if several:
+        found: set[Book] = set()
+        for blocks in _partitions(parts):
+            found |= _fill(limit, blocks, naturals, wilds, naturals)
+        return _pareto(found)
+    if parts:  # the rank's one meld, open
+        return _fill(limit, (parts,), naturals, wilds, 0)
+    if held:  # the rank's one meld is a closed book: nothing more of the rank
+        return _NOTHING if not naturals and not wilds else _NONE
+    return _fill(limit, (), naturals, wilds, 1)
+
+
+def _partitions(parts: tuple[Part, ...]) -> list[tuple[tuple[Part, ...], ...]]:
+    """Every way to group the open melds of a rank into melds combined (§3.4)."""
+    if not parts:
+        return [()]
+    first, rest = parts[0], parts[1:]
+    out: list[tuple[tuple[Part, ...], ...]] = []
+    for sub in _partitions(rest):
+        out.append(((first,), *sub))
+        for i in range(len(sub)):
+            out.append((*sub[:i], (first, *sub[i]), *sub[i + 1 :]))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _fill(
+    limit: str, blocks: tuple[tuple[Part, ...], ...], naturals: int, wilds: int, new: int
+) -> frozenset[Book]:
+    """Books from open melds ``blocks`` (each block combined into one meld) taking some of
+    ``naturals`` and ``wilds``, the rest in at most ``new`` new melds."""
+    if not blocks:
+        return _new_melds(limit, naturals, wilds, new)
+    block, rest = blocks[0], blocks[1:]
+    size = sum(p[0] for p in block)
+    old_wilds = sum(p[1] for p in block)
+    found: set[Book] = set()
+    for x in range(min(naturals, CANASTA_SIZE - size) + 1):
+        for z in range(min(wilds, CANASTA_SIZE - size - x) + 1):
+            # The engine checks the wild limit when a wild card joins and when melds combine
+            # (naturals alone may join any meld, ``melds.check_meld``).
+            if (z or len(block) > 1) and old_wilds + z > wild_cap(limit, size - old_wilds + x):
+                continue
+            after = _fill(limit, rest, naturals - x, wilds - z, new)
+            if not after:
+                continue
+            made = _book(size + x + z, old_wilds + z)
+            found.update((c + made[0], d + made[1]) for c, d in after)
+    return _pareto(found)
+
+
+@lru_cache(maxsize=8192)
+def _new_melds(limit: str, naturals: int, wilds: int, new: int) -> frozenset[Book]:
+    """Books from at most ``new`` new melds holding exactly ``naturals`` and ``wilds``: two
+    naturals or more and three cards or more each, within the wild limit, at most seven."""
+    if not naturals and not wilds:
+        return _NOTHING
+    if new <= 0 or naturals < 2:
+        return _NONE
+    found: set[Book] = set()
+    for x in range(2, min(naturals, CANASTA_SIZE) + 1):
+        for z in range(min(wilds, wild_cap(limit, x), CANASTA_SIZE - x) + 1):
+            if x + z < 3:
+                continue
+            after = _new_melds(limit, naturals - x, wilds - z, new - 1)
+            made = _book(x + z, z)
+            found.update((c + made[0], d + made[1]) for c, d in after)
+    return _pareto(found)
+
+
+@lru_cache(maxsize=4096)
+def _wild_books(allowed: bool, sizes: tuple[int, ...], wilds: int) -> frozenset[Book]:
+    """Books from wild melds (``allow_wild_melds``): ``wilds`` join the open ones up to seven
+    or start new ones of three to seven; a wild book holds wild cards, so it is dirty."""
+    if sizes:
+        size, rest = sizes[0], sizes[1:]
+        found: set[Book] = set()
+        for z in range(min(wilds, CANASTA_SIZE - size) + 1):
+            made = _book(size + z, 1)
+            found.update((c, d + made[1]) for c, d in _wild_books(allowed, rest, wilds - z))
+        return _pareto(found)
+    if not wilds:
+        return _NOTHING
+    found = set()
+    if allowed:
+        for z in range(3, min(wilds, CANASTA_SIZE) + 1):
+            made = _book(z, 1)
+            found.update((c, d + made[1]) for c, d in _wild_books(allowed, (), wilds - z))
+    return _pareto(found)
+
+
+def _book(size: int, wilds: int) -> Book:
+    """What a meld of ``size`` cards with ``wilds`` wild cards counts as: a clean or a dirty
+    book at seven, nothing before."""
+    if size < CANASTA_SIZE:
+        return (0, 0)
+    return (0, 1) if wilds else (1, 0)
 
 
 # -- scoring and the end of the match -------------------------------------------------------------
@@ -246,26 +460,23 @@ def hand_count_winners(state: GameState) -> tuple[int, ...]:
 
 def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Moves worth listing once books close at seven (each still checked by the engine): the
-    cards of a rank onto the first open meld of that rank (as many as fit), or a new meld of
-    them when every meld of the rank is closed, and the cheapest wild card onto each open
-    meld."""
-    melds = state.melds[side]
-    extra = state.extra_of(side)
-    open_melds: dict[int, tuple[int, int]] = {}  # rank -> (which, size) of its first open meld
+    cards of a rank onto each open meld of that rank (as many as fit), or a new meld of them
+    when every meld of the rank is closed, and the cheapest wild card onto each open meld.
+    Every open meld is offered, not only the first of its rank, so that a player left with
+    one card that must go out (black threes melded, §1.9) always finds its move listed.
+    Wild melds (``allow_wild_melds``) are ``samba.sequence_candidates``' to list."""
+    open_melds: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
     closed: set[int] = set()
     counts: dict[int, int] = {}
-    for rank, meld in enumerate(melds):
-        if meld:
-            counts[rank] = 1
-            if len(meld) < CANASTA_SIZE:
-                open_melds[rank] = (1, len(meld))
-            else:
-                closed.add(rank)
-    for meld in extra:
-        rank = next(RANK[c] for c in meld if not IS_WILD[c])
+    for meld in (*state.melds[side], *state.extra_of(side)):
+        rank = next((RANK[c] for c in meld if not IS_WILD[c]), -1)
+        if rank < 0:
+            continue  # no meld, or a wild meld
         counts[rank] = counts.get(rank, 0) + 1
-        if len(meld) < CANASTA_SIZE and rank not in open_melds:
-            open_melds[rank] = (counts[rank], len(meld))
+        if len(meld) < CANASTA_SIZE:
+            open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
+        else:
+            closed.add(rank)
     by_rank: dict[int, list[Card]] = {}
     wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
     for card in hand:
@@ -274,15 +485,70 @@ def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[A
     out: list[Action] = []
     for rank, cards in by_rank.items():
         if rank in open_melds:
-            which, size = open_melds[rank]
-            room = CANASTA_SIZE - size
-            out.append(LayOff(rank, tuple(cards[:room]), which))
+            for which, size in open_melds[rank]:
+                out.append(LayOff(rank, tuple(cards[: CANASTA_SIZE - size]), which))
         elif rank in closed:
             if len(cards) >= 3:
                 out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
             elif len(cards) == 2 and wilds:
                 out.append(Meld(((*cards, wilds[0]),)))
     if wilds:
-        for rank, (which, _size) in open_melds.items():
-            out.append(LayOff(rank, (wilds[0],), which))
+        for rank, places in open_melds.items():
+            out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
+    return out
+
+
+def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    """Every single step of a way out, for a player who must go out (partner said yes, or
+    black threes were melded, §1.11.2, §1.9): cards of a rank onto each open meld of it,
+    wild cards (one to three) onto each, new melds of two to seven naturals with up to
+    three wild cards, two open melds of a rank combined, black threes, wild melds. Any way
+    out the search finds is a sequence of such steps (naturals first, then combining, then
+    wild cards), and after a legal step the dead-end guard has checked that a way out is
+    left, so the engine's check of these candidates always leaves the next step listed."""
+    config = state.config
+    naturals: dict[int, list[Card]] = {}
+    for card in hand:
+        if not IS_WILD[card]:
+            naturals.setdefault(RANK[card], []).append(card)
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+    out: list[Action] = []
+    counts: dict[int, int] = {}
+    groups: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
+    wild_which = 0
+    for meld in (*state.melds[side], *state.extra_of(side)):
+        if not meld:
+            continue
+        rank = next((RANK[c] for c in meld if not IS_WILD[c]), JOKER_RANK)
+        if rank == JOKER_RANK:
+            wild_which += 1
+            which = wild_which
+        else:
+            counts[rank] = which = counts.get(rank, 0) + 1
+        room = CANASTA_SIZE - len(meld)
+        if room <= 0:
+            continue
+        groups.setdefault(rank, []).append((which, len(meld)))
+        own = naturals.get(rank, []) if rank != JOKER_RANK else []
+        out.extend(LayOff(rank, tuple(own[:k]), which) for k in range(1, min(len(own), room) + 1))
+        if rank != THREE:
+            top = min(len(wilds), room, 3 if rank != JOKER_RANK else room)
+            out.extend(LayOff(rank, tuple(wilds[:z]), which) for z in range(1, top + 1))
+    for rank, places in groups.items():
+        if rank in (THREE, JOKER_RANK):
+            continue
+        for (one, size1), (two, size2) in itertools.combinations(places, 2):
+            if size1 + size2 <= CANASTA_SIZE:
+                out.append(Combine(MeldRef(rank, one), MeldRef(rank, two)))
+    for rank, own in naturals.items():
+        if rank == THREE:
+            if rank not in groups and not counts.get(THREE):
+                out.extend(Meld((tuple(own[:k]),)) for k in range(3, min(len(own), 7) + 1))
+            continue
+        for x in range(2, min(len(own), CANASTA_SIZE) + 1):
+            for z in range(min(len(wilds), 3, CANASTA_SIZE - x) + 1):
+                if x + z >= 3:
+                    out.append(Meld(((*own[:x], *wilds[:z]),)))
+    if config.allow_wild_melds:
+        out.extend(Meld((tuple(wilds[:z]),)) for z in range(3, min(len(wilds), 7) + 1))
     return out

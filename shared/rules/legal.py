@@ -38,7 +38,7 @@ from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
 from .errors import IllegalMoveError
 from .goingout import check_ask_allowed, check_discard_allowed
-from .handfoot import foot_candidates
+from .handfoot import foot_candidates, way_out_candidates
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -151,6 +151,19 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     if state.talon:  # Modern American (§3.6): its limits make nothing legal by construction
         return [], american_candidates(state, seat)
+    if state.config.closed_books and state.must_go_out:
+        # §1.11.2, §3.7: a player who must go out is offered every step of a way out, so the
+        # list never runs dry while the going-out search still finds one.
+        known, check = _listed_melds(state, seat, hand, melds, simple)
+        return known, check + way_out_candidates(state, side, hand)
+    return _listed_melds(state, seat, hand, melds, simple)
+
+
+def _listed_melds(
+    state: GameState, seat: int, hand: tuple[Card, ...], melds: Melds, simple: bool
+) -> tuple[list[Action], list[Action]]:
+    """``_meld_candidates`` for every game but Modern American."""
+    side = state.side_of[seat]
     if state.extra:
         sequences = sequence_candidates(state, side, hand)
         if state.config.closed_books:

@@ -137,15 +137,22 @@ def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: i
             )
 
 
-def check_wild_meld(cards: Sequence[Card], old: int) -> None:
-    """§3.5: three to seven wild cards; a bolivia (seven) takes nothing more."""
+def check_wild_meld(cards: Sequence[Card], old: int, books: bool = False) -> None:
+    """§3.5: three to seven wild cards; a bolivia (seven) takes nothing more. With ``books``
+    (Hand and Foot's closed books, §3.7) the seven-card meld is a wild book, closed."""
     if not all(IS_WILD[c] for c in cards):
         raise IllegalMoveError("a wild-card meld holds only twos and jokers", "3.5")
     if old >= CANASTA_SIZE:
+        if books:
+            raise IllegalMoveError("a wild book is closed at 7 cards: nothing may be added", "3.7")
         raise IllegalMoveError("a bolivia is complete: nothing may be added to it", "3.5")
     if len(cards) < 3:
         raise IllegalMoveError("a new wild-card meld needs at least three wild cards", "3.5")
     if len(cards) > CANASTA_SIZE:
+        if books:
+            raise IllegalMoveError(
+                f"a wild book closes at 7 cards; this one would hold {len(cards)}", "3.7"
+            )
         raise IllegalMoveError("a wild-card meld holds at most seven cards", "3.5")
 
 
@@ -260,7 +267,7 @@ def _add_to(config: RuleConfig, table: _Table, where: Where, added: Sequence[Car
         check_sequence(merged)
         _check_apart(table.extra, merged, where[1])
     elif kind == WILD:
-        check_wild_meld(merged, len(old))
+        check_wild_meld(merged, len(old), config.closed_books)
     else:
         check_group(config, meld_rank(old), old, added, new=False)
     table.put(where, merged, True)
@@ -286,7 +293,7 @@ def _meld_group(s: GameState, table: _Table, group: tuple[Card, ...]) -> bool:
     if kind == WILD:
         if not config.allow_wild_melds:
             meld_rank(group)  # raises: wild cards alone cannot be melded
-        check_wild_meld(group, 0)
+        check_wild_meld(group, 0, config.closed_books)
         table.add_new(group)
         return False
     rank = meld_rank(group)

@@ -424,6 +424,28 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
     assert "FROZEN" not in text  # nothing freezes the pile in Hand and Foot (§3.8a)
 
 
+def test_hand_and_foot_shows_a_wild_book_3_7() -> None:
+    """RULES.md §3.7, the Wilds row's variation (``allow_wild_melds``): a meld of wild cards
+    is named ``wild`` like Bolivia's, and once closed at seven it is a wild book, not a
+    bolivia or a dirty book; an open one is shown as a meld."""
+    config = rules.make_config("hand_and_foot", {"allow_wild_melds": True})
+    melds = ("kc kd kh ks kc kd kh", "2c 2d 2h 2s jk jk 2c", "2d jk 2h")
+    state = deal_position(
+        rules.new_match(config),
+        [rules.parse_cards(h) for h in ("9d 9s 5c", "10c 10d", "4c 6d", "jc")],
+        rules.parse_cards("7c 8c"),
+        pile=rules.parse_cards("4c 8d"),
+        melds=[[rules.parse_cards(m) for m in melds], []],
+        turn=0,
+    )
+    text = render_table(match_view(state, 0), color=False)
+    assert_plain(text)
+    assert "2 books (2 to go out, 1 clean, 1 dirty)" in text
+    assert "[clean book]" in text
+    assert re.search(r"wild x7: [2jk ].*\[wild book\]", text), text
+    assert re.search(r"wild#2 x3: [2jkcdhs ]+$", text, re.MULTILINE), text
+
+
 def test_red_threes_are_listed_for_each_side() -> None:
     state = play_until(dealt(), lambda s: sum(map(bool, s.red3)) >= 2)
     text = render_table(match_view(state, 0), color=False)

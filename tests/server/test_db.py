@@ -1,14 +1,20 @@
-"""``server.store.db.Database``: durable write transactions on SQLite, and what a failed COMMIT
-leaves behind (nothing: the next writer gets the database)."""
+"""``server.store.db.Database``: durable write transactions on SQLite, what a failed COMMIT
+leaves behind (nothing: the next writer gets the database), and the move path's prepared
+statements run on the driver (``run``, ``read_row``) with the same transactions and errors."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
-from server.store.db import Database
+from server.store.conflicts import is_unique_violation
+from server.store.db import Database, run
+
+from ..postgres import PostgresServer
 
 
 @pytest.fixture
@@ -59,3 +65,79 @@ def test_a_failed_commit_leaves_the_database_writable(db: Database) -> None:
     with other.write() as session:
         session.connection().exec_driver_sql("INSERT INTO parent (id) VALUES (99)")
     other.dispose()
+
+
+def test_a_prepared_statement_runs_in_the_sessions_transaction(db: Database) -> None:
+    """``run`` takes the session's own transaction: rolled back with the block, committed
+    with it, and its rows and changed-row count are SQLAlchemy's."""
+    insert = text("INSERT INTO parent (id) VALUES (:id)")
+
+    def failing() -> None:
+        with db.write() as session:
+            assert run(session, insert, {"id": 5}) == ([], 1)
+            raise ValueError("bug")
+
+    with pytest.raises(ValueError, match="bug"):
+        failing()
+    with db.write() as session:
+        assert run(session, insert, {"id": 6}) == ([], 1)
+        assert run(session, text("SELECT id FROM parent WHERE id >= :low"), {"low": 0}) == (
+            [(6,)],
+            -1,
+        )
+        assert run(session, text("UPDATE parent SET id = 7 WHERE id = :id"), {"id": 99})[1] == 0
+    assert db.read_row(text("SELECT id, 'x' FROM parent WHERE id = :id"), {"id": 6}) == (6, "x")
+    assert db.read_row(text("SELECT id FROM parent WHERE id = :id"), {"id": 5}) is None
+
+
+def test_a_duplicate_key_through_the_driver_is_a_unique_violation(db: Database) -> None:
+    """The service tells a lost race (two processes storing one seq) by SQLAlchemy's
+    ``IntegrityError``; a statement handed to the driver raises the same, and the write
+    transaction is rolled back."""
+    insert = text("INSERT INTO parent (id) VALUES (:id)")
+    with db.write() as session:
+        run(session, insert, {"id": 1})
+
+    def duplicate() -> None:
+        with db.write() as session:
+            run(session, insert, {"id": 2})
+            run(session, insert, {"id": 1})
+
+    with pytest.raises(IntegrityError) as info:
+        duplicate()
+    assert is_unique_violation(info.value)
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
+
+
+def _sync_level(session: Session) -> object:
+    return session.connection().exec_driver_sql("PRAGMA synchronous").scalar()
+
+
+def test_only_a_write_that_promises_nothing_skips_the_disk_flush(db: Database) -> None:
+    """A "seen" mark (``write(durable=False)``) commits at ``synchronous=NORMAL``; every other
+    write sets FULL again for itself, whatever the pooled connection did before."""
+    for durable in (False, True, False, False, True):
+        with db.write(durable=durable) as session:
+            assert _sync_level(session) == (2 if durable else 1)  # FULL, NORMAL
+            session.connection().exec_driver_sql("INSERT INTO parent DEFAULT VALUES")
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (5,)
+
+
+@pytest.mark.postgres
+def test_a_lazy_write_on_postgresql_turns_off_only_its_own_synchronous_commit(
+    postgres_server: PostgresServer,
+) -> None:
+    with postgres_server.database() as url:
+        database = Database(url)
+        with database.write() as session:  # the test server's own default is off: say on
+            name = session.connection().exec_driver_sql("SELECT current_database()").scalar()
+            session.connection().exec_driver_sql(
+                f'ALTER DATABASE "{name}" SET synchronous_commit = on'
+            )
+        database.engine.dispose()  # new connections take the database's setting
+        show = "SHOW synchronous_commit"
+        with database.write(durable=False) as session:
+            assert session.connection().exec_driver_sql(show).scalar() == "off"
+        with database.write() as session:
+            assert session.connection().exec_driver_sql(show).scalar() == "on"
+        database.dispose()

@@ -678,6 +678,8 @@ def check_hand_end(before: GameState, after: GameState) -> None:
         assert result.went_out is not None
         assert not after.hands[result.went_out], "the player who went out still holds cards"
         assert sum(1 for h in after.hands if not h) == 1
+        if config.must_ask_to_go_out and config.has_partners:  # §3.8a option
+            assert before.permission == "yes", "went out without asking partner"
     else:
         assert result.went_out is None
         assert not result.concealed

@@ -13,7 +13,17 @@ from collections import Counter
 import pytest
 
 from shared import rules
-from shared.rules import Discard, Draw, GameState, Phase, make_config, parse_cards
+from shared.rules import (
+    ConfigError,
+    Discard,
+    Draw,
+    GameState,
+    IllegalMoveError,
+    Phase,
+    RuleConfig,
+    make_config,
+    parse_cards,
+)
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.goingout import can_go_out
@@ -131,19 +141,23 @@ def _goes_out(state: GameState, seen: set[str], budget: list[int]) -> bool:
     return False
 
 
-def test_every_way_out_the_search_finds_is_real_3_7() -> None:
-    """§1.11.2, §3.7: partner's "yes" must be obeyable, so whenever the going-out search of
-    Hand and Foot says a player on the foot can go out this turn, playing the listed moves
-    finds a way (random small positions: a side with books, open melds and a short hand)."""
+def test_a_last_card_that_goes_out_is_listed_3_7() -> None:
+    """§1.9, §1.11.3, §3.7: a player left with one card after melding black threes must go
+    out, and the dead-end guard lets the meld stand only when the going-out search finds the
+    way; the listed moves then hold that way, so a bot (which plays listed moves when its
+    own fail) is never stuck (random small positions: a side with books, open melds, among
+    them a second open meld of a rank, and one card). Every way out the search finds, at
+    any length, is checked against the engine's moves in test_going_out_hand_and_foot."""
     config = make_config("hand_and_foot")
     rng = random.Random(7)
     pool = parse_cards("5c 5d 5h 6c 6d 6h 8s 8s 8d 9c 2c 2d jk 3s")
     books = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs 2h 2s qc")]
     opens = [parse_cards("5s 5s 5c"), parse_cards("6s 6s 2h"), parse_cards("8c 8c 8h 8h 8c 2s")]
+    opens.append(parse_cards("5h 5h 5d 5d 5c 2d"))
     found = checked = 0
     for _ in range(150):
         melds = [m for m in books if rng.random() < 0.7] + [m for m in opens if rng.random() < 0.5]
-        hand = rng.sample(pool, rng.randrange(2, 6))
+        hand = rng.sample(pool, 1)
         state = deal_position(
             new_match(config),
             [hand, parse_cards("4c 6d"), parse_cards("5s 8s"), parse_cards("jd")],
@@ -160,3 +174,83 @@ def test_every_way_out_the_search_finds_is_real_3_7() -> None:
         found += _goes_out(state, set(), [400])
     assert checked > 10
     assert found == checked
+
+
+def test_wild_books_are_an_option_3_7() -> None:
+    """§3.7, the Wilds row: no all-wild melds in the preset; "wild books allowed in some
+    groups" is ``allow_wild_melds``, closed at seven like every book and counted as a dirty
+    book for going out, worth ``wild_canasta_bonus`` (1500 in the preset, no source giving
+    a value). Sequences still do not go with closed books."""
+    assert not make_config("hand_and_foot").allow_wild_melds
+    config = make_config("hand_and_foot", {"allow_wild_melds": True})
+    assert config.wild_canasta_bonus == 1500
+    with pytest.raises(ConfigError, match="sequences"):
+        make_config("hand_and_foot", {"allow_sequences": True})
+    melds: list[tuple[int, ...]] = [()] * 13
+    melds[11] = parse_cards("kc kd kh ks kc kd kh")
+    wild_meld = (parse_cards("2c 2d jk 2h"),)
+    # Three wild cards close the wild book, the dirty book going out needs; the 9 is discarded.
+    hand = parse_cards("2s jk 2c 9c")
+    assert can_go_out(config, hand, tuple(melds), extra=wild_meld)
+    # A fourth would make an eight-card book: not a way out.
+    assert not can_go_out(config, parse_cards("2s jk 2c 2h 9c"), tuple(melds), extra=wild_meld)
+    # A new wild book of seven from the hand.
+    assert can_go_out(config, parse_cards("2s jk 2c 2h 2d jk 2s 9c"), tuple(melds))
+    # Under the preset the same hand has nowhere to put its wild cards.
+    plain = make_config("hand_and_foot")
+    assert not can_go_out(plain, parse_cards("2s jk 2c 2h 2d jk 2s 9c"), tuple(melds))
+    # A wild book is dirty: it does not stand in for the clean book.
+    melds[11] = parse_cards("kc kd kh ks kc 2d kh")
+    assert not can_go_out(config, hand, tuple(melds), extra=wild_meld)
+
+
+def test_going_out_only_after_asking_is_an_option_3_8a() -> None:
+    """§3.8a: asking partner before going out is optional; ``must_ask_to_go_out`` (some
+    groups) requires it: melding out unasked is refused with the reason, while the option
+    is new enough to stay out of a header that leaves it off (LATER_OPTIONS), and it binds
+    only a player who has a partner to ask."""
+    options = {"must_ask_to_go_out": True}
+    config = make_config("hand_and_foot", options)
+    assert "must_ask_to_go_out" not in make_config("hand_and_foot").to_dict()
+    data = config.to_dict()
+    assert data["must_ask_to_go_out"] is True
+    assert RuleConfig.from_dict(data) == config
+    melds = [parse_cards("kc kd kh ks kc kd kh"), parse_cards("qc qd qh qs qc 2h jk")]
+    state = deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c", "6c 6d", "jd jh")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds, []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, Draw())
+    with pytest.raises(IllegalMoveError, match="only after asking your partner") as refused:
+        rules.apply(state, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    assert refused.value.rule == "1.11.1"
+    # The reason names the books first when they are what is missing.
+    short = deal_position(
+        new_match(config),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c", "6c 6d", "jd jh")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds[:1], []],
+        turn=0,
+    )
+    short = rules.apply(short, 0, Draw())
+    with pytest.raises(IllegalMoveError, match="needs 2 books"):
+        rules.apply(short, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    # Two players, no partner: nobody to ask, and going out needs no question.
+    alone = make_config("hand_and_foot", {**options, "players": 2, "partnerships": [[0], [1]]})
+    state = deal_position(
+        new_match(alone),
+        [parse_cards(h) for h in ("5c 5d 5h", "10c")],
+        parse_cards("5s 5c 9c 9d"),
+        pile=parse_cards("4c 9d"),
+        melds=[melds, []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, Draw())
+    out = rules.apply(state, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
+    assert out.last_hand is not None
+    assert out.last_hand.went_out == 0

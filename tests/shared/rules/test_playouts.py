@@ -79,8 +79,10 @@ HAND_AND_FOOT_OPTIONS: tuple[dict[str, Any], ...] = (
     {"min_meld_by_hand": [], "min_meld_table": [[None, 50], [2500, 90], [5000, 120], [7500, 150]]},
     {"dirty_books_to_go_out": 2, "canastas_to_go_out": 3, "red3_unplayed_value": 500},
     {"black3_went_out_value": 100, "hands_per_match": None, "target": 10000},
+    {"allow_wild_melds": True, "must_ask_to_go_out": True},
 )
-"""The "variation seen" column of RULES.md §3.7, played on top of the hand_and_foot preset."""
+"""The "variation seen" column of RULES.md §3.7 (and §3.8a's options), played on top of the
+hand_and_foot preset."""
 
 
 @pytest.mark.slow  # Hand and Foot's hands are long (270 cards): out of the inner loop
