@@ -371,7 +371,7 @@ def _agree_unopened(seed: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize("seed", [0, 2, 7])  # 7: a way out
+@pytest.mark.parametrize("seed", [0, 7])  # 7: a way out
 def test_3_6_unopened_search_agrees_with_playing_the_engine(seed: int) -> None:
     """§3.6, SC39, §1.11.2: for a side that has not opened, the search and the engine's own
     openings (then melds, lay-offs and a final discard) agree on whether it goes out."""
