@@ -14,7 +14,11 @@ Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.p
   hold one side, random players the other, alternating sides between matches): wins, draws,
   losses and the mean final score difference. ``--hand-cap H`` stops a match after ``H``
   hands and decides it by the higher total (the output says so); the default plays whole
-  matches.
+  matches;
+* for Modern American, ``--ma-matches K`` seeded bot-only matches (bots in every seat),
+  each stopped after ``--ma-hand-cap C`` hands (30): how many reach the target of 8500 within
+  the cap, and the mean hands per match. Its penalties can sink every score when bots play
+  it badly, and then a match never ends; ``--ma-matches 0`` skips it.
 
 Nothing here asserts a time: the figures are for people (bench/README.md).
 """
@@ -170,6 +174,40 @@ def bot_vs_random(config: RuleConfig, matches: int, seed: int, hand_cap: int) ->
     return tally
 
 
+@dataclass(slots=True)
+class BotOnlyTally:
+    matches: int = 0
+    finished: int = 0
+    hands: int = 0
+    finished_hands: int = 0
+    seconds: float = 0.0
+
+
+def bot_only_matches(config: RuleConfig, matches: int, seed: int, hand_cap: int) -> BotOnlyTally:
+    """Seeded bot-only matches (every seat ``choose_action``), each stopped after
+    ``hand_cap`` hands: how many reach the target within the cap, and in how many hands.
+    Modern American's penalties can sink every score while bots play it badly, and then a
+    match never ends: this is the figure that watches it."""
+    rng = random.Random(seed)
+    tally = BotOnlyTally()
+    start = time.perf_counter()
+    policies = [bot_policy] * config.players
+    for _ in range(matches):
+        state = new_match(config, seed=rng.getrandbits(32))
+        hands = 0
+        while state.phase is not Phase.MATCH_OVER and hands < hand_cap:
+            state = deal_hand(state, shuffled_deck(config, rng.getrandbits(64)))
+            state, _ = play_hand(state, policies, rng)
+            hands += 1
+        tally.matches += 1
+        tally.hands += hands
+        if state.phase is Phase.MATCH_OVER:
+            tally.finished += 1
+            tally.finished_hands += hands
+    tally.seconds = time.perf_counter() - start
+    return tally
+
+
 def nproc() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -185,6 +223,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per speed figure")
     parser.add_argument(
         "--hand-cap", type=int, default=0, help="stop a match after H hands (0: no cap)"
+    )
+    parser.add_argument(
+        "--ma-matches", type=int, default=50, help="bot-only Modern American matches (0: skip)"
+    )
+    parser.add_argument(
+        "--ma-hand-cap", type=int, default=30, help="hands after which such a match stops"
     )
     parser.add_argument(
         "--presets",
@@ -246,6 +290,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{tally.wins:>6} {tally.draws:>6} {tally.losses:>7} {win_rate:>8.1f}% "
         f"{tally.score_diff / n:>+16.1f} {tally.hands / n:>12.2f} {tally.seconds:>9.2f}"
     )
+    if args.ma_matches > 0:
+        american = make_config("modern_american")
+        only = bot_only_matches(american, args.ma_matches, args.seed, args.ma_hand_cap)
+        print(
+            f"\nbot-only Modern American: {only.matches} matches to {american.target}, each "
+            f"stopped after {args.ma_hand_cap} hands"
+        )
+        print(
+            f"{'finished':>9} {'share':>7} {'hands/match':>12} {'hands/finished':>15} "
+            f"{'seconds':>9}"
+        )
+        print(
+            f"{only.finished:>9} {100 * only.finished / only.matches:>6.1f}% "
+            f"{only.hands / only.matches:>12.2f} "
+            f"{only.finished_hands / max(only.finished, 1):>15.2f} {only.seconds:>9.2f}"
+        )
     print(
         f"\nsummary: random legal play {speeds[0].per_second:.0f} hands/s "
         f"(need >= {SPEED_TARGET}, aim {SPEED_AIM:,}), bot vs bot "

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from .actions import Action, LayOff, Meld, TakePile
 from .cards import (
     ACE,
+    FOUR,
     IS_BLACK3,
     IS_RED3,
     IS_WILD,
@@ -52,7 +53,7 @@ from .cards import (
 from .edits import Plan, give, remove_cards
 from .errors import IllegalMoveError
 from .melds import CANASTA_SIZE, meld_rank
-from .opening import check_opening_by_take_allowed, require_minimum
+from .opening import check_opening_by_take_allowed, opening_target, require_minimum
 from .state import Event, GameState, Melds
 from .threes import lay_out_red_threes
 
@@ -135,6 +136,12 @@ def _aces_may_hold_wilds(s: GameState, old: Sequence[Card], aces_wild: bool) -> 
     if s.config.aces_wild_rule == "aces_meld":
         return not old or _has_wild(old)
     return aces_wild
+
+
+def aces_meld_takes_wilds(s: GameState, side: int) -> bool:
+    """Whether the side's aces meld on the table may take a wild card now (§3.6, §3.8a,
+    either ``aces_wild_rule``), for the bot."""
+    return _aces_may_hold_wilds(s, s.melds[side][ACE], aces_take_wilds(s, side))
 
 
 def check_addition(
@@ -430,121 +437,275 @@ def can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | Non
     """Whether ``hand`` can go out this turn: every card but one melded onto the side's melds
     and the last one discarded, with two canastas (§3.6).
 
-    A search that may miss a way out but never invents one (so a partner's "yes" can always
-    be obeyed): wild cards go to the side's group melds where they complete a canasta
-    first, then to its wild meld; an unopened side is never found able (Modern American has
-    no exemption from the opening's minimum and natural triple, whatever D10 says).
+    Exact both ways (``going_out_moves``): asking partner is allowed only when a "yes" can be
+    obeyed, a player obliged to go out may make no play that rules it out, and the dead-end
+    guard leans on the answer, so a missed way out refuses a legal play and an invented one
+    strands a player. ``minimum`` is not used: Modern American has no exemption from the
+    opening's minimum and natural triple (whatever D10 says), so an unopened side's target
+    is read from the state.
     """
-    return going_out_moves(s, seat, hand, minimum) is not None
+    return _way_out(s, seat, hand) is not None
 
 
 def going_out_moves(
     s: GameState, seat: int, hand: Sequence[Card], minimum: int | None = None
 ) -> list[Action] | None:
-    """The melds and lay-offs of one way out found by ``can_go_out`` before the final
-    discard (``None``: none found), so that a player obliged to go out is always offered a
-    move toward it."""
+    """The melds and lay-offs of one way out before the final discard (``None``: there is
+    none), so that a player obliged to go out is always offered a move toward it."""
+    way = _way_out(s, seat, hand)
+    if way is None:
+        return None
+    discard, share = way
+    rest = list(hand)
+    rest.remove(discard)
     side = s.side_of[seat]
-    if minimum is not None or not hand or not s.opened(side):
-        return None  # an opening needs its minimum and natural triple: never searched
-    melds = s.melds[side]
-    need = s.config.canastas_to_go_out
-    aces_wild = aces_take_wilds(s, side)
-    for discard in dict.fromkeys(hand):
+    return _moves(s.melds[side], rest, share, s.opened(side))
+
+
+def _way_out(s: GameState, seat: int, hand: Sequence[Card]) -> tuple[Card, list[int]] | None:
+    """The search behind ``can_go_out``: the final discard and the wild cards each meld
+    takes (index ``WILD_MELD``: the wild meld), or ``None``.
+
+    Only the rank of a discarded natural matters (and of wild cards, the cheapest, which
+    keeps the most value for an opening), so one card of each is tried, cheapest first: a
+    bot following the way out keeps its best cards on the table.
+
+    An unopened side opens with everything in one meld action (``_moves``): more never
+    hurts an opening, and a wild card on its aces is then in it (§3.6, §3.8a). The minimum
+    counts every card melded. The natural triple is almost always there: two canastas
+    made from the hand hold a rank of five or more naturals (a meld holds two wild cards,
+    and only one is a wild meld), three of which can be it. Only when fewer canastas are
+    asked for is a rank of three naturals kept free of wild cards to be the triple (laying
+    wild cards onto it after the opening, which that minimum would not count, is not
+    searched).
+    """
+    side = s.side_of[seat]
+    if not hand or s.no_discard:  # §3.6: a final discard is required
+        return None
+    opened = s.opened(side)
+    if not opened and not _may_open_from_hand(s, seat):
+        return None
+    forced = _forced_discard(s, side, hand)
+    if forced == -2:
+        return None
+    aces_wild = aces_take_wilds(s, side) or not opened
+    target = 0 if opened else opening_target(s, seat)
+    tried: dict[int, Card] = {}
+    for card in sorted(hand, key=VALUE.__getitem__):
+        kind = -1 if IS_WILD[card] else RANK[card]
+        if forced < 0 or kind == forced:
+            tried.setdefault(kind, card)
+    for discard in tried.values():
         rest = list(hand)
         rest.remove(discard)
-        wild_share = _placement(s, melds, rest, need, aces_wild)
-        if wild_share is not None:
-            return _moves(melds, rest, wild_share)
+        if not opened and sum(VALUE[c] for c in rest) < target:
+            continue
+        share = _spread(s, side, rest, aces_wild)
+        if share is not None and not opened and not _has_triple(rest, share):
+            triples = [r for r in range(FOUR, ACE + 1) if sum(RANK[c] == r for c in rest) == 3]
+            share = next(
+                (w for r in triples if (w := _spread(s, side, rest, aces_wild, r)) is not None),
+                None,
+            )
+        if share is not None:
+            return discard, share
     return None
 
 
-def _moves(melds: Melds, cards: Sequence[Card], wild_share: list[int]) -> list[Action]:
-    wilds = sorted((c for c in cards if IS_WILD[c]), key=VALUE.__getitem__)
-    out: list[Action] = []
-    for rank in range(13):
-        naturals = [c for c in cards if not IS_WILD[c] and RANK[c] == rank]
-        group = (*naturals, *wilds[: wild_share[rank]])
-        del wilds[: wild_share[rank]]
-        if not group:
-            continue
-        if melds[rank]:
-            out.append(LayOff(JOKER_RANK if rank == WILD_MELD else rank, group))
+def _has_triple(cards: Sequence[Card], share: list[int]) -> bool:
+    """Whether the melds of a way out hold a natural triple for an opening: a rank of four
+    or more naturals (three split off), or of three with no wild card."""
+    counts = [0] * 14
+    for card in cards:
+        counts[RANK[card]] += 1
+    return any(counts[r] >= 4 or (counts[r] == 3 and not share[r]) for r in range(FOUR, ACE + 1))
+
+
+def _forced_discard(s: GameState, side: int, hand: Sequence[Card]) -> int:
+    """Cheap necessary conditions, which most positions fail, sparing the search: the rank
+    of the one natural that has no place and so must be the discard (-1: none), or -2 when
+    more than one card has none or too few melds could reach seven cards for the canastas
+    asked for. A natural has no place when its rank has no meld and it is alone, when its
+    meld is closed or would pass seven cards, or when the rank is a three or dead."""
+    counts = [0] * 14
+    wilds = 0
+    for card in hand:
+        if IS_WILD[card]:
+            wilds += 1
         else:
-            out.append(Meld((group,)))
-    return out
+            counts[RANK[card]] += 1
+    melds = s.melds[side]
+    stranded = 0
+    forced = -1
+    possible = 0
+    for rank in range(THREE, ACE + 1):
+        size = len(melds[rank])
+        added = counts[rank]
+        if size >= CANASTA_SIZE:
+            possible += 1
+            lost = added
+        elif not added:
+            lost = 0
+        elif rank == THREE or dead(s, rank) or (not size and added == 1):
+            lost = added
+        else:
+            lost = max(size + added - CANASTA_SIZE, 0)
+        if lost:
+            stranded += lost
+            forced = rank
+            if stranded > 1:
+                return -2
+        total = size + added - lost if size < CANASTA_SIZE else 0
+        if total and total + min(wilds, MAX_WILDS) >= CANASTA_SIZE:
+            possible += 1  # (an upper bound: sevens, and aces perhaps, take no wild card)
+    if len(melds[WILD_MELD]) + wilds >= CANASTA_SIZE:
+        possible += 1
+    return forced if possible >= s.config.canastas_to_go_out else -2
 
 
-def _placement(
-    s: GameState, melds: Melds, cards: Sequence[Card], need: int, aces_wild: bool
+def _may_open_from_hand(s: GameState, seat: int) -> bool:
+    """Whether an unopened side may open from its hand this turn and the search sees the
+    whole turn: not under ``open_via_pile = "required"``, and not when ``talon_timing =
+    "at_once"`` would hand the player a talon packet in the middle of it (its cards, and
+    the threes among them replaced from the stock, are not searched: no way out is claimed
+    through them)."""
+    config = s.config
+    if config.open_via_pile == "required":
+        return False
+    if config.talon_timing != "at_once" or len(s.stock) < TALON_MIN_STOCK:
+        return True
+    earlier = sum(1 for other in range(len(s.melds)) if s.opened(other))
+    return not (earlier < len(s.talon) and s.talon[earlier])
+
+
+def _spread(
+    s: GameState, side: int, cards: Sequence[Card], aces_wild: bool, natural: int = -1
 ) -> list[int] | None:
-    """How many wild cards each meld gets (index ``WILD_MELD``: the wild meld) when ``cards``
-    are all placed with ``need`` canastas, or ``None`` when the greedy search finds no way."""
-    counts = [0] * 13
+    """How many wild cards each meld takes when all of ``cards`` are placed and the side
+    ends with the canastas it needs (``None``: no way).
+
+    Naturals of a rank have only their rank's meld to go to; the wild cards are spread by
+    a small knapsack over the melds, each offering the counts it may take
+    (``_wild_counts``), keeping the most canastas for each number of wild cards used. It is
+    exact where placing wild cards canasta-first was not: a wild card a pair needed went to
+    a canasta, one that fitted an unfinished meld was left over, two went to two melds
+    where both could finish one. The meld of rank ``natural`` takes none (an opening's
+    natural triple).
+    """
+    counts = [0] * 14
     wilds = 0
     for card in cards:
         if IS_WILD[card]:
             wilds += 1
         else:
             counts[RANK[card]] += 1
-    sizes = [len(m) for m in melds]
-    share = [0] * 13
-    room = [0] * 13
-    for rank in range(THREE, ACE + 1):
-        added = counts[rank]
-        old = melds[rank]
-        if not added and not old:
-            continue
-        if added and (rank == THREE or len(old) >= CANASTA_SIZE or dead(s, rank)):
+    melds = s.melds[side]
+    best: list[int] = [0] + [-1] * wilds  # the most canastas for each number of wilds used
+    choices: list[list[int]] = [[0] * 13 for _ in range(wilds + 1)]
+    for rank in range(13):
+        options = _wild_counts(s, rank, melds[rank], counts[rank], aces_wild, wilds)
+        if rank == natural:
+            options = [(x, done) for x, done in options if not x]
+        if not options:
             return None
-        size = len(old) + added
-        if size > CANASTA_SIZE or (not old and added < 2):
-            return None
-        sizes[rank] = size
-        if rank == SEVEN or dead(s, rank):
+        if options == [(0, False)]:
             continue
-        if rank == ACE and not _aces_may_hold_wilds(s, old, aces_wild):
+        new = [-1] * (wilds + 1)
+        picks = list(choices)
+        for used in range(wilds + 1):
+            if best[used] < 0:
+                continue
+            for x, done in options:
+                if used + x <= wilds and best[used] + done > new[used + x]:
+                    new[used + x] = best[used] + done
+                    picks[used + x] = [*choices[used][:rank], x, *choices[used][rank + 1 :]]
+        best, choices = new, picks
+    if best[wilds] < s.config.canastas_to_go_out:
+        return None
+    return choices[wilds]
+
+
+def _wild_counts(
+    s: GameState, rank: int, old: Sequence[Card], added: int, aces_wild: bool, wilds: int
+) -> list[tuple[int, bool]]:
+    """The numbers of wild cards the meld of ``rank`` (index ``WILD_MELD``: the wild meld)
+    may take along with ``added`` naturals of the hand, each with whether the meld then is
+    a canasta: the engine's checks (``check_addition``) as counts, and under
+    ``no_out_with_unfinished_special`` (§3.8a) no unfinished aces, sevens or wild meld."""
+    size = len(old) + added
+    if len(old) >= CANASTA_SIZE:
+        return [(0, True)] if not added else []
+    forbid_unfinished = s.config.no_out_with_unfinished_special
+    if rank == WILD_MELD:
+        out = [] if forbid_unfinished and old else [(0, False)]
+        low = 1 if old else 3
+        for x in range(low, min(wilds, CANASTA_SIZE - len(old)) + 1):
+            done = len(old) + x >= CANASTA_SIZE
+            if done or not forbid_unfinished:
+                out.append((x, done))
+        return out
+    if not added and not old:
+        return [(0, False)]
+    old_wilds = sum(1 for c in old if IS_WILD[c])
+    naturals = size - old_wilds
+    out = []
+    for x in range(min(wilds, CANASTA_SIZE - size) + 1):
+        total_wilds = old_wilds + x
+        unfinished = size + x < CANASTA_SIZE
+        if forbid_unfinished and rank in (ACE, SEVEN) and unfinished and not total_wilds:
             continue
-        old_wilds = sum(1 for c in old if IS_WILD[c])
-        if s.config.rule_of_five and old and size - old_wilds < 5:
+        if (added or x) and not _addition_allowed(s, rank, old, size + x, naturals, x, aces_wild):
             continue
-        room[rank] = max(min(MAX_WILDS - old_wilds, CANASTA_SIZE - size), 0)
-    for rank in range(THREE, ACE + 1):  # a new pair needs its wild card first
-        if counts[rank] == 2 and not melds[rank]:
-            if not room[rank] or not wilds:
-                return None
-            wilds -= 1
-            share[rank] += 1
-            room[rank] -= 1
-    costs = sorted(
-        (CANASTA_SIZE - sizes[r] - share[r], r)
-        for r in range(THREE, ACE + 1)
-        if sizes[r] and 0 < CANASTA_SIZE - sizes[r] - share[r] <= room[r]
-    )
-    for missing, rank in costs:
-        if missing <= wilds:
-            wilds -= missing
-            share[rank] += missing
-            room[rank] -= missing
-    for rank in range(THREE, ACE + 1):  # the rest where a natural of the hand goes too
-        put = min(room[rank], wilds) if counts[rank] else 0
-        wilds -= put
-        share[rank] += put
-    if wilds:
-        wild_meld = len(melds[WILD_MELD])
-        if wild_meld >= CANASTA_SIZE or (not wild_meld and wilds < 3):
-            return None
-        if wild_meld + wilds > CANASTA_SIZE:
-            return None
-        share[WILD_MELD] = wilds
-    final = [size + extra for size, extra in zip(sizes, share, strict=True)]
-    if s.config.no_out_with_unfinished_special:
-        for rank in (ACE, SEVEN, WILD_MELD):
-            if 0 < final[rank] < CANASTA_SIZE and (
-                rank == WILD_MELD or (not _has_wild(melds[rank]) and not share[rank])
-            ):
-                return None
-    return share if sum(1 for size in final if size >= CANASTA_SIZE) >= need else None
+        out.append((x, not unfinished))
+    return out
+
+
+def _addition_allowed(
+    s: GameState, rank: int, old: Sequence[Card], size: int, naturals: int, x: int, aces: bool
+) -> bool:
+    """``check_addition``'s verdict on the meld of natural ``rank`` growing from ``old`` to
+    ``size`` cards, ``naturals`` of them natural and ``x`` wild cards new (as counts)."""
+    wilds = size - naturals
+    if rank == THREE or dead(s, rank) or size > CANASTA_SIZE or naturals < 2:
+        return False
+    if not old and size < 3:
+        return False
+    if not wilds:
+        return True
+    if rank == SEVEN or wilds > MAX_WILDS:
+        return False
+    if rank == ACE and not _aces_may_hold_wilds(s, old, aces):
+        return False
+    return not (s.config.rule_of_five and old and x and naturals < 5)
+
+
+def _moves(melds: Melds, cards: Sequence[Card], share: list[int], opened: bool) -> list[Action]:
+    """The actions of a way out (``_spread``'s ``share``): a lay-off or a new meld per rank
+    once the side has opened; otherwise one opening meld holding everything, three naturals
+    of its largest rank kept apart as its natural triple (SC39)."""
+    wilds = sorted((c for c in cards if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
+    groups: list[tuple[Card, ...]] = []  # jokers to the group melds first: a wild meld of
+    out: list[Action] = []  # twos alone is the best canasta (§3.6)
+    for rank in range(13):
+        naturals = [c for c in cards if not IS_WILD[c] and RANK[c] == rank]
+        extra = tuple(wilds[: share[rank]])
+        del wilds[: share[rank]]
+        if not naturals and not extra:
+            continue
+        if not opened:
+            groups.append((*naturals, *extra))
+        elif melds[rank]:
+            out.append(LayOff(JOKER_RANK if rank == WILD_MELD else rank, (*naturals, *extra)))
+        else:
+            out.append(Meld(((*naturals, *extra),)))
+    if groups:
+        largest = max(range(len(groups)), key=lambda i: sum(not IS_WILD[c] for c in groups[i]))
+        group = groups[largest]
+        if sum(not IS_WILD[c] for c in group) >= 4 and any(IS_WILD[c] for c in group):
+            natural = tuple(c for c in group if not IS_WILD[c])
+            groups[largest : largest + 1] = [natural[:3], (*natural[3:], *group[len(natural) :])]
+        out.append(Meld(tuple(groups)))
+    return out
 
 
 # -- scoring ---------------------------------------------------------------------------------------

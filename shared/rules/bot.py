@@ -44,7 +44,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .actions import DISCARDS, DRAW, NO, PASS, YES, Action, AskPartner, LayOff, Meld, TakePile
-from .cards import ACE, FOUR, IS_BLACK3, IS_RED3, IS_WILD, JOKER, RANK, THREE, VALUE, Card
+from .american import aces_meld_takes_wilds, score_side
+from .cards import ACE, FOUR, IS_BLACK3, IS_RED3, IS_WILD, JOKER, RANK, SEVEN, THREE, VALUE, Card
 from .config import RuleConfig
 from .engine import is_legal
 from .legal import legal_actions
@@ -175,6 +176,8 @@ def _may_go_out_soon(state: GameState, seat: int) -> bool:
 def _table_points(state: GameState, side: int) -> int:
     """A side's points on the table: meld cards, canasta bonuses and red threes (public)."""
     config = state.config
+    if config.modern_american:
+        return _american_table_points(state, side)
     points = 0
     for meld in state.melds[side]:
         if meld:
@@ -186,6 +189,17 @@ def _table_points(state: GameState, side: int) -> int:
     if threes:
         points += config.red3_total(threes) * (1 if any(state.melds[side]) else -1)
     return points
+
+
+def _american_table_points(state: GameState, side: int) -> int:
+    """Modern American's table score of a side (§3.6), from public facts only: its canastas
+    (special ones included), its melds (subtracted without a canasta), its threes (plus,
+    zero or minus by its canastas) and the penalties for unfinished aces, sevens and wild
+    melds. The hands are left out (the caller counts them), so the scoring runs on a copy
+    with empty hands and no one out."""
+    public = state._clone()
+    public.hands = tuple(() for _ in state.hands)
+    return score_side(public, side, None)["hand_total"]
 
 
 def _out_margin(state: GameState, seat: int, out_seat: int) -> int:
@@ -237,6 +251,13 @@ def _wilds(hand: Sequence[Card]) -> list[Card]:
     return sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
 
 
+def _risky(rank: int, count: int) -> bool:
+    """Modern American (§3.6): a new meld of natural aces or sevens that would not be a
+    canasta yet. Left unfinished it costs 2500, and sevens never take a wild card to make
+    them safe; the bot melds them only seven at a time, or onto a meld already down."""
+    return rank in (ACE, SEVEN) and count < CANASTA_SIZE
+
+
 def _has_wild(meld: Sequence[Card]) -> bool:
     return any(IS_WILD[c] for c in meld)
 
@@ -286,6 +307,8 @@ def _take_candidates(state: GameState, seen: _Seen) -> list[TakePile]:
     rank = RANK[top]
     naturals = _naturals(seen.hand).get(rank, [])
     wilds = _wilds(seen.hand)
+    if seen.config.modern_american:
+        return _american_takes(state, seen, rank, naturals)
     supports: list[tuple[Card, ...]] = []
     if len(naturals) >= 2:
         supports.append(tuple(naturals))
@@ -309,6 +332,26 @@ def _take_candidates(state: GameState, seen: _Seen) -> list[TakePile]:
         if opening is not None:
             takes.append(TakePile(support, opening))
     return takes
+
+
+def _american_takes(
+    state: GameState, seen: _Seen, rank: int, naturals: list[Card]
+) -> list[TakePile]:
+    """Modern American's takes (§3.6): a natural pair, always (the pile is frozen), and
+    never one that starts an unfinished meld of aces or sevens. An unopened side adds its
+    natural triples and what else reaches the minimum, which counts only the cards from
+    its hand."""
+    meld = seen.melds[rank]
+    if len(naturals) < 2 or len(meld) >= 5:
+        return []
+    pair = tuple(naturals[: CANASTA_SIZE - len(meld) - 1])
+    if not meld and _risky(rank, len(pair) + 1):
+        return []
+    if seen.opened:
+        return [TakePile(pair)]
+    need = _minimum(state, seen.seat) - sum(VALUE[c] for c in pair)
+    opening = _plan_opening(seen.config, _without(seen.hand, pair), need, rank)
+    return [TakePile(pair, opening)] if opening else []
 
 
 def _take_score(state: GameState, take: TakePile) -> int:
@@ -339,11 +382,16 @@ def _plan_opening(
     is used, else the biggest, so as few wilds as possible are spent. ``need <= 0`` asks for
     nothing.
     """
-    if need <= 0:
+    american = config.modern_american
+    if need <= 0 and not american:
         return ()
     by_rank = _naturals(cards)
     by_rank.pop(exclude_rank, None)
+    if american:  # §3.6: no unfinished natural aces or sevens (2500 each), seven cards a meld
+        by_rank = {r: v[:CANASTA_SIZE] for r, v in by_rank.items() if not _risky(r, len(v))}
     groups = {r: list(v) for r, v in by_rank.items() if len(v) >= 3}
+    if american and not groups:
+        return None  # §3.6: the opening needs a natural triple
     pairs = sorted(
         (r for r, v in by_rank.items() if len(v) == 2), key=lambda r: -2 * VALUE[by_rank[r][0]]
     )
@@ -361,6 +409,7 @@ def _plan_opening(
                 r
                 for r, g in groups.items()
                 if sum(1 for c in g if IS_WILD[c]) < config.max_wilds(len(by_rank[r]))
+                and not american  # keeps the natural triples natural (§3.6)
             ]
             if not room:
                 break
@@ -380,9 +429,11 @@ def _play_candidates(state: GameState, seen: _Seen, rng: random.Random | None) -
         opening = _plan_opening(seen.config, seen.hand, _minimum(state, seen.seat))
         if opening:
             yield Meld(opening)
-        fallback = best_opening(seen.config, seen.hand)
+        fallback = () if seen.config.modern_american else best_opening(seen.config, seen.hand)
         if fallback and fallback != opening:
             yield Meld(fallback)
+    elif seen.config.modern_american:
+        yield from _american_meld_candidates(seen)
     else:
         yield from _meld_candidates(seen)
     yield from (DISCARDS[c] for c in _discard_order(state, seen, rng))
@@ -441,6 +492,70 @@ def _meld_candidates(seen: _Seen) -> Iterator[Action]:
         yield Meld((tuple(threes),))  # black threes meld only in the going-out turn
 
 
+def _american_meld_candidates(seen: _Seen) -> Iterator[Action]:
+    """``_meld_candidates`` under Modern American's rules and scoring (§3.6).
+
+    Melds hold seven cards at most and close at seven, so lay-offs stop at the room left. A
+    new meld of natural aces or sevens is made only seven at a time (``_risky``): left
+    unfinished, either costs 2500. Wild cards close canastas (two are needed to go out, and
+    a side without one scores its melds and threes against it), never onto sevens, onto
+    aces only when the side's opening held one; late in the hand a wild card goes first onto
+    an unfinished natural aces meld, which then costs nothing. No wild meld is started: an
+    unfinished one costs 2000.
+    """
+    state = seen.state
+    hand = seen.hand
+    size = len(hand)
+
+    def keeps(n: int) -> bool:
+        return size - n >= 2 or seen.want_out()
+
+    by_rank = _naturals(hand)
+    wilds = _wilds(hand)
+    melds = seen.melds
+    for rank, cards in by_rank.items():
+        room = CANASTA_SIZE - len(melds[rank])
+        if melds[rank] and room > 0 and keeps(min(len(cards), room)):
+            yield LayOff(rank, tuple(cards[:room]))
+    for rank, cards in by_rank.items():
+        fresh = not melds[rank] and len(cards) >= 3 and not _risky(rank, len(cards))
+        if fresh and keeps(min(len(cards), CANASTA_SIZE)):
+            yield Meld((tuple(cards[:CANASTA_SIZE]),))
+    if not wilds:
+        return
+    aces_wild = aces_meld_takes_wilds(state, seen.side)
+    late = seen.late() or size <= 3
+    ace_meld = melds[ACE]
+    natural_aces = ace_meld and not _has_wild(ace_meld) and len(ace_meld) < CANASTA_SIZE
+    if late and aces_wild and natural_aces and keeps(1):
+        yield LayOff(ACE, (wilds[0],))  # an unfinished natural aces meld costs 2500
+
+    def takes(rank: int) -> int:
+        """How many more wild cards the meld of ``rank`` may take."""
+        meld = melds[rank]
+        if not meld or rank == SEVEN or len(meld) >= CANASTA_SIZE:
+            return 0
+        if rank == ACE and not aces_wild:
+            return 0
+        return min(2 - sum(1 for c in meld if IS_WILD[c]), CANASTA_SIZE - len(meld))
+
+    short = seen.canastas < seen.config.canastas_to_go_out
+    for rank in sorted(range(FOUR, ACE + 1), key=lambda r: -len(melds[r])):
+        missing = CANASTA_SIZE - len(melds[rank])
+        if not takes(rank) or missing > min(takes(rank), len(wilds)) or not keeps(missing):
+            continue
+        special = rank == ACE and not _has_wild(melds[rank])  # natural aces: 2500 if closed
+        if (_has_wild(melds[rank]) or short or late) and not (special and not late):
+            yield LayOff(rank, tuple(wilds[:missing]))
+    if late:
+        targets = [r for r in range(FOUR, ACE + 1) if takes(r) and keeps(1)]
+        for rank in sorted(targets, key=lambda r: not _has_wild(melds[r])):
+            yield LayOff(rank, (wilds[-1],))
+        for rank, cards in by_rank.items():
+            if not melds[rank] and len(cards) == 2 and rank not in (SEVEN, ACE) and keeps(3):
+                yield Meld(((*cards, wilds[-1]),))
+
+
 # -- discarding ------------------------------------------------------------------------------------
 
 
@@ -456,6 +571,7 @@ def _discard_order(state: GameState, seen: _Seen, rng: random.Random | None) -> 
     partner_next = next_side == seen.side
     next_opened = any(state.melds[next_side])
     open_to_next = next_opened and not state.pile_frozen
+    american = seen.config.modern_american
     scored: list[tuple[float, float, Card]] = []
     for card in dict.fromkeys(hand):
         rank = RANK[card]
@@ -471,6 +587,8 @@ def _discard_order(state: GameState, seen: _Seen, rng: random.Random | None) -> 
             n = counts[rank]
             keep = 10.0 + (100 if n >= 3 else 40 if n == 2 else 0)
             keep += 60 if seen.melds[rank] else 0
+            if american and rank in (SEVEN, ACE) and not seen.melds[rank]:
+                keep -= 300 if n >= 3 else 60 if n == 2 else 0  # three held cost 1500 (§3.6)
             keep += VALUE[card] * (0.8 if not seen.opened else 0.3)
             chance = _take_chance(state, next_side, rank, open_to_next, safe, picked)
             worth = pile_worth + VALUE[card] + 10

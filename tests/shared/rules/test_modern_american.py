@@ -216,18 +216,34 @@ def test_config_json_keeps_older_records_byte_for_byte() -> None:
     assert RuleConfig.from_dict(data) == american
 
 
-def test_unopened_side_may_not_ask_even_under_d10_3_6() -> None:
-    """§3.6: the initial meld needs its minimum and a natural triple however the hand goes
-    out, so the going-out search never finds an unopened side able, even with D10's
-    concealed exemption switched on; asking partner is refused rather than risk a "yes" that
-    could not be obeyed."""
+@pytest.mark.parametrize(
+    ("hand", "allowed"),
+    [
+        ("kc kd kh ks kc kd kh qc qd qh qs qc qd qh", True),
+        ("5c 5d 5h 5s 5c 5d 5h 9c 9d 9h 9s 9c 9d 9h", False),  # 105 points: below 125
+    ],
+)
+def test_unopened_side_may_ask_only_when_its_opening_goes_out_3_6(hand: str, allowed: bool) -> None:
+    """§3.6, §1.11.2: the initial meld needs its minimum and a natural triple however the
+    hand goes out, even with D10's concealed exemption switched on; the going-out search
+    checks both, so an unopened side that can open and go out in one turn may ask (and a
+    "yes" is obeyed), and one whose cards fall short of the minimum may not."""
     config = make_config("modern_american", {"concealed_min_exempt": True})
-    hands = [parse_cards("kc kd kh ks kc kd kh qc qd qh qs qc qd qh"), parse_cards("4h 4d")]
+    hands = [parse_cards(hand), parse_cards("4h 4d")]
     hands += [parse_cards("4s 6d"), parse_cards("8c 8h")]
     state = deal_position(new_match(config), hands, parse_cards("jd"), turn=0)
     state = rules.apply(state, 0, rules.parse_action("draw"))
-    assert not rules.is_legal(state, 0, rules.parse_action("ask"))
-    turn = "meld kc kd kh ks kc kd kh, qc qd qh qs qc qd qh; discard jd"
+    assert rules.is_legal(state, 0, rules.parse_action("ask")) is allowed
+    cards = hand.split()
+    turn = f"meld {' '.join(cards[:7])}, {' '.join(cards[7:])}; discard jd"
+    if not allowed:
+        assert not rules.is_legal(state, 0, rules.parse_turn(turn)[0])
+        return
     out = rules.apply_turn(state, 0, rules.parse_turn(turn))  # it may still go out unasked
+    assert out.last_hand is not None
+    assert out.last_hand.went_out == 0
+    asked = rules.apply(state, 0, rules.parse_action("ask"))
+    said_yes = rules.apply(asked, 2, rules.parse_action("answer yes"))
+    out = rules.apply_turn(said_yes, 0, rules.parse_turn(turn))
     assert out.last_hand is not None
     assert out.last_hand.went_out == 0
