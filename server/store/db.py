@@ -59,6 +59,8 @@ class Database:
         self._write_lock = threading.Lock()
         self.on_commit: Callable[[float], None] = _ignore
         """Told the seconds each write transaction's COMMIT took (the server's metrics)."""
+        self._lazy_level: str | None = None
+        """A lazy write's ``synchronous`` level on SQLite, once asked (``_lazy_sync_level``)."""
         if self.is_sqlite:
             path = sqlite_file(url)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -115,7 +117,7 @@ class Database:
                 yield session  # an exception leaves the session, which rolls back
                 self._commit(session)
             return
-        level = "FULL" if durable else "NORMAL"
+        level = "FULL" if durable else self._lazy_sync_level()
         with self._write_lock, Session(self.engine, expire_on_commit=False) as session:
             connection = session.connection(execution_options={_WRITE: level})
             driver: Any = connection.connection.driver_connection
@@ -139,10 +141,24 @@ class Database:
                 return None if row is None else tuple(row)
         pooled = self.engine.raw_connection()
         try:
-            driver: Any = pooled.driver_connection
-            return _on_driver(driver, statement.text, params).fetchone()  # type: ignore[no-any-return]
+            rows, _ = _on_driver(pooled.driver_connection, statement.text, params)
         finally:
             pooled.close()
+        return rows[0] if rows else None
+
+    def _lazy_sync_level(self) -> str:
+        """NORMAL where the database is in WAL mode; FULL else (in the rollback-journal mode a
+        file system without WAL support leaves the file in, a power cut during a NORMAL commit
+        may corrupt the database)."""
+        if self._lazy_level is None:
+            pooled = self.engine.raw_connection()
+            try:
+                rows, _ = _on_driver(pooled.driver_connection, "PRAGMA journal_mode", {})
+            finally:
+                pooled.close()
+            wal = bool(rows) and str(rows[0][0]).lower() == "wal"
+            self._lazy_level = "NORMAL" if wal else "FULL"
+        return self._lazy_level
 
     def _commit(self, session: Session) -> None:
         started = time.perf_counter()
@@ -163,19 +179,22 @@ def run(
     rows it changed. On SQLite the driver runs it directly (see the module's docstring)."""
     connection = session.connection()
     if connection.dialect.name == "sqlite":
-        cursor = _on_driver(connection.connection.driver_connection, statement.text, params)
-        return cursor.fetchall(), cursor.rowcount
+        return _on_driver(connection.connection.driver_connection, statement.text, params)
     result: Any = connection.execute(statement, params)
     rows = [tuple(row) for row in result] if result.returns_rows else []
     return rows, int(result.rowcount)
 
 
-def _on_driver(driver: Any, sql: str, params: Mapping[str, Any]) -> sqlite3.Cursor:
-    """Run SQL on a ``sqlite3`` connection; its errors wrapped as SQLAlchemy wraps them (a
-    duplicate key is an ``IntegrityError``, a busy database an ``OperationalError``, wherever
-    they come from: ``server.store.conflicts`` tells them apart)."""
+def _on_driver(
+    driver: Any, sql: str, params: Mapping[str, Any]
+) -> tuple[list[tuple[Any, ...]], int]:
+    """Run SQL on a ``sqlite3`` connection: its rows and the count of rows it changed. Its
+    errors, fetching included, are wrapped as SQLAlchemy wraps them (a duplicate key is an
+    ``IntegrityError``, a busy database an ``OperationalError``, wherever they come from:
+    ``server.store.conflicts`` tells them apart)."""
     try:
-        return driver.execute(sql, params)  # type: ignore[no-any-return]
+        cursor = driver.execute(sql, params)
+        return cursor.fetchall(), cursor.rowcount
     except sqlite3.Error as exc:
         raise DBAPIError.instance(sql, dict(params), exc, sqlite3.Error) from None
 

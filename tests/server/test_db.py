@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from server.store.conflicts import is_unique_violation
@@ -141,3 +141,18 @@ def test_a_lazy_write_on_postgresql_turns_off_only_its_own_synchronous_commit(
         with database.write() as session:
             assert session.connection().exec_driver_sql(show).scalar() == "on"
         database.dispose()
+
+
+def test_an_error_on_a_later_row_is_wrapped_too(db: Database) -> None:
+    """SQLite reports some errors only when it reaches the row (here an integer overflow in
+    the second): fetching is inside the wrapper, so it is SQLAlchemy's error all the same."""
+    overflow = text("SELECT abs(v) FROM (SELECT 1 AS v UNION ALL SELECT -9223372036854775808)")
+
+    def read() -> None:
+        with db.read() as session:
+            run(session, overflow, {})
+
+    with pytest.raises(OperationalError, match="integer overflow"):
+        read()
+    with pytest.raises(OperationalError, match="integer overflow"):
+        db.read_row(text("SELECT 1 UNION ALL SELECT abs(-9223372036854775808)"), {})
