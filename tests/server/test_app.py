@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -29,7 +28,7 @@ from shared.crypto.keytext import public_key_to_text
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient
 
-from .conftest import AppFactory
+from .conftest import AppFactory, DatabaseUrl
 from .tlskit import self_signed
 
 
@@ -113,11 +112,10 @@ def test_the_server_process(tmp_path: Path) -> None:
     assert err.count("/canasta.v1.Canasta/GetServerInfo OK") == 2
 
 
-def test_operator_commands(
-    tmp_path: Path, make_app: AppFactory, database_url: Callable[[str], str]
-) -> None:
+def test_operator_commands(tmp_path: Path, make_app: AppFactory, database_url: DatabaseUrl) -> None:
     runner = CliRunner()
-    url = database_url("ops")  # the operator's commands and the server share the storage
+    # The operator's commands and the server share the storage; migrate starts from nothing.
+    url = database_url("ops", empty=True)
     base = ["--data-dir", str(tmp_path / "ops"), *(["--database-url", url] if url else [])]
     migrated = runner.invoke(cli, [*base, "migrate"])
     assert migrated.exit_code == 0, migrated.output

@@ -31,6 +31,8 @@ from server.store.migrations import (
 )
 from tests.testkit import PlayerClient, next_plain_move, replay_history
 
+from .conftest import DatabaseUrl, database_urls
+
 
 def _schema(db: Database) -> dict[str, Any]:
     inspector = inspect(db.engine)
@@ -58,6 +60,12 @@ def _schema(db: Database) -> dict[str, Any]:
 
 
 OpenDatabase = Callable[[str], Database]
+
+
+@pytest.fixture
+def database_url(engine: str, request: pytest.FixtureRequest) -> Iterator[DatabaseUrl]:
+    """Empty PostgreSQL databases: these tests migrate them (``conftest.database_urls``)."""
+    yield from database_urls(engine, request, migrated=False)
 
 
 @pytest.fixture
