@@ -300,12 +300,15 @@ def _merge(
 
 
 def _pareto(books: set[Book] | frozenset[Book]) -> frozenset[Book]:
-    """The pairs no other pair beats in both kinds (more books never hurt going out)."""
-    return frozenset(
-        (c, d)
-        for c, d in books
-        if not any(c2 >= c and d2 >= d and (c2, d2) != (c, d) for c2, d2 in books)
-    )
+    """The pairs no other pair beats in both kinds (more books never hurt going out): by
+    clean books, most first, each pair kept when it has more dirty books than all before."""
+    kept: list[Book] = []
+    most = -1
+    for c, d in sorted(books, reverse=True):
+        if d > most:
+            kept.append((c, d))
+            most = d
+    return frozenset(kept)
 
 
 _NONE: frozenset[Book] = frozenset()
