@@ -347,7 +347,7 @@ def _kinds(parts: tuple[Part, ...]) -> tuple[tuple[Part, ...], tuple[int, ...], 
             lonely.append(part)
         else:
             kinds[part] = kinds.get(part, 0) + 1
-    ordered = tuple(sorted(kinds))
+    ordered = tuple(sorted(kinds, reverse=True))  # the largest first: see ``_grouped``
     return ordered, tuple(kinds[k] for k in ordered), tuple(lonely)
 
 
@@ -370,6 +370,8 @@ def _grouped(
     meld of three cards or more (a new meld needs three), two melds, 3 + 3 or 3 + 4. One
     meld of the first kind left opens a group, joined by none or some of the others; the
     group takes some naturals and wild cards, and the rest is decided for the melds left.
+    The kinds come largest first (``_kinds``), so the counts left change one kind at a
+    time until only melds of three, pairing among themselves, are left: fewer of them.
     Each step is remembered by the counts left, so the work grows as a polynomial in the
     number of melds, not as the number of ways to group them."""
     first = next((i for i, count in enumerate(counts) if count), -1)
