@@ -354,7 +354,7 @@ def test_3_4_grouping_by_kind_gives_what_every_grouping_gives(limit: str) -> Non
     engine ever makes (one or two cards), where a group may hold more than two of them."""
     rng = random.Random(limit)
     rules_ = (limit, True, False, 1, 1, 2)
-    for _ in range(examples(150)):
+    for _ in range(examples(90)):
         parts = []
         for _ in range(rng.randrange(0, 7)):
             size = rng.choice([1, 2, 3, 3, 3, 4, 4, 5, 6])

@@ -302,7 +302,7 @@ def _threes_position(preset: str, seed: int) -> GameState:
     )
 
 
-@pytest.mark.parametrize(("preset", "seeds"), [("classic", 40), ("hand_and_foot", 20)])
+@pytest.mark.parametrize(("preset", "seeds"), [("classic", 24), ("hand_and_foot", 20)])
 def test_must_ask_to_go_out_never_leaves_a_turn_without_a_move(preset: str, seeds: int) -> None:
     """§3.8a ``must_ask_to_go_out`` with §1.9 and §1.11.3: from random positions where seat 0
     holds black threes and could go out, random play that melds black threes whenever a
