@@ -50,7 +50,7 @@ from .opening import minimum_to_go_out
 from .samba import side_canastas
 from .sambaout import variant_can_go_out
 from .scoring import end_hand
-from .state import EndReason, Event, Extra, GameState, Melds, Phase
+from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidden
 
 # -- going out (§1.11.1, §1.11.4) -----------------------------------------------------------------
 
@@ -99,14 +99,6 @@ def go_out(s: GameState, seat: int) -> None:
         Event(seat, "out", text="went out concealed" if concealed else "went out"),
     )
     end_hand(s, EndReason.WENT_OUT, seat, concealed)
-
-
-def out_forbidden(s: GameState) -> bool:
-    """Whether going out is forbidden this turn whatever the melds: partner said no
-    (§1.11.2), or, under ``must_ask_to_go_out`` (§3.8a), partner was not asked and said yes."""
-    if s.permission == "no":
-        return True
-    return s.config.must_ask_to_go_out and s.config.has_partners and s.permission != "yes"
 
 
 def enough_canastas(s: GameState, side: int) -> bool:
@@ -212,8 +204,11 @@ def after_put_down(s: GameState, seat: int) -> None:
             f"may not do: {_why_not_out(s, side)}",
             "1.11.3",
         )
-    if s.must_go_out and not can_go_out(
-        s.config, hand, s.melds[side], allow_discard=not s.no_discard, extra=s.extra_of(side)
+    if s.must_go_out and (
+        out_forbidden(s)
+        or not can_go_out(
+            s.config, hand, s.melds[side], allow_discard=not s.no_discard, extra=s.extra_of(side)
+        )
     ):
         if s.permission == "yes":
             raise IllegalMoveError(

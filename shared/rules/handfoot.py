@@ -167,8 +167,10 @@ def foot_can_go_out(
     every final layout the moves can reach. Any layout is reachable in one turn when each
     finished meld is valid (lay the naturals first, combine, then add the wild cards: the
     wild limit only grows with the naturals), so per rank it tries every way to combine the
-    open melds and to spread the hand's naturals and wild cards over them and over new melds
-    (two naturals or more, several of a rank where allowed), never past seven cards; wild
+    open melds (``_grouped``: only melds that fit in one book together combine, so it pairs
+    them by kind, a polynomial number of ways, not every grouping) and to spread the hand's
+    naturals and wild cards over them and over new melds (two naturals or more, several of
+    a rank where allowed), never past seven cards; wild
     books (``allow_wild_melds``) take wild cards alone; black threes make or grow the one
     black-three meld (at seven a clean book, as ``book_counts`` counts it). The books made
     must meet the going-out requirement (``books_missing``). The ranks are joined by the
@@ -298,12 +300,15 @@ def _merge(
 
 
 def _pareto(books: set[Book] | frozenset[Book]) -> frozenset[Book]:
-    """The pairs no other pair beats in both kinds (more books never hurt going out)."""
-    return frozenset(
-        (c, d)
-        for c, d in books
-        if not any(c2 >= c and d2 >= d and (c2, d2) != (c, d) for c2, d2 in books)
-    )
+    """The pairs no other pair beats in both kinds (more books never hurt going out): by
+    clean books, most first, each pair kept when it has more dirty books than all before."""
+    kept: list[Book] = []
+    most = -1
+    for c, d in sorted(books, reverse=True):
+        if d > most:
+            kept.append((c, d))
+            most = d
+    return frozenset(kept)
 
 
 _NONE: frozenset[Book] = frozenset()
@@ -319,10 +324,8 @@ def _rank_books(
     hold several melds of a rank, §3.4's machinery) and new melds; empty if impossible."""
     limit, several = rules[0], rules[1]
     if several:
-        found: set[Book] = set()
-        for blocks in _partitions(parts):
-            found |= _fill(limit, blocks, naturals, wilds, naturals)
-        return _pareto(found)
+        kinds, counts, lonely = _kinds(parts)
+        return _grouped(limit, kinds, counts, lonely, naturals, wilds)
     if parts:  # the rank's one meld, open
         return _fill(limit, (parts,), naturals, wilds, 0)
     if held:  # the rank's one meld is a closed book: nothing more of the rank
@@ -330,17 +333,92 @@ def _rank_books(
     return _fill(limit, (), naturals, wilds, 1)
 
 
-def _partitions(parts: tuple[Part, ...]) -> list[tuple[tuple[Part, ...], ...]]:
-    """Every way to group the open melds of a rank into melds combined (§3.4)."""
-    if not parts:
-        return [()]
-    first, rest = parts[0], parts[1:]
-    out: list[tuple[tuple[Part, ...], ...]] = []
-    for sub in _partitions(rest):
-        out.append(((first,), *sub))
-        for i in range(len(sub)):
-            out.append((*sub[:i], (first, *sub[i]), *sub[i + 1 :]))
-    return out
+def _kinds(parts: tuple[Part, ...]) -> tuple[tuple[Part, ...], tuple[int, ...], tuple[Part, ...]]:
+    """The open melds of a rank as the grouping search sees them: the kinds of meld that
+    may combine with another (each (size, wild cards) once), how many of each, and the
+    melds too big to combine with any other (their size and the smallest other's over
+    seven), which stay single. Melds of one kind are interchangeable, so the search counts
+    them instead of telling them apart: the groupings are then polynomially many."""
+    smallest = min((size for size, _ in parts), default=0)
+    kinds: dict[Part, int] = {}
+    lonely: list[Part] = []
+    for part in parts:
+        if part[0] + smallest > CANASTA_SIZE:
+            lonely.append(part)
+        else:
+            kinds[part] = kinds.get(part, 0) + 1
+    ordered = tuple(sorted(kinds, reverse=True))  # the largest first: see ``_grouped``
+    return ordered, tuple(kinds[k] for k in ordered), tuple(lonely)
+
+
+@lru_cache(maxsize=65536)
+def _grouped(
+    limit: str,
+    kinds: tuple[Part, ...],
+    counts: tuple[int, ...],
+    lonely: tuple[Part, ...],
+    naturals: int,
+    wilds: int,
+) -> frozenset[Book]:
+    """Books from open melds of one rank combined as the player likes (§3.4, §3.8a), taking
+    some of ``naturals`` and ``wilds``, the rest in new melds: ``counts[i]`` melds of kind
+    ``kinds[i]`` still to place, then the ``lonely`` ones, single.
+
+    Only melds that fit in one book together can be combined (the engine refuses a meld
+    past seven cards, ``melds.check_meld``, so a closed book takes no more), so a group of
+    combined melds is a handful of kinds whose sizes add up to seven at most: with every
+    meld of three cards or more (a new meld needs three), two melds, 3 + 3 or 3 + 4. One
+    meld of the first kind left opens a group, joined by none or some of the others; the
+    group takes some naturals and wild cards, and the rest is decided for the melds left.
+    The kinds come largest first (``_kinds``), so the counts left change one kind at a
+    time until only melds of three, pairing among themselves, are left: fewer of them.
+    Each step is remembered by the counts left, so the work grows as a polynomial in the
+    number of melds, not as the number of ways to group them."""
+    first = next((i for i, count in enumerate(counts) if count), -1)
+    if first < 0:
+        return _fill(limit, tuple((p,) for p in lonely), naturals, wilds, naturals)
+    left = list(counts)
+    left[first] -= 1
+    found: set[Book] = set()
+    for size, old_wilds, rest in _groups(kinds, first, tuple(left)):
+        multi = rest != tuple(left)
+        for x in range(min(naturals, CANASTA_SIZE - size) + 1):
+            room = CANASTA_SIZE - size - x
+            # The engine checks the wild limit when a wild card joins and when melds combine
+            # (naturals alone may join any meld, ``melds.check_meld``): at most ``top`` wild
+            # cards may join, none at all where combining already breaks the limit.
+            top = wild_cap(limit, size - old_wilds + x) - old_wilds
+            if multi and top < 0:
+                continue
+            for z in range(min(wilds, room, max(top, 0)) + 1):
+                after = _grouped(limit, kinds, rest, lonely, naturals - x, wilds - z)
+                if z < room:
+                    found |= after  # still open: no book
+                elif after:
+                    book = (0, 1) if old_wilds + z else (1, 0)
+                    found.update((c + book[0], d + book[1]) for c, d in after)
+    return _pareto(found)
+
+
+@lru_cache(maxsize=4096)
+def _groups(
+    kinds: tuple[Part, ...], first: int, counts: tuple[int, ...]
+) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+    """Every group a meld of ``kinds[first]`` can open: that meld alone or combined with
+    melds of kinds ``first`` and after, still ``counts`` of each, within seven cards; as
+    (size, wild cards, the counts left), each group once."""
+    out: list[tuple[int, int, tuple[int, ...]]] = []
+
+    def grow(size: int, wilds: int, start: int, left: list[int]) -> None:
+        out.append((size, wilds, tuple(left)))
+        for i in range(start, len(kinds)):
+            if left[i] and size + kinds[i][0] <= CANASTA_SIZE:
+                left[i] -= 1
+                grow(size + kinds[i][0], wilds + kinds[i][1], i, left)
+                left[i] += 1
+
+    grow(kinds[first][0], kinds[first][1], first, list(counts))
+    return tuple(out)
 
 
 @lru_cache(maxsize=8192)

@@ -22,7 +22,7 @@ from .cards import FOUR, IS_WILD, RANK, VALUE, Card
 from .config import RuleConfig
 from .errors import IllegalMoveError
 from .melds import CANASTA_SIZE
-from .state import GameState
+from .state import GameState, out_forbidden
 
 
 def require_minimum(s: GameState, seat: int, value: int, *, with_pile: bool) -> None:
@@ -73,7 +73,7 @@ def _exempt_concealed(
 ) -> bool:
     """§1.10 rule 6 (D10): going out concealed after a stock draw needs no minimum."""
     config = s.config
-    if not config.concealed_min_exempt or not s.drew_from_stock or s.permission == "no":
+    if not config.concealed_min_exempt or not s.drew_from_stock or out_forbidden(s):
         return False
     if len(hand_after) > 1 or (s.no_discard and hand_after):
         return False

@@ -389,6 +389,16 @@ class GameState:
 _FIELD_NAMES = tuple(f.name for f in dataclasses.fields(GameState))
 
 
+def out_forbidden(s: GameState) -> bool:
+    """Whether going out is forbidden this turn whatever the melds: partner said no
+    (§1.11.2), or, under ``must_ask_to_go_out`` (§3.8a), partner was not asked and said yes.
+    Here, below the rule modules, so that every rule that depends on it (going out, black
+    threes, the concealed exemption) reads the one definition without an import cycle."""
+    if s.permission == "no":
+        return True
+    return s.config.must_ask_to_go_out and s.config.has_partners and s.permission != "yes"
+
+
 def _make_clone() -> Any:
     """Build ``GameState._clone`` as straight-line code: the engine clones once per action and
     listing legal moves clones once per candidate, so a loop over fields would dominate."""

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from .cards import IS_RED3, IS_THREE, SORT_KEY, Card
 from .edits import set_hand
 from .errors import IllegalMoveError
-from .state import Event, GameState
+from .state import Event, GameState, out_forbidden
 
 
 def lay_out_red_threes(s: GameState, seat: int) -> None:
@@ -100,7 +100,9 @@ def red_three_score(
 
 
 def check_black_threes(s: GameState, cards: Sequence[Card], already: int) -> None:
-    """Black threes meld only as three or more, in the turn the player goes out (§1.9).
+    """Black threes meld only as three or more, in the turn the player goes out (§1.9), so
+    never while going out is forbidden (partner said no, §1.11.2; or, under
+    ``must_ask_to_go_out``, partner was not asked and said yes, §3.8a).
 
     ``already`` is the size of the side's black-three meld before the move. That the turn
     does end with the player out is enforced afterwards: the move sets ``must_go_out``.
@@ -110,4 +112,10 @@ def check_black_threes(s: GameState, cards: Sequence[Card], already: int) -> Non
     if s.permission == "no":
         raise IllegalMoveError(
             "black threes are melded only when going out, and your partner said no", "1.9"
+        )
+    if out_forbidden(s):  # must_ask_to_go_out: not asked, so going out is not allowed yet
+        raise IllegalMoveError(
+            "black threes are melded only when going out, and under these rules you may go "
+            "out only after asking your partner and hearing yes",
+            "3.8a",
         )

@@ -26,6 +26,7 @@ from shared.rules import (
     Draw,
     EndReason,
     GameState,
+    Meld,
     Pass,
     Phase,
     RuleConfig,
@@ -111,6 +112,19 @@ def eager(rng: random.Random, actions: Sequence[Action]) -> Action:
     if plays and rng.random() < 0.8:
         return rng.choice(plays)
     return rng.choice(actions)
+
+
+def threes_first(rng: random.Random, actions: Sequence[Action]) -> Action:
+    """Eager play that melds black threes whenever a listed action does and never discards
+    them while it may discard another card: it reaches the turns where black threes oblige a
+    player to go out (§1.9) far more often than the other policies."""
+    threes = [
+        a for a in actions if isinstance(a, Meld) and any(IS_BLACK3[c] for g in a.melds for c in g)
+    ]
+    if threes:
+        return rng.choice(threes)
+    keep = [a for a in actions if not (isinstance(a, Discard) and IS_BLACK3[a.card])]
+    return eager(rng, keep or actions)
 
 
 POLICIES: dict[str, Policy] = {"uniform": uniform, "eager": eager}

@@ -305,8 +305,89 @@ def test_3_7_a_long_awkward_hand_is_decided_in_few_steps(
         "5c 5d 5h 5s 6c 6d 6h 6s 7c 7d 7h 8c 8d 9c 9d 10c 10d jc jd qc qd "
         "2c 2d 2h 2s jk jk jk 2c 2d jk jk 2s 2h"
     )
-    steps = (handfoot._rank_books, handfoot._fill, handfoot._new_melds, handfoot._wild_books)
-    for cached in (handfoot._decide, *steps):
+    for cached in (handfoot._decide, *_STEPS):
         cached.cache_clear()
     assert can_go_out(config, hand, tuple(melds), extra=tuple(extra)) is out
-    assert sum(cached.cache_info().misses for cached in steps) < 5_000
+    assert sum(cached.cache_info().misses for cached in _STEPS) < 5_000
+
+
+_STEPS = (
+    handfoot._rank_books,
+    handfoot._grouped,
+    handfoot._groups,
+    handfoot._fill,
+    handfoot._new_melds,
+    handfoot._wild_books,
+)
+"""The memoised steps of the search: their misses count its work."""
+
+
+def _reference_rank_books(
+    limit: str, parts: tuple[tuple[int, int], ...], naturals: int, wilds: int
+) -> frozenset[tuple[int, int]]:
+    """What the search gave before it counted melds by kind: every grouping of the open
+    melds (a Bell number of them), each filled by ``handfoot._fill``."""
+
+    def partitions(
+        parts: tuple[tuple[int, int], ...],
+    ) -> Iterator[tuple[tuple[tuple[int, int], ...], ...]]:
+        if not parts:
+            yield ()
+            return
+        first, rest = parts[0], parts[1:]
+        for sub in partitions(rest):
+            yield ((first,), *sub)
+            for i in range(len(sub)):
+                yield (*sub[:i], (first, *sub[i]), *sub[i + 1 :])
+
+    found: set[tuple[int, int]] = set()
+    for blocks in partitions(parts):
+        found |= handfoot._fill(limit, blocks, naturals, wilds, naturals)
+    return handfoot._pareto(found)
+
+
+@pytest.mark.parametrize("limit", ["fewer_than_naturals_max3", "max3", "not_more_than_naturals"])
+def test_3_4_grouping_by_kind_gives_what_every_grouping_gives(limit: str) -> None:
+    """§3.4's combining under §3.7's closed books: counting the open melds of a rank by kind
+    (size, wild cards), and combining only melds that fit in one book, reaches exactly the
+    books that trying every grouping of the melds reaches; also for melds smaller than the
+    engine ever makes (one or two cards), where a group may hold more than two of them."""
+    rng = random.Random(limit)
+    rules_ = (limit, True, False, 1, 1, 2)
+    for _ in range(examples(90)):
+        parts = []
+        for _ in range(rng.randrange(0, 7)):
+            size = rng.choice([1, 2, 3, 3, 3, 4, 4, 5, 6])
+            parts.append((size, rng.randrange(0, max(1, size - 1))))
+        ordered = tuple(sorted(parts))
+        naturals, wilds = rng.randrange(0, 7), rng.randrange(0, 7)
+        want = _reference_rank_books(limit, ordered, naturals, wilds)
+        assert handfoot._rank_books(rules_, ordered, True, naturals, wilds) == want, (
+            ordered,
+            naturals,
+            wilds,
+        )
+
+
+@pytest.mark.slow  # about 0.5 s each, out of the inner loop
+@pytest.mark.parametrize(("options", "out"), [({}, True), ({"clean_books_to_go_out": 6}, False)])
+def test_3_7_sixteen_open_melds_of_a_rank_are_decided_in_few_steps(
+    options: dict[str, Any], out: bool
+) -> None:
+    """The grouping of a rank's open melds stays small (a player could otherwise stall the
+    server, the search running behind every move list and question): eight packs, sixteen
+    open melds of fives of four kinds (three or four cards, with or without a wild card)
+    and a hand of twenty wild cards and eight fives, decided in a counted number of
+    memoised steps, whether a way out exists or, needing six clean books, none does
+    (trying every grouping of sixteen melds would be about 10^10 groupings)."""
+    config = make_config("hand_and_foot", {"decks": 8, **options})
+    shapes = ("5c 5d 2c", "5c 5d 5h", "5c 5d 5h 2d", "5c 5d 5h 5s")
+    groups = [parse_cards(shapes[i % len(shapes)]) for i in range(16)]
+    melds = list(EMPTY_MELDS)
+    melds[RANK[parse_cards("5c")[0]]] = groups[0]
+    wilds = " ".join(["2c", "2d", "2h", "2s", "jk"] * 4)
+    hand = parse_cards(f"{wilds} 5h 5s 5c 5d 5h 5s 5c 5d")
+    for cached in (handfoot._decide, *_STEPS):
+        cached.cache_clear()
+    assert can_go_out(config, hand, tuple(melds), extra=tuple(groups[1:])) is out
+    assert sum(cached.cache_info().misses for cached in _STEPS) < 30_000  # about 19,000

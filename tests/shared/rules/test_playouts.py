@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from typing import Any
 
 import pytest
 
 from shared import rules
 from shared.rules import IllegalMoveError, Phase, TakePile, WrongPhaseError, parse_cards
+from shared.rules.actions import Meld
+from shared.rules.cards import IS_BLACK3, IS_NATURAL, IS_RED3, RANK, THREE
+from shared.rules.dealing import deal_position
+from shared.rules.state import GameState
 from tests.shared.rules import playout
 from tests.shared.rules.playout import Log
 
@@ -270,3 +275,55 @@ def test_asking_partner_never_leaves_the_player_stuck(black_top: bool) -> None:
         return  # refusing the question is one way to fix it
     state = rules.apply(state, 2, rules.Answer(False))
     assert rules.legal_actions(state, 0), "no legal action after partner said no"
+
+
+def _threes_position(preset: str, seed: int) -> GameState:
+    """A random position of a must_ask_to_go_out hand in which seat 0 holds three black
+    threes with a few other cards, and its side has what going out needs (a canasta; in
+    Hand and Foot a clean and a dirty book); every other card is dealt or stocked at random."""
+    config = playout.config_for(preset, {"must_ask_to_go_out": True})
+    rng = random.Random(seed)
+    books = "kc kd kh ks kc kd kh" + (", qc qd qh qs qc 2h jk" if config.foot_size else "")
+    melds = [[parse_cards(m) for m in books.split(", ")], [parse_cards("ac ad ah")]]
+    threes = parse_cards("3c 3c 3s")
+    named = Counter(threes) + Counter(c for side in melds for m in side for c in m)
+    rest = list((Counter(rules.deck(config.decks, config.jokers_per_deck)) - named).elements())
+    rng.shuffle(rest)
+    plain = [c for c in rest if not IS_RED3[c]]
+    sizes = [rng.randint(1, 4)] + [rng.randint(1, 8) for _ in range(config.players - 1)]
+    hands = [plain[sum(sizes[:i]) : sum(sizes[: i + 1])] for i in range(config.players)]
+    stock = list((Counter(rest) - Counter(c for h in hands for c in h)).elements())
+    rng.shuffle(stock)
+    top = next(c for c in stock if IS_NATURAL[c] and RANK[c] != THREE)  # an ordinary upcard
+    stock.remove(top)
+    hands[0] = [*threes, *hands[0]]
+    return deal_position(
+        rules.new_match(config, seed=seed), hands, stock, pile=[top], melds=melds, turn=0
+    )
+
+
+@pytest.mark.parametrize(("preset", "seeds"), [("classic", 24), ("hand_and_foot", 20)])
+def test_must_ask_to_go_out_never_leaves_a_turn_without_a_move(preset: str, seeds: int) -> None:
+    """§3.8a ``must_ask_to_go_out`` with §1.9 and §1.11.3: from random positions where seat 0
+    holds black threes and could go out, random play that melds black threes whenever a
+    listed action does gives the seat to act a legal action in every position reached
+    (``playout.play`` checks it after every action), and a black-three meld is listed only
+    once partner has said yes (melded unasked, it obliged going out that was forbidden: a
+    turn with no legal move)."""
+    listed = 0
+    for seed in range(7000, 7000 + seeds):
+        state = _threes_position(preset, seed)
+        rng = random.Random(seed)
+        label = f"{preset} must_ask_to_go_out threes seed={seed}"
+        for count, after in enumerate(playout.play(state, rng, playout.threes_first, label=label)):
+            seat = after.actor()
+            if seat is None or count > 80:
+                break
+            actions = rules.legal_actions(after, seat)
+            if any(
+                isinstance(a, Meld) and any(IS_BLACK3[c] for g in a.melds for c in g)
+                for a in actions
+            ):
+                assert after.permission == "yes", f"{label}: black threes listed unasked"
+                listed += 1
+    assert listed > 0, "black threes were never listed: the test no longer reaches its case"
