@@ -435,6 +435,13 @@ class RuleConfig:
             )
         if self.modern_american and self.foot_size:
             raise ConfigError("Modern American rules have no foot")
+        if self.multiple_melds_per_rank and not self.closed_books and self.decks > 3:
+            # Open melds of a rank that may be combined without limit (§3.4) make the
+            # going-out search weigh every grouping of them: with three packs a rank has at
+            # most six such melds (a fifth of a second, cold), with five packs ten (a minute).
+            raise ConfigError(
+                "several melds of a rank (Samba, Bolivia) are played with at most 3 packs"
+            )
         talon = 7 if self.modern_american else 0  # §3.6: the bonus cards set aside
         if self.players * (self.hand_size + self.foot_size) + talon + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")

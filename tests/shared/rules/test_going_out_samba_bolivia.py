@@ -16,9 +16,9 @@ import pytest
 from shared import rules
 from shared.rules import GameState, make_config, parse_cards
 from shared.rules.actions import AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
-from shared.rules.cards import IS_RED3, JOKER_RANK, NINE, RANK
+from shared.rules.cards import FIVE, IS_RED3, JOKER_RANK, NINE, RANK
 from shared.rules.dealing import deal_position, new_match
-from shared.rules.errors import CanastaError, IllegalMoveError
+from shared.rules.errors import CanastaError, ConfigError, IllegalMoveError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.melds import meld_rank
 from shared.rules.opening import minimum_to_go_out
@@ -117,6 +117,26 @@ def test_1_11_3_a_big_awkward_hand_is_decided_in_few_steps() -> None:
     # 8h-ah an escalera, 4h-6h and 4d-6d, 7h 7d 2c jo, 9d onto the nines, 8d discarded
     assert can_go_out(config, way_out, tuple(melds))
     assert STEPS[0] < 20_000
+
+
+def test_3_4_several_melds_of_a_rank_come_with_at_most_three_packs() -> None:
+    """The search weighs every grouping of a rank's open melds (they may be combined, §3.4),
+    so Samba and Bolivia take at most three packs, where a rank has at most six such melds:
+    six of them with ten wild cards in hand stay within a counted bound. With more packs the
+    groupings grow as Bell numbers (ten melds of fives: a minute), so more are refused."""
+    for preset in ("samba", "bolivia"):
+        with pytest.raises(ConfigError, match="at most 3 packs"):
+            make_config(preset, {"decks": 4})
+    with pytest.raises(ConfigError, match="at most 3 packs"):
+        make_config("classic", {"multiple_melds_per_rank": True, "decks": 4})
+    config = make_config("samba")
+    groups = [parse_cards("5c 5d 2c" if i % 2 else "5h 5s 2d jo") for i in range(6)]
+    melds = list(EMPTY_MELDS)
+    melds[FIVE] = groups[0]
+    STEPS[0] = 0
+    hand = parse_cards("2c 2d 2h 2s jo 2c 2d 2h 2s jo 9c 9d")
+    assert not can_go_out(config, hand, tuple(melds), extra=tuple(groups[1:]))
+    assert STEPS[0] < 10_000
 
 
 # -- the engine's own moves decide: can seat 0 empty its hand this turn? ------------------------
