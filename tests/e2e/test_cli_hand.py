@@ -2,8 +2,9 @@
 
 The server is the real ``canasta-server`` process on a free port with a fresh SQLite file.
 Each player has a separate ``CANASTA_HOME``, sets up, and the four create and join one match.
-Then, turn by turn, the player to move looks at the table (``canasta show --json``) and types
-the whole turn at once (``canasta play "draw; meld ...; discard ..."``), as chosen by the
+Then, turn by turn, the player to move looks at the table (``canasta show --json``: at their
+first turn and every fourth turn; otherwise ``--yes`` plays on a table others changed since)
+and types the whole turn at once (``canasta play "draw; meld ...; discard ..."``), as chosen by the
 engine's bot. The bot needs a full engine state to run on; the test reads it from the server's
 own database (the bot reads only its seat's hand and the table: see ``shared.rules.bot``).
 The hand's scores the client prints must be the server's.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import json_format
@@ -32,6 +34,14 @@ def server(tmp_path: Path) -> Iterator[Server]:
     running = start_server(tmp_path / "server")
     yield running
     running.stop()
+
+
+def _version(oracle: Any, match_id: str) -> int:
+    """The match's version as the server stores it."""
+    from server.service import matches
+
+    with oracle.ctx.db.read() as session:
+        return matches.require_match(oracle.ctx.repo(session), match_id).version
 
 
 def _plan_turn(state: object, seat: int) -> list[str]:
@@ -74,21 +84,37 @@ def test_four_players_play_a_whole_hand_through_the_executable(
 
     last: pb.SubmitResponse | None = None
     seat = 0
-    for _ in range(MAX_TURNS):
+    in_hand = (Phase.DRAW, Phase.PLAY, Phase.ANSWER)
+    looked: set[int] = set()
+    for number in range(MAX_TURNS):
         state = authoritative_state(oracle, match_id)
-        if state.phase not in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
+        if state.phase not in in_hand:
             break
         actor = state.actor()
         assert actor is not None
         seat = actor
         player = players[seat]
-        view = json_format.Parse(player.run("show", "--json").stdout, pb.MatchView())
-        assert view.view.seat == seat
-        assert sorted(view.view.hand) == sorted(card_text(c) for c in state.hands[seat])
         turn = "; ".join(_plan_turn(state, seat))
-        done = player.run("play", turn, "--match", match_id, "--json")
+        # A player looks first at their first turn of the hand (the client refuses a move
+        # on a hand it has not seen) and every fourth turn; otherwise plays on a table others
+        # have changed since (--yes), as a player answering the reminder mail would: a CLI
+        # run fewer, and the view the move returns is checked instead.
+        look = number % 4 == 0 or seat not in looked
+        looked.add(seat)
+        if look:
+            view = json_format.Parse(player.run("show", "--json").stdout, pb.MatchView())
+            assert view.view.seat == seat
+            assert sorted(view.view.hand) == sorted(card_text(c) for c in state.hands[seat])
+        version = _version(oracle, match_id)
+        if look:
+            assert view.version == version
+        done = player.run("play", turn, "--match", match_id, "--json", *([] if look else ["--yes"]))
         last = json_format.Parse(done.stdout, pb.SubmitResponse())
-        assert last.receipt.seq == view.version + 1
+        assert last.receipt.seq == version + 1
+        after = authoritative_state(oracle, match_id)
+        assert last.view.view.seat == seat
+        if after.phase in in_hand:
+            assert sorted(last.view.view.hand) == sorted(card_text(c) for c in after.hands[seat])
     else:
         pytest.fail(f"the hand did not end within {MAX_TURNS} turns")
 
