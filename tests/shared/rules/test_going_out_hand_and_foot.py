@@ -22,14 +22,16 @@ import pytest
 
 from shared import rules
 from shared.rules import GameState, goingout, handfoot, make_config, parse_cards
-from shared.rules.actions import Action, AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
+from shared.rules.actions import Action, Combine, Discard, Draw, LayOff, Meld, MeldRef
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER_RANK, RANK
 from shared.rules.dealing import deal_position, new_match
-from shared.rules.errors import CanastaError, IllegalMoveError
+from shared.rules.errors import CanastaError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.opening import minimum_to_go_out
 from shared.rules.state import EMPTY_MELDS, EndReason
 from tests.testkit import examples
+
+from .asking import may_ask
 
 OTHERS = ["4c 6d", "jc qd", "kc 7d"]
 CLEAN_KINGS = "kc kd kh ks kc kd kh"
@@ -49,17 +51,6 @@ def _position(hand: str, melds: Sequence[str], options: dict[str, Any] | None = 
         turn=0,
     )
     return rules.apply(state, 0, Draw())
-
-
-def _may_ask(state: GameState) -> bool:
-    try:
-        rules.apply(state, 0, AskPartner())
-    except IllegalMoveError as error:
-        refusal = str(error)
-    else:
-        return True
-    assert "could not go out" in refusal, refusal
-    return False
 
 
 def _search(state: GameState) -> bool:
@@ -192,7 +183,7 @@ def test_3_7_search_finds_every_way_out(
     can take the player out this turn (a hand too big for the brute force plays its way)."""
     state = _position(hand, melds)
     assert _search(state) is out
-    assert _may_ask(state) is out
+    assert may_ask(state) is out
     if way is None:
         assert _brute_force(state, monkeypatch) is out
     else:
@@ -264,7 +255,7 @@ def _agree(seed: int, monkeypatch: pytest.MonkeyPatch) -> bool:
     hand = state.hands[0]
     assert found is played, (seed, rules.cards_text(hand), state.melds[0], state.extra)
     if len(hand) >= 2:
-        assert _may_ask(state) is found
+        assert may_ask(state) is found
     return found
 
 

@@ -20,13 +20,15 @@ from hypothesis import strategies as st
 
 from shared import rules
 from shared.rules import GameState, make_config, parse_cards
-from shared.rules.actions import AskPartner, Discard, Draw, LayOff, Meld
+from shared.rules.actions import Discard, Draw, LayOff, Meld
 from shared.rules.american import WILD_MELD, can_go_out, going_out_moves
 from shared.rules.cards import IS_THREE, IS_WILD, JOKER_RANK, RANK, VALUE, Card, card_text
 from shared.rules.dealing import deal_position, new_match
-from shared.rules.errors import CanastaError, IllegalMoveError
+from shared.rules.errors import CanastaError
 from shared.rules.state import EndReason
 from tests.testkit import examples
+
+from .asking import may_ask
 
 OTHERS = ["5h", "6h", "10d"]
 KINGS = "kc kd kh ks kc kd kh"
@@ -53,17 +55,6 @@ def _position(
     )
     state.wild_opening = (wild_opening, False)
     return rules.apply(state, 0, Draw())
-
-
-def _may_ask(state: GameState) -> bool:
-    try:
-        rules.apply(state, 0, AskPartner())
-    except IllegalMoveError as error:
-        refusal = str(error)
-    else:
-        return True
-    assert "could not go out" in refusal
-    return False
 
 
 def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
@@ -183,7 +174,7 @@ def _agrees(state: GameState) -> bool:
     if found:
         _follow_the_way_out(state)
     if len(state.hands[0]) >= 2:
-        assert _may_ask(state) is found
+        assert may_ask(state) is found
     return found
 
 
@@ -273,7 +264,7 @@ def test_3_6_an_unopened_side_opens_and_goes_out_in_one_turn(hand: str, allowed:
     the two canastas, and the search's own moves (one opening meld) take the player out."""
     state = _position(hand, [])
     assert can_go_out(state, 0, state.hands[0], None) is allowed
-    assert _may_ask(state) is allowed
+    assert may_ask(state) is allowed
     if allowed:
         _follow_the_way_out(state)
 

@@ -15,7 +15,7 @@ import pytest
 
 from shared import rules
 from shared.rules import GameState, make_config, parse_cards
-from shared.rules.actions import AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
+from shared.rules.actions import Combine, Discard, Draw, LayOff, Meld, MeldRef
 from shared.rules.cards import FIVE, IS_RED3, JOKER_RANK, NINE, RANK
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError, ConfigError, IllegalMoveError
@@ -25,6 +25,8 @@ from shared.rules.opening import minimum_to_go_out
 from shared.rules.samba import GROUP, SEQUENCE, meld_kind, sequence_span
 from shared.rules.sambaout import STEPS
 from shared.rules.state import EMPTY_MELDS, EndReason
+
+from .asking import may_ask
 
 TWO_CANASTAS = ["8h 9h 10h jh qh kh ah", "5c 5d 5h 5s 5c 5d 2c"]
 OTHERS = ["4c 6d 8s", "jc qd", "kc 7d"]
@@ -43,17 +45,6 @@ def _position(preset: str, hand: str, melds: Sequence[str]) -> GameState:
         turn=0,
     )
     return rules.apply(state, 0, Draw())
-
-
-def _may_ask(state: GameState) -> bool:
-    try:
-        rules.apply(state, 0, AskPartner())
-    except IllegalMoveError as error:
-        refusal = str(error)
-    else:
-        return True
-    assert "could not go out" in refusal
-    return False
 
 
 @pytest.mark.parametrize(
@@ -93,7 +84,7 @@ def test_1_11_2_ask_in_samba_and_bolivia_finds_every_way_out(
     """§1.11.2 with §3.4, §3.5, §3.8a: asking partner is allowed exactly when some way out
     exists, whatever melds it needs."""
     state = _position(preset, hand, melds)
-    assert _may_ask(state) is allowed
+    assert may_ask(state) is allowed
     assert _engine_goes_out(state, 0, {}) is allowed
 
 
@@ -255,7 +246,7 @@ def _agree(seed: int, most: int = 5) -> tuple[bool, bool]:
         played = _engine_goes_out(state, 0, {})
         assert found is played, (seed, [RANK[c] for c in hand], state.hands[0], state.extra)
         if len(hand) >= 2:
-            assert _may_ask(state) is found
+            assert may_ask(state) is found
         return found, played
     return False, False
 
@@ -287,7 +278,7 @@ def test_3_4_an_unopened_side_may_ask_to_go_out_with_a_samba_built_this_turn(
     canasta of kings built from the hand (and not when the run breaks before seven)."""
     state = _position("samba", hand, [])
     assert not state.opened(0)
-    assert _may_ask(state) is allowed
+    assert may_ask(state) is allowed
     cards = parse_cards(hand)
     try:
         after = rules.apply(state, 0, Meld((tuple(cards[:7]), tuple(cards[7:14]))))
@@ -320,4 +311,4 @@ def test_d9_a_wild_limit_by_naturals_outside_hand_and_foot_is_searched_exactly()
     )
     state = rules.apply(state, 0, Draw())
     assert not _can_go_out(state, 0, state.hands[0])
-    assert not _may_ask(state)
+    assert not may_ask(state)
