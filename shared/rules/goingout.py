@@ -48,7 +48,7 @@ from .handfoot import books_missing, foot_can_go_out, foot_waiting, pick_up_foot
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
 from .samba import side_canastas
-from .sambaout import variant_can_go_out
+from .sambaout import useful_discards, variant_can_go_out
 from .scoring import end_hand
 from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidden
 
@@ -350,37 +350,12 @@ def _search(
         return True
     if not allow_discard:
         return False
-    for card in _useful_discards(hand, melds):
+    for card in useful_discards(hand, melds, 1):
         rest = list(hand)
         rest.remove(card)
         if _can_place_all(rules, rest, melds, minimum):
             return True
     return False
-
-
-def _useful_discards(hand: Sequence[Card], melds: Melds) -> list[Card]:
-    """The only final discards worth trying when melding everything fails.
-
-    More naturals never make going out harder (they only add size and, under the
-    wild-limit option, capacity) and never lower the melded value, so setting a natural
-    aside helps only when it is the lone card of a rank the side has no meld of. Otherwise
-    only one wild card (the cheapest, to keep the melded value high) or a black three can
-    be the card that must go.
-    """
-    counts = [0] * 14
-    for card in hand:
-        counts[RANK[card]] += 1
-    out: list[Card] = []
-    wilds = [c for c in hand if IS_WILD[c]]
-    if wilds:
-        out.append(min(wilds, key=VALUE.__getitem__))
-    out.extend(dict.fromkeys(c for c in hand if IS_BLACK3[c]))
-    out.extend(
-        c
-        for c in hand
-        if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] == 1 and not melds[RANK[c]]
-    )
-    return out
 
 
 def _can_place_all(

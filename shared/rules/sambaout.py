@@ -214,7 +214,7 @@ def _search(
         return True
     if not allow_discard:
         return False
-    for card in _useful_discards(hand, table[0]):
+    for card in useful_discards(hand, table[0], 2):
         rest = list(hand)
         rest.remove(card)
         if _place_all(rules, tuple(rest), table, minimum):
@@ -222,11 +222,13 @@ def _search(
     return False
 
 
-def _useful_discards(hand: tuple[Card, ...], groups: tuple[tuple[Part, ...], ...]) -> list[Card]:
+def useful_discards(hand: Sequence[Card], held: Sequence[object], most: int) -> list[Card]:
     """The only final discards worth trying when melding everything fails: the cheapest wild
-    card, a black three, or a natural of a rank held once or twice with no group meld on
-    the table. Any other natural could join a meld of its rank (the side's, or a new one of
-    three naturals), which never stops the rest from going down."""
+    card (to keep the melded value high), a black three, or a natural of a rank held at most
+    ``most`` times with nothing of its rank on the table (``held``, by rank). More naturals
+    of a rank never make going out harder: they could join a meld of it (the side's, or a
+    new one), which never stops the rest from going down. Classic's search (``goingout``)
+    asks for lone naturals; here, where a new meld of a rank needs three, two."""
     counts = [0] * 14
     for card in hand:
         counts[RANK[card]] += 1
@@ -239,7 +241,7 @@ def _useful_discards(hand: tuple[Card, ...], groups: tuple[tuple[Part, ...], ...
         dict.fromkeys(
             c
             for c in hand
-            if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] <= 2 and not groups[RANK[c]]
+            if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] <= most and not held[RANK[c]]
         )
     )
     return out
