@@ -28,10 +28,10 @@ from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.opening import minimum_to_go_out
-from shared.rules.state import EMPTY_MELDS, EndReason
+from shared.rules.state import EMPTY_MELDS
 from tests.testkit import examples
 
-from .asking import may_ask
+from .asking import engine_goes_out, may_ask
 
 OTHERS = ["4c 6d", "jc qd", "kc 7d"]
 CLEAN_KINGS = "kc kd kh ks kc kd kh"
@@ -102,31 +102,16 @@ def _moves(state: GameState, seat: int) -> Iterator[Action]:
             yield Combine(first, second)
 
 
+def _memo_key(state: GameState, seat: int) -> object:
+    side = state.side_of[seat]
+    hand = tuple(sorted(state.hands[seat]))
+    return (hand, state.melds[side], tuple(sorted(state.extra_of(side))), state.must_go_out)
+
+
 def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
     """Whether some sequence of the engine's moves, perhaps ending with a discard, takes
     ``seat`` out this turn (exhaustive, memoised on the hand and the side's melds)."""
-    side = state.side_of[seat]
-    key = (
-        tuple(sorted(state.hands[seat])),
-        state.melds[side],
-        tuple(sorted(state.extra_of(side))),
-        state.must_go_out,
-    )
-    if key in seen:
-        return seen[key]
-    seen[key] = False
-    for move in _moves(state, seat):
-        try:
-            after = rules.apply(state, seat, move)
-        except CanastaError:
-            continue
-        if after.last_hand is not None and after.last_hand.reason is EndReason.WENT_OUT:
-            seen[key] = True
-            return True
-        if not isinstance(move, Discard) and _engine_goes_out(after, seat, seen):
-            seen[key] = True
-            return True
-    return False
+    return engine_goes_out(state, seat, seen, _memo_key, _moves)
 
 
 def _brute_force(state: GameState, monkeypatch: pytest.MonkeyPatch) -> bool:

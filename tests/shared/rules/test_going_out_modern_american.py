@@ -28,7 +28,7 @@ from shared.rules.errors import CanastaError
 from shared.rules.state import EndReason
 from tests.testkit import examples
 
-from .asking import may_ask
+from .asking import engine_goes_out, may_ask
 
 OTHERS = ["5h", "6h", "10d"]
 KINGS = "kc kd kh ks kc kd kh"
@@ -57,15 +57,15 @@ def _position(
     return rules.apply(state, 0, Draw())
 
 
-def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
-    """Whether some sequence of melds and lay-offs the engine accepts, and a final discard,
-    takes ``seat`` out this turn (a bounded exhaustive search over the engine's moves)."""
+def _memo_key(state: GameState, seat: int) -> object:
+    side = state.side_of[seat]
+    return (tuple(sorted(state.hands[seat])), state.melds[side], state.wild_opening)
+
+
+def _moves(state: GameState, seat: int) -> list[object]:
+    """Every discard, meld of a subset of the hand and lay-off onto one of the side's melds."""
     side = state.side_of[seat]
     hand = tuple(sorted(state.hands[seat]))
-    key = (hand, state.melds[side], state.wild_opening)
-    if key in seen:
-        return seen[key]
-    seen[key] = False
     subsets = {
         tuple(sorted(c))
         for size in range(1, len(hand) + 1)
@@ -81,18 +81,13 @@ def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> b
         if len(cards) >= 3:
             moves.append(Meld((cards,)))
         moves.extend(LayOff(rank, cards) for rank in ranks)
-    for move in moves:
-        try:
-            after = rules.apply(state, seat, move)  # type: ignore[arg-type]
-        except CanastaError:
-            continue
-        if after.last_hand is not None and after.last_hand.reason is EndReason.WENT_OUT:
-            seen[key] = True
-            return True
-        if not isinstance(move, Discard) and _engine_goes_out(after, seat, seen):
-            seen[key] = True
-            return True
-    return False
+    return moves
+
+
+def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
+    """Whether some sequence of melds and lay-offs the engine accepts, and a final discard,
+    takes ``seat`` out this turn (a bounded exhaustive search over the engine's moves)."""
+    return engine_goes_out(state, seat, seen, _memo_key, _moves)
 
 
 def _openings(state: GameState, seat: int) -> list[Meld]:

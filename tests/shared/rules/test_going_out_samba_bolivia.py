@@ -24,9 +24,9 @@ from shared.rules.melds import meld_rank
 from shared.rules.opening import minimum_to_go_out
 from shared.rules.samba import GROUP, SEQUENCE, meld_kind, sequence_span
 from shared.rules.sambaout import STEPS
-from shared.rules.state import EMPTY_MELDS, EndReason
+from shared.rules.state import EMPTY_MELDS
 
-from .asking import may_ask
+from .asking import engine_goes_out, may_ask
 
 TWO_CANASTAS = ["8h 9h 10h jh qh kh ah", "5c 5d 5h 5s 5c 5d 2c"]
 OTHERS = ["4c 6d 8s", "jc qd", "kc 7d"]
@@ -153,15 +153,17 @@ def _refs(state: GameState, side: int) -> list[MeldRef]:
     return out
 
 
-def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
-    """Whether some sequence of melds, lay-offs and combinations the engine accepts, and
-    perhaps a final discard, takes ``seat`` out this turn (a bounded exhaustive search)."""
+def _memo_key(state: GameState, seat: int) -> object:
     side = state.side_of[seat]
     hand = tuple(sorted(state.hands[seat]))
-    key = (hand, state.melds[side], tuple(sorted(state.extra_of(side))))
-    if key in seen:
-        return seen[key]
-    seen[key] = False
+    return (hand, state.melds[side], tuple(sorted(state.extra_of(side))))
+
+
+def _moves(state: GameState, seat: int) -> list[object]:
+    """Every discard, meld of a subset of the hand, lay-off onto one of the side's melds and
+    combination of two of its group melds."""
+    side = state.side_of[seat]
+    hand = tuple(sorted(state.hands[seat]))
     subsets = {
         tuple(sorted(c))
         for size in range(1, len(hand) + 1)
@@ -174,18 +176,13 @@ def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> b
             moves.append(Meld((cards,)))
         moves.extend(LayOff(r.rank, cards, r.which, r.suit, r.high) for r in refs)
     moves.extend(Combine(a, b) for a, b in itertools.combinations(refs, 2) if a.suit < 0)
-    for move in moves:
-        try:
-            after = rules.apply(state, seat, move)  # type: ignore[arg-type]
-        except CanastaError:
-            continue
-        if after.last_hand is not None and after.last_hand.reason is EndReason.WENT_OUT:
-            seen[key] = True
-            return True
-        if not isinstance(move, Discard) and _engine_goes_out(after, seat, seen):
-            seen[key] = True
-            return True
-    return False
+    return moves
+
+
+def _engine_goes_out(state: GameState, seat: int, seen: dict[object, bool]) -> bool:
+    """Whether some sequence of melds, lay-offs and combinations the engine accepts, and
+    perhaps a final discard, takes ``seat`` out this turn (a bounded exhaustive search)."""
+    return engine_goes_out(state, seat, seen, _memo_key, _moves)
 
 
 def _random_position(rng: random.Random, cards_in_hand: int) -> GameState:
