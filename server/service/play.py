@@ -44,7 +44,7 @@ from server.service.errors import (
 )
 from server.service.notify import Subscription
 from server.store.conflicts import is_unique_violation
-from server.store.repository import StoredMove
+from server.store.repository import PreparedRepository, StoredMove
 from shared.crypto.chain import entry_hash, sign_receipt
 from shared.crypto.keys import verify
 from shared.rules import (
@@ -447,8 +447,8 @@ class Play:
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
         stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry, plan.banks)
         try:
-            with ctx.db.write() as session:
-                repo = ctx.repo(session)
+            with ctx.db.write_statements() as statements:
+                repo = PreparedRepository(statements)
                 if not repo.save_move(stored):
                     raise _MatchMovedError
                 if plan.seen_seat is not None:
@@ -516,8 +516,8 @@ class Play:
         more."""
         if match.seats[seat].seen_revision >= match.revision:
             return
-        with self.ctx.db.write(durable=False) as session:  # a look promises nothing
-            self.ctx.repo(session).set_seen(match.id, seat, match.revision)
+        with self.ctx.db.write_statements(durable=False) as statements:  # a look promises nothing
+            PreparedRepository(statements).set_seen(match.id, seat, match.revision)
         seats = list(match.seats)
         seats[seat] = dataclasses.replace(seats[seat], seen_revision=match.revision)
         cached = self.ctx.matches.get(match.id)

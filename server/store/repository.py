@@ -2,6 +2,8 @@
 
 A ``Repository`` wraps one session (one transaction, from ``Database.read()`` or ``write()``);
 it never commits. Methods named ``add_*``/``set_*``/``save_*`` write, everything else reads.
+Its writes that are prepared SQL alone are a ``PreparedRepository`` of their own, which runs
+without a session too (``Database.write_statements``: how a move is stored).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from server.domain import (
     TimeoutPolicy,
     TurnClock,
 )
-from server.store.db import Database, run
+from server.store.db import Database, SessionStatements, Statements, run
 from server.store.models import (
     AdminActionRow,
     ChallengeRow,
@@ -120,6 +122,20 @@ _DUE_NOTIFICATIONS = text(
     "SELECT id FROM notification WHERE state = 'pending' AND next_attempt_ms <= :now"
     " ORDER BY id LIMIT :limit"
 )
+_COVER = text("UPDATE seat SET covered = :cover WHERE match_id = :id AND seat = :seat")
+_COVER_AND_BANK = text(
+    "UPDATE seat SET covered = :cover, bank_ms = :bank WHERE match_id = :id AND seat = :seat"
+)
+_ADD_HAND = text(
+    "INSERT INTO hand (match_id, hand_number, commitment, secret, revealed, deal_seq,"
+    " created_ms) VALUES (:id, :number, :commitment, :secret, :revealed, :deal_seq, :now)"
+)
+_HAND_DEALT = text(
+    "UPDATE hand SET deal_seq = :deal_seq WHERE match_id = :id AND hand_number = :number"
+)
+_HAND_REVEALED = text(
+    "UPDATE hand SET revealed = :revealed WHERE match_id = :id AND hand_number = :number"
+)
 _SEEN = text(
     "UPDATE seat SET seen_revision = :revision"
     " WHERE match_id = :id AND seat = :seat AND seen_revision < :revision"
@@ -143,8 +159,94 @@ def token_owner(db: Database, token_hash: bytes) -> tuple[Player, int] | None:
     return player, int(row[6])
 
 
-class Repository:
+class PreparedRepository:
+    """The repository's writes that are prepared SQL alone, so that they run in any
+    transaction of ``Statements``: a session's (as part of ``Repository``) or the store's
+    session-free one (``Database.write_statements``), which is how a move is stored."""
+
+    def __init__(self, statements: Statements) -> None:
+        self.statements = statements
+
+    def _run(self, statement: TextClause, params: dict[str, object]) -> int:
+        """Execute one of the move path's prepared statements; returns the rows changed."""
+        return self.statements.run(statement, params)[1]
+
+    def save_move(self, move: StoredMove) -> bool:
+        """Store a move: the match's new head and snapshot (only if nobody changed it since
+        ``move.expected_revision`` and the mover is not blocked) and its log entry; else False.
+        """
+        match = move.match
+        changed = self._run(
+            _SAVE_MOVE if move.state_json is None else _SAVE_MOVE_SNAPSHOT,
+            {
+                "id": match.id,
+                "expected": move.expected_revision,
+                "status": match.status.value,
+                "version": match.version,
+                "revision": match.revision,
+                "head_hash": match.head_hash,
+                "now": match.updated_ms,
+                "state": move.state_json,
+                "seat": move.entry["seat"],
+                "blocked": True,
+                **_clock_params(match.clock),
+            },
+        )
+        if not changed:
+            return False
+        self._run(_ADD_ENTRY, move.entry)
+        for seat in move.banks:
+            self._run(_SEAT_BANK, {"id": match.id, "seat": seat, "bank": match.seats[seat].bank_ms})
+        return True
+
+    def set_seen(self, match_id: str, seat: int, revision: int) -> None:
+        """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
+        self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
+
+    def set_covered(self, match_id: str, seat: int, cover: str, bank_ms: int | None = None) -> None:
+        """Note why a bot plays ``seat`` for now (``""``: it does not); and its bank, if given."""
+        params = {"id": match_id, "seat": seat, "cover": cover, "bank": bank_ms}
+        self._run(_COVER if bank_ms is None else _COVER_AND_BANK, params)
+
+    def add_notices(self, notices: Sequence[Notice], now: int) -> None:
+        """Store notices to deliver, in the caller's transaction (the change that causes them)."""
+        for notice in notices:
+            self._run(
+                _ADD_NOTICE,
+                {
+                    "player": notice.player_id,
+                    "match": notice.match_id,
+                    "kind": notice.kind,
+                    "detail": json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
+                    "now": now,
+                    "state": "pending" if notice.deliver else "done",
+                },
+            )
+
+    def add_hand(self, match_id: str, hand: Hand, now: int) -> None:
+        self._run(
+            _ADD_HAND,
+            {
+                "id": match_id,
+                "number": hand.hand_number,
+                "commitment": hand.commitment,
+                "secret": hand.secret,
+                "revealed": hand.revealed,
+                "deal_seq": hand.deal_seq,
+                "now": now,
+            },
+        )
+
+    def set_hand_dealt(self, match_id: str, hand_number: int, deal_seq: int) -> None:
+        self._run(_HAND_DEALT, {"id": match_id, "number": hand_number, "deal_seq": deal_seq})
+
+    def set_hand_revealed(self, match_id: str, hand_number: int) -> None:
+        self._run(_HAND_REVEALED, {"id": match_id, "number": hand_number, "revealed": True})
+
+
+class Repository(PreparedRepository):
     def __init__(self, session: Session, bot_public_key: bytes) -> None:
+        super().__init__(SessionStatements(session))
         self.session = session
         self.bot_public_key = bot_public_key
 
@@ -383,10 +485,6 @@ class Repository:
         row = rows[0]
         return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
 
-    def _run(self, statement: TextClause, params: dict[str, object]) -> int:
-        """Execute one of the move path's prepared statements; returns the rows changed."""
-        return run(self.session, statement, params)[1]
-
     def live_tokens(self, token_hashes: Collection[bytes], now: int) -> dict[bytes, bool]:
         """Of these tokens, the ones still valid at ``now``, each with whether its player is
         blocked (a block deletes the player's tokens, so True is only a race)."""
@@ -439,34 +537,6 @@ class Repository:
                 )
             )
         self.session.flush()
-
-    def save_move(self, move: StoredMove) -> bool:
-        """Store a move: the match's new head and snapshot (only if nobody changed it since
-        ``move.expected_revision`` and the mover is not blocked) and its log entry; else False.
-        """
-        match = move.match
-        changed = self._run(
-            _SAVE_MOVE if move.state_json is None else _SAVE_MOVE_SNAPSHOT,
-            {
-                "id": match.id,
-                "expected": move.expected_revision,
-                "status": match.status.value,
-                "version": match.version,
-                "revision": match.revision,
-                "head_hash": match.head_hash,
-                "now": match.updated_ms,
-                "state": move.state_json,
-                "seat": move.entry["seat"],
-                "blocked": True,
-                **_clock_params(match.clock),
-            },
-        )
-        if not changed:
-            return False
-        self._run(_ADD_ENTRY, move.entry)
-        for seat in move.banks:
-            self._run(_SEAT_BANK, {"id": match.id, "seat": seat, "bank": match.seats[seat].bank_ms})
-        return True
 
     def match(self, match_id: str, *, for_update: bool = False) -> Match | None:
         statement = select(MatchRow).where(MatchRow.id == match_id)
@@ -569,17 +639,6 @@ class Repository:
             .values(abort_asked=True)
         )
 
-    def set_covered(self, match_id: str, seat: int, cover: str, bank_ms: int | None = None) -> None:
-        """Note why a bot plays ``seat`` for now (``""``: it does not); and its bank, if given."""
-        values: dict[str, object] = {"covered": cover}
-        if bank_ms is not None:
-            values["bank_ms"] = bank_ms
-        self.session.execute(
-            update(SeatRow)
-            .where(col(SeatRow.match_id) == match_id, col(SeatRow.seat) == seat)
-            .values(**values)
-        )
-
     def clocks_to_remind(
         self, before_ms: int, reminders: int, limit: int
     ) -> list[tuple[str, int, int]]:
@@ -616,21 +675,6 @@ class Repository:
         )
 
     # -- notifications (the outbox) and their settings ---------------------------------------
-
-    def add_notices(self, notices: Sequence[Notice], now: int) -> None:
-        """Store notices to deliver, in the caller's transaction (the change that causes them)."""
-        for notice in notices:
-            self._run(
-                _ADD_NOTICE,
-                {
-                    "player": notice.player_id,
-                    "match": notice.match_id,
-                    "kind": notice.kind,
-                    "detail": json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
-                    "now": now,
-                    "state": "pending" if notice.deliver else "done",
-                },
-            )
 
     def due_notifications(self, now: int, limit: int) -> list[int]:
         """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first."""
@@ -831,10 +875,6 @@ class Repository:
             statement = statement.where(col(MatchRow.status) != MatchStatus.FINISHED.value)
         self.session.execute(statement.values(revision=MatchRow.revision + 1, updated_ms=now))
 
-    def set_seen(self, match_id: str, seat: int, revision: int) -> None:
-        """Note that ``seat`` has seen the match at ``revision`` (never moves it back)."""
-        self._run(_SEEN, {"id": match_id, "seat": seat, "revision": revision})
-
     def save_match(
         self,
         match_id: str,
@@ -973,20 +1013,6 @@ class Repository:
 
     # -- hands (commit-reveal) ------------------------------------------------------------------
 
-    def add_hand(self, match_id: str, hand: Hand, now: int) -> None:
-        self.session.add(
-            HandRow(
-                match_id=match_id,
-                hand_number=hand.hand_number,
-                commitment=hand.commitment,
-                secret=hand.secret,
-                revealed=hand.revealed,
-                deal_seq=hand.deal_seq,
-                created_ms=now,
-            )
-        )
-        self.session.flush()
-
     def hand(self, match_id: str, hand_number: int) -> Hand | None:
         row = self.session.get(HandRow, (match_id, hand_number))
         return _hand(row) if row else None
@@ -998,20 +1024,6 @@ class Repository:
             statement = statement.where(col(HandRow.hand_number).in_(list(numbers)))
         rows = self.session.exec(statement.order_by(col(HandRow.hand_number))).all()
         return [_hand(r) for r in rows]
-
-    def set_hand_dealt(self, match_id: str, hand_number: int, deal_seq: int) -> None:
-        self.session.execute(
-            update(HandRow)
-            .where(col(HandRow.match_id) == match_id, col(HandRow.hand_number) == hand_number)
-            .values(deal_seq=deal_seq)
-        )
-
-    def set_hand_revealed(self, match_id: str, hand_number: int) -> None:
-        self.session.execute(
-            update(HandRow)
-            .where(col(HandRow.match_id) == match_id, col(HandRow.hand_number) == hand_number)
-            .values(revealed=True)
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """``server.store.db.Database``: durable write transactions on SQLite, what a failed COMMIT
 leaves behind (nothing: the next writer gets the database), and the move path's prepared
-statements run on the driver (``run``, ``read_row``) with the same transactions and errors."""
+statements run on the driver (``run``, ``read_row``, ``write_statements``) with the same
+transactions and errors."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
 from server.store.conflicts import is_unique_violation
-from server.store.db import Database, run
+from server.store.db import Database, Statements, run
 
 from ..postgres import PostgresServer
 
@@ -156,3 +157,99 @@ def test_an_error_on_a_later_row_is_wrapped_too(db: Database) -> None:
         read()
     with pytest.raises(OperationalError, match="integer overflow"):
         db.read_row(text("SELECT 1 UNION ALL SELECT abs(-9223372036854775808)"), {})
+
+
+_INSERT_PARENT = text("INSERT INTO parent (id) VALUES (:id)")
+_INSERT_CHILD = text("INSERT INTO child (id, parent) VALUES (:id, :parent)")
+
+
+def test_a_transaction_of_statements_commits_or_rolls_back_as_a_whole(db: Database) -> None:
+    """``write_statements`` (a move's transaction, with no session on SQLite): committed when
+    the block ends, rolled back when it raises; its rows and counts are ``run``'s."""
+    with db.write_statements() as statements:
+        assert statements.run(_INSERT_PARENT, {"id": 1}) == ([], 1)
+        assert statements.run(_INSERT_CHILD, {"id": 1, "parent": 1}) == ([], 1)
+        assert statements.run(text("SELECT id FROM child"), {}) == ([(1,)], -1)
+
+    def failing() -> None:
+        with db.write_statements() as statements:
+            statements.run(_INSERT_CHILD, {"id": 2, "parent": 1})
+            raise ValueError("bug")
+
+    with pytest.raises(ValueError, match="bug"):
+        failing()
+    assert _children(db) == [1]
+
+
+def test_a_failed_commit_of_statements_leaves_the_database_writable(db: Database) -> None:
+    """As ``test_a_failed_commit_leaves_the_database_writable``, for the connection that
+    ``write_statements`` keeps: a COMMIT refused by the deferred key is rolled back, so the
+    next transactions (kept connection, session, another process) all get the lock."""
+    with pytest.raises(IntegrityError), db.write_statements() as statements:
+        statements.run(_INSERT_CHILD, {"id": 7, "parent": 99})
+    with db.write_statements() as statements:
+        statements.run(_INSERT_PARENT, {"id": 10})
+    with db.write() as session:
+        run(session, _INSERT_PARENT, {"id": 11})
+    other = Database(db.url)
+    with other.write_statements() as statements:
+        statements.run(_INSERT_PARENT, {"id": 12})
+    other.dispose()
+    assert _children(db) == []
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (3,)
+
+
+def test_a_duplicate_key_in_a_transaction_of_statements_is_a_unique_violation(
+    db: Database,
+) -> None:
+    with db.write_statements() as statements:
+        statements.run(_INSERT_PARENT, {"id": 1})
+
+    def duplicate() -> None:
+        with db.write_statements() as statements:
+            statements.run(_INSERT_PARENT, {"id": 2})
+            statements.run(_INSERT_PARENT, {"id": 1})
+
+    with pytest.raises(IntegrityError) as info:
+        duplicate()
+    assert is_unique_violation(info.value)
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
+
+
+def _statements_sync_level(statements: Statements) -> object:
+    return statements.run(text("PRAGMA synchronous"), {})[0][0][0]
+
+
+def test_only_a_lazy_transaction_of_statements_skips_the_disk_flush(db: Database) -> None:
+    """The kept connection sets its level before each transaction, as a session's does: a
+    durable one after a lazy one is FULL again."""
+    for durable in (False, True, False, True):
+        with db.write_statements(durable=durable) as statements:
+            assert _statements_sync_level(statements) == (2 if durable else 1)  # FULL, NORMAL
+            statements.run(text("INSERT INTO parent DEFAULT VALUES"), {})
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (4,)
+
+
+@pytest.mark.postgres
+def test_a_transaction_of_statements_on_postgresql_is_a_sessions(
+    postgres_server: PostgresServer,
+) -> None:
+    """Elsewhere than on SQLite the same block runs in a write session: committed, rolled
+    back, and a duplicate key the same ``IntegrityError``."""
+    with postgres_server.database() as url:
+        database = Database(url)
+        with database.write() as session:
+            session.connection().exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        with database.write_statements() as statements:
+            assert statements.run(_INSERT_PARENT, {"id": 1}) == ([], 1)
+
+        def duplicate() -> None:
+            with database.write_statements() as statements:
+                statements.run(_INSERT_PARENT, {"id": 2})
+                statements.run(_INSERT_PARENT, {"id": 1})
+
+        with pytest.raises(IntegrityError) as info:
+            duplicate()
+        assert is_unique_violation(info.value)
+        assert database.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
+        database.dispose()

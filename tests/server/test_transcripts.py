@@ -109,7 +109,8 @@ def test_a_running_match_exports_the_hands_already_over(
     app: App, players: Callable[..., PlayerClient]
 ) -> None:
     client = players("ann")
-    view = _bots_play(app, client, target=3000)  # long enough for several hands
+    # Exactly three hands: to a target, one lucky hand could end the match alone.
+    view = _bots_play(app, client, options={"hands_per_match": "3"})
     entries, history = client.full_history(view.match.match_id)
     cut_of_hand_2 = next(e.seq for e in entries if e.actions == ["deal"] and e.hand_number == 2)
     # As a player saw it during hand 2: its secret not yet revealed.
