@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
+from typing import Any
 
 from typer.main import get_command
 
-from client.main import app
+from client.main import _narrowed, app
 from client.render import COMMANDS
 
 
@@ -73,3 +76,33 @@ def test_the_join_example_looks_like_a_real_invite_code() -> None:
     for code in examples:
         assert len(code) == len(real)
         assert set(code) <= alphabet
+
+
+def test_the_executable_builds_only_the_command_asked_for_and_it_is_the_same() -> None:
+    """``canasta show`` builds an app holding ``show`` alone (``client.main.main``): for every
+    command, that app shows the same help (every option, its default and text) as the whole
+    app, and takes the root's options before it; whatever names no single command gets the
+    whole app."""
+    whole = get_command(app)
+    names = sorted(whole.commands)  # type: ignore[attr-defined]
+    assert len(names) > 30
+    for name in names:
+        narrowed = _narrowed(["--profile", "x", "--no-color", name, "--flag"])
+        if name == "version":  # on the root itself: the whole app runs it
+            assert narrowed is None
+            continue
+        assert narrowed is not None, name
+        assert set(get_command(narrowed).commands) == {name}  # type: ignore[attr-defined]
+        shown = _help_of(get_command(narrowed), name)
+        assert shown.startswith(f"Usage: canasta {name} "), shown
+        assert shown == _help_of(whole, name)
+    for argv in (["--help", "show"], ["show2"], [], ["--install-completion"], ["-pX", "show"]):
+        assert _narrowed(argv) is None, argv
+
+
+def _help_of(command: Any, name: str) -> str:
+    """What ``canasta NAME --help`` prints with this root command."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        command.main([name, "--help"], prog_name="canasta", standalone_mode=False)
+    return out.getvalue()
