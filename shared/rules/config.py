@@ -279,7 +279,8 @@ class RuleConfig:
     clean_books_to_go_out: int = 0
     dirty_books_to_go_out: int = 0
     """§3.7: going out also needs this many clean (natural) and dirty (mixed) books (Hand
-    and Foot 1 and 1; HF-DW 1 and 2), within ``canastas_to_go_out`` books in all."""
+    and Foot 1 and 1; HF-DW 1 and 2), within ``canastas_to_go_out`` books in all. Only with
+    ``closed_books`` and without Modern American's rules (``_check_book_requirements``)."""
     clean_sevens_bonus: int | None = None
     """§3.7 (HF-DW): a clean book of sevens earns this instead of the natural bonus."""
     red3_unplayed_value: int = 0
@@ -435,6 +436,7 @@ class RuleConfig:
             )
         if self.modern_american and self.foot_size:
             raise ConfigError("Modern American rules have no foot")
+        self._check_book_requirements()
         if self.multiple_melds_per_rank and not self.closed_books and self.decks > 3:
             # Open melds of a rank that may be combined without limit (§3.4) make the
             # going-out search weigh every grouping of them: with three packs a rank has at
@@ -453,6 +455,38 @@ class RuleConfig:
         counts = [count for count, _ in self.red3_special_totals]
         if len(set(counts)) != len(counts):
             raise ConfigError("red3_special_totals may name each count of red threes once")
+
+    def _check_book_requirements(self) -> None:
+        """Refuse ``clean_books_to_go_out`` or ``dirty_books_to_go_out`` outside closed books.
+
+        Clean and dirty books are Hand and Foot's (RULES.md §3.7): a book is a meld closed at
+        seven cards, so once made it keeps its kind, and the side's books decide whether it
+        may go out. Nowhere else does RULES.md ask for canastas of a kind to go out (§1.11.1,
+        §3.1's matrix): an open canasta of classic, Samba or Bolivia may still take a wild
+        card and turn from natural to mixed, and the going-out searches of those games
+        (§1.11.3's ``can_go_out``, Samba's and Modern American's) count canastas, not kinds.
+        Under such a requirement the engine, which refuses going out without the books,
+        let the dead-end guard and partner's "yes" (§1.11.2, §1.11.3) trust a search that did
+        not know it: a player laid off down to one card that the search could meld, yet
+        might neither meld it (going out without a clean book) nor discard it (the same), a
+        turn with no legal move. So the requirement is refused where books do not close
+        (``closed_books`` off: then ``canastas_to_go_out`` counts canastas of any kind) and in
+        Modern American (its own search, §3.6); with closed books every search, ``handfoot``'s,
+        knows it, whatever the preset.
+        """
+        if not (self.clean_books_to_go_out or self.dirty_books_to_go_out):
+            return
+        if not self.closed_books:
+            raise ConfigError(
+                "clean_books_to_go_out and dirty_books_to_go_out count Hand and Foot's books, "
+                "melds closed at seven cards (§3.7): they need closed_books; without it set "
+                "them to 0 and ask for canastas with canastas_to_go_out"
+            )
+        if self.modern_american:
+            raise ConfigError(
+                "Modern American rules (§3.6) go out on canastas of any kind: "
+                "clean_books_to_go_out and dirty_books_to_go_out must be 0"
+            )
 
 
 def _shown(value: Any) -> str:

@@ -61,7 +61,24 @@ def test_closed_books_take_no_sequences_3_7() -> None:
     with pytest.raises(ConfigError, match="closed books"):
         make_config("hand_and_foot", {"allow_sequences": True})
     # Without closed books, several melds of a rank take at most three packs (§3.4's search).
-    assert make_config(
-        "hand_and_foot", {"allow_sequences": True, "closed_books": False, "decks": 3}
-    )
+    open_books = {"closed_books": False, "clean_books_to_go_out": 0, "dirty_books_to_go_out": 0}
+    assert make_config("hand_and_foot", {**open_books, "allow_sequences": True, "decks": 3})
     assert make_config("hand_and_foot", {"allow_wild_melds": True}).allow_wild_melds
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [("classic", {"clean_books_to_go_out": 2}), ("samba", {"dirty_books_to_go_out": 1}),
+     ("hand_and_foot", {"closed_books": False, "decks": 3}),
+     ("modern_american", {"closed_books": True, "clean_books_to_go_out": 1})],
+)  # fmt: skip
+def test_books_to_go_out_need_closed_books_3_7(preset: str, options: dict[str, object]) -> None:
+    """§3.7: clean and dirty books to go out are Hand and Foot's, books closed at seven;
+    without ``closed_books``, or under Modern American's own rules (§3.6), they are refused
+    (accepted, they left a player without a legal move, ``test_playouts``). With closed
+    books any preset may ask for them."""
+    with pytest.raises(ConfigError, match="books_to_go_out"):
+        make_config(preset, options)
+    config = make_config("classic", {"closed_books": True, "clean_books_to_go_out": 2})
+    assert config.clean_books_to_go_out == 2
+    assert make_config("hand_and_foot").dirty_books_to_go_out == 1

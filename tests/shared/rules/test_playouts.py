@@ -16,8 +16,16 @@ from typing import Any
 import pytest
 
 from shared import rules
-from shared.rules import IllegalMoveError, Phase, TakePile, WrongPhaseError, parse_cards
+from shared.rules import (
+    ConfigError,
+    IllegalMoveError,
+    Phase,
+    TakePile,
+    WrongPhaseError,
+    parse_cards,
+)
 from shared.rules.actions import Meld
+from shared.rules.bot import choose_action
 from shared.rules.cards import IS_BLACK3, IS_NATURAL, IS_RED3, RANK, THREE
 from shared.rules.dealing import deal_position
 from shared.rules.state import GameState
@@ -327,3 +335,104 @@ def test_must_ask_to_go_out_never_leaves_a_turn_without_a_move(preset: str, seed
                 assert after.permission == "yes", f"{label}: black threes listed unasked"
                 listed += 1
     assert listed > 0, "black threes were never listed: the test no longer reaches its case"
+
+
+BOOK_REQUIREMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("classic", {"clean_books_to_go_out": 2}),  # the server's fuzz test found these two
+    ("classic", {"clean_books_to_go_out": 2, "concealed_requires_own_canasta": False}),
+    ("classic", {"clean_books_to_go_out": 1}),
+    ("classic", {"dirty_books_to_go_out": 2}),
+    ("two_player", {"clean_books_to_go_out": 1}),
+    ("three_cutthroat", {"clean_books_to_go_out": 1, "dirty_books_to_go_out": 1}),
+    ("samba", {"clean_books_to_go_out": 1}),
+    ("modern_american", {"clean_books_to_go_out": 1}),
+    ("modern_american", {"closed_books": True, "clean_books_to_go_out": 1}),
+    ("hand_and_foot", {"closed_books": False, "decks": 3}),
+    ("classic", {"closed_books": True, "clean_books_to_go_out": 2}),
+    ("two_player", {"closed_books": True, "dirty_books_to_go_out": 2}),
+    ("three_simple", {"closed_books": True, "clean_books_to_go_out": 1}),
+    ("hand_and_foot", {"dirty_books_to_go_out": 2, "canastas_to_go_out": 3}),
+)
+"""Going out on books of a kind (§3.7) under every preset's other rules, books closed at
+seven (``closed_books``) or not."""
+
+
+def _books_position(config: rules.RuleConfig, seed: int) -> GameState:
+    """A random position in which seat 0's side has a mixed canasta (a dirty book) and a
+    meld of queens two cards short of one, and seat 0 holds a wild card, a queen and a few
+    other cards: a lay-off can leave it one card that would complete the queens but not
+    the books going out needs. Every other card is dealt or stocked at random."""
+    rng = random.Random(seed)
+    melds = [[parse_cards("kc kd kh ks kc 2h jk"), parse_cards("qc qd qh qs 2d")], []]
+    own = parse_cards("jk qs")
+    named = Counter(own) + Counter(c for side in melds for m in side for c in m)
+    rest = list((Counter(rules.deck(config.decks, config.jokers_per_deck)) - named).elements())
+    rng.shuffle(rest)
+    plain = [c for c in rest if not IS_RED3[c] and RANK[c] != THREE]
+    sizes = [rng.randint(0, 2)] + [rng.randint(2, 8) for _ in range(config.players - 1)]
+    hands = [plain[sum(sizes[:i]) : sum(sizes[: i + 1])] for i in range(config.players)]
+    hands[0] = [*own, *hands[0]]
+    stock = list((Counter(rest) - Counter(c for h in hands for c in h)).elements())
+    rng.shuffle(stock)
+    top = next(c for c in stock if IS_NATURAL[c] and RANK[c] != THREE)  # an ordinary upcard
+    stock.remove(top)
+    if config.modern_american:
+        del stock[:7]  # left unnamed: the talon (§3.6)
+    return deal_position(
+        rules.new_match(config, seed=seed), hands, stock, pile=[top], melds=melds, turn=0
+    )
+
+
+def _bot_hand(state: GameState, seed: int, label: str) -> GameState:
+    """Bots (``shared.rules.bot``, which fill a server's seats) play the hand to its end;
+    the seat to act has a legal action in every position."""
+    rng = random.Random(seed)
+    for _ in range(playout.MAX_ACTIONS_PER_HAND):
+        if state.phase not in playout.HAND_PHASES:
+            return state
+        seat = state.actor()
+        assert seat is not None
+        assert rules.legal_actions(state, seat), f"{label}: seat {seat} has no legal action"
+        state = rules.apply(state, seat, choose_action(state, seat, rng))
+    raise AssertionError(f"{label}: the hand never ends")
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    BOOK_REQUIREMENTS,
+    ids=[f"{p}-" + "-".join(f"{k}={v}" for k, v in o.items()) for p, o in BOOK_REQUIREMENTS],
+)
+def test_book_requirements_are_refused_or_never_leave_a_turn_without_a_move(
+    preset: str, options: dict[str, Any]
+) -> None:
+    """§3.7's clean and dirty books to go out, with §1.11.1-§1.11.3: a configuration that
+    asks for them is refused (``ConfigError``: without ``closed_books`` the canastas stay
+    open and the going-out searches count canastas, not kinds; Modern American has its own
+    search, §3.6) or the seat to act has a legal action in every position reached: from
+    random positions where a lay-off could strand seat 0 on a last card that makes a canasta
+    but not the books (eager random play, ``playout.play`` checking every step), and in
+    whole hands the bots play (how the server fills seats). Before the refusal, classic with
+    ``clean_books_to_go_out`` let seat 0 lay off down to a joker it could neither meld
+    (going out without a clean book) nor discard (the same)."""
+    try:
+        config = playout.config_for(preset, options)
+    except ConfigError as exc:
+        refusal = str(exc)
+    else:
+        refusal = ""
+    if refusal:  # (only after the config is refused: before, the play below met the dead end)
+        assert "books_to_go_out" in refusal
+        closed = options.get("closed_books", preset == "hand_and_foot")
+        assert not closed or preset == "modern_american"
+        return
+    for seed in range(8000, 8012):
+        label = f"{preset} {options} books seed={seed}"
+        state = _books_position(config, seed)
+        rng = random.Random(seed)
+        for count, _after in enumerate(playout.play(state, rng, playout.eager, label=label)):
+            if count > 120:
+                break
+        _bot_hand(_books_position(config, seed), seed, label)
+    for seed in range(4):
+        state = playout.start_match(config, seed)
+        _bot_hand(state, seed, f"{preset} {options} bots seed={seed}")
