@@ -436,6 +436,7 @@ class RuleConfig:
             )
         if self.modern_american and self.foot_size:
             raise ConfigError("Modern American rules have no foot")
+        self._check_cutthroat_books()
         self._check_book_requirements()
         if self.multiple_melds_per_rank and not self.closed_books and self.decks > 3:
             # Open melds of a rank that may be combined without limit (§3.4) make the
@@ -455,6 +456,27 @@ class RuleConfig:
         counts = [count for count, _ in self.red3_special_totals]
         if len(set(counts)) != len(counts):
             raise ConfigError("red3_special_totals may name each count of red threes once")
+
+    def _check_cutthroat_books(self) -> None:
+        """Refuse ``closed_books`` with ``cutthroat``: joined melds could pass seven cards.
+
+        Hand and Foot's books close at seven cards (RULES.md §3.7), while in cutthroat the two
+        players who become partners combine their melds (§3.2, SC35): each of them may hold
+        a meld of the same rank, up to seven cards each, and joined they make one meld of up
+        to fourteen, a book past seven (random play found a book of eight fours). RULES.md
+        has no reading that keeps the book closed: keeping the two melds apart would be
+        several melds of a rank, which cutthroat already refuses (``variant_melds``), and
+        cutting the joined meld back to seven would leave cards with nowhere to go. So the
+        combination is refused, like the other options cutthroat cannot take. (A joined meld
+        over the wild limit is played instead, README: it takes no more wild cards; a "book"
+        past seven would no longer be one, and §3.7's bonuses and going out count books.)
+        """
+        if self.cutthroat and self.closed_books:
+            raise ConfigError(
+                "closed books (Hand and Foot, §3.7) close at seven cards, and cutthroat's "
+                "partners join their melds (§3.2): two melds of a rank joined could make a "
+                "book of more than seven, so closed_books is not for cutthroat play"
+            )
 
     def _check_book_requirements(self) -> None:
         """Refuse ``clean_books_to_go_out`` or ``dirty_books_to_go_out`` outside closed books.

@@ -82,3 +82,20 @@ def test_books_to_go_out_need_closed_books_3_7(preset: str, options: dict[str, o
     config = make_config("classic", {"closed_books": True, "clean_books_to_go_out": 2})
     assert config.clean_books_to_go_out == 2
     assert make_config("hand_and_foot").dirty_books_to_go_out == 1
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [("three_cutthroat", {"closed_books": True}),
+     ("three_cutthroat", {"closed_books": True, "clean_books_to_go_out": 1}),
+     ("hand_and_foot", {"players": 3, "partnerships": [[0], [1], [2]], "cutthroat": True,
+                        "multiple_melds_per_rank": False})],
+)  # fmt: skip
+def test_cutthroat_refuses_closed_books_3_2_3_7(preset: str, options: dict[str, object]) -> None:
+    """§3.7: a book closes at seven cards; §3.2 (SC35): cutthroat's partners join their
+    melds, and two melds of a rank joined can pass seven (random play made a book of eight
+    fours). The combination is refused; either option alone stays playable."""
+    with pytest.raises(ConfigError, match="closed_books is not for cutthroat"):
+        make_config(preset, options)
+    assert make_config("three_cutthroat").cutthroat
+    assert make_config("three_simple", {"closed_books": True}).closed_books
