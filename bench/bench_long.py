@@ -29,7 +29,7 @@ from pathlib import Path
 import grpc
 
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, plain_turn, start_server_process
+from tests.testkit import PlayerClient, plain_turn, seated_match, start_server_process
 
 
 def _summary(name: str, samples: list[float]) -> str:
@@ -66,10 +66,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 seats = [PlayerClient(channel).join_server(f"p{i}") for i in range(4)]
-                created = seats[0].create_match(seat=0)
-                match_id = created.match.match_id
-                for seat in (1, 2, 3):
-                    seats[seat].join_match(created.invite_code, seat=seat)
+                match_id = seated_match(seats)
                 actor = seats[0].view(match_id).match.to_act
                 for move in range(1, args.moves + 1):
                     window = "early" if move in early else "late" if move in late else ""

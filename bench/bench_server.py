@@ -55,7 +55,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
-from tests.testkit import PlayerClient, plain_turn, start_server_process
+from tests.testkit import PlayerClient, plain_turn, seated_match, start_server_process
 
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 """Channel option: by default gRPC shares one subchannel (one TCP connection) between all the
@@ -84,10 +84,7 @@ class MatchDriver:
         self.seats = [PlayerClient(setup) for _ in range(4)]
         for number, client in enumerate(self.seats):
             client.join_server(f"bench {number}")
-        created = self.seats[0].create_match(seat=0)
-        for seat in (1, 2, 3):
-            self.seats[seat].join_match(created.invite_code, seat=seat)
-        self.match_id = created.match.match_id
+        self.match_id = seated_match(self.seats)
         self.view = self.seats[0].view(self.match_id)
         self.channel: grpc.aio.Channel | None = None
         self.stub: pb_grpc.CanastaAsyncStub | None = None

@@ -201,6 +201,15 @@ class PlayerClient:
         )
 
 
+def seated_match(seats: Sequence[PlayerClient]) -> str:
+    """A classic match ``seats[0]`` creates in seat 0 and every other player joins in its own
+    seat (so it starts); its id."""
+    created = seats[0].create_match(seat=0)
+    for seat, player in enumerate(seats[1:], start=1):
+        player.join_match(created.invite_code, seat=seat)
+    return created.match.match_id
+
+
 def examples(full: int) -> int:
     """How many examples a property test draws: ``full`` in ``make test``, a third in the
     inner loop (``make test-fast`` sets ``CANASTA_INNER_LOOP``), where the whole suite must

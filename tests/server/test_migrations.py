@@ -29,7 +29,7 @@ from server.store.migrations import (
     migrate,
     schema_revision,
 )
-from tests.testkit import PlayerClient, next_plain_move, replay_history
+from tests.testkit import PlayerClient, next_plain_move, replay_history, seated_match
 
 from .conftest import DatabaseUrl, database_urls
 
@@ -305,10 +305,7 @@ def test_matches_in_flight_at_the_first_revision_upgrade_and_play_on(
     donor.server.start()
     with grpc.insecure_channel(f"127.0.0.1:{donor.port}") as channel:
         seats = [PlayerClient(channel).join_server(f"p{n}") for n in range(4)]
-        created = seats[0].create_match(seat=0)
-        match_id = created.match.match_id
-        for seat in (1, 2, 3):
-            seats[seat].join_match(created.invite_code, seat=seat)
+        match_id = seated_match(seats)
         before = _play(seats, match_id, moves=25)
     rows = _rows_as_at_0001(donor, match_id)
     with donor.db.read() as session:

@@ -32,6 +32,7 @@ from tests.testkit import (
     next_plain_move,
     plain_turn,
     replay_history,
+    seated_match,
     serve_with_banner,
     start_server_process,
 )
@@ -55,10 +56,7 @@ def _four(port: int) -> tuple[list[PlayerClient], str]:
         PlayerClient(grpc.insecure_channel(f"127.0.0.1:{port}")).join_server(name)
         for name in ("alice", "bob", "carol", "dave")
     ]
-    created = seats[0].create_match(seat=0)
-    for seat in (1, 2, 3):
-        seats[seat].join_match(created.invite_code, seat=seat)
-    return seats, created.match.match_id
+    return seats, seated_match(seats)
 
 
 def _stop(process: subprocess.Popen[str]) -> None:

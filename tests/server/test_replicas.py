@@ -21,7 +21,13 @@ import grpc
 import pytest
 
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, plain_turn, replay_history, start_server_process
+from tests.testkit import (
+    PlayerClient,
+    plain_turn,
+    replay_history,
+    seated_match,
+    start_server_process,
+)
 
 RACERS = 8
 
@@ -75,10 +81,7 @@ def test_a_match_played_across_two_processes_keeps_one_chain(ports: list[int]) -
     """Four players, two on each process, play a whole hand; every move is applied once and
     in order, and the signed record replays through the engine to the scores shown."""
     seats = [_player(ports[seat % 2], f"p{seat}") for seat in range(4)]
-    created = seats[0].create_match(seat=0)
-    match_id = created.match.match_id
-    for seat in (1, 2, 3):
-        seats[seat].join_match(created.invite_code, seat=seat)
+    match_id = seated_match(seats)
     moves = 0
     while moves < 1000:
         view = seats[0].view(match_id)
