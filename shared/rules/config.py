@@ -401,7 +401,8 @@ class RuleConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RuleConfig:
         """Rebuild a config from ``to_dict`` output (unknown keys are refused). Types are
-        checked, ranges are not: a stored match keeps loading after a range is narrowed."""
+        checked, ranges and ``check_new`` are not: a stored match keeps loading after a range
+        is narrowed or a combination refused."""
         preset = str(data.get("preset", "classic"))
         options = {k: v for k, v in data.items() if k != "preset"}
         return make_config(preset, options, limits=False)
@@ -436,15 +437,6 @@ class RuleConfig:
             )
         if self.modern_american and self.foot_size:
             raise ConfigError("Modern American rules have no foot")
-        self._check_cutthroat_books()
-        self._check_book_requirements()
-        if self.multiple_melds_per_rank and not self.closed_books and self.decks > 3:
-            # Open melds of a rank that may be combined without limit (§3.4) make the
-            # going-out search weigh every grouping of them: with three packs a rank has at
-            # most six such melds (a fifth of a second, cold), with five packs ten (a minute).
-            raise ConfigError(
-                "several melds of a rank (Samba, Bolivia) are played with at most 3 packs"
-            )
         talon = 7 if self.modern_american else 0  # §3.6: the bonus cards set aside
         if self.players * (self.hand_size + self.foot_size) + talon + 10 > self.deck_size:
             raise ConfigError("the deal would not leave enough cards for the stock")
@@ -456,6 +448,25 @@ class RuleConfig:
         counts = [count for count, _ in self.red3_special_totals]
         if len(set(counts)) != len(counts):
             raise ConfigError("red3_special_totals may name each count of red threes once")
+
+    def check_new(self) -> None:
+        """Refuse the combinations a new match may not take, though a stored one keeps them.
+
+        Each of these was found to leave a turn with no legal move, or one move's search
+        without a bound, after matches may already have been stored with it. ``make_config``
+        (a new match, a transcript's rules) refuses them; ``from_dict`` (a stored match read
+        back) does not, so that such a match still loads and its players can see it and end
+        it, as it does when a range was narrowed.
+        """
+        self._check_cutthroat_books()
+        self._check_book_requirements()
+        if self.multiple_melds_per_rank and not self.closed_books and self.decks > 3:
+            # Open melds of a rank that may be combined without limit (§3.4) make the
+            # going-out search weigh every grouping of them: with three packs a rank has at
+            # most six such melds (a fifth of a second, cold), with five packs ten (a minute).
+            raise ConfigError(
+                "several melds of a rank (Samba, Bolivia) are played with at most 3 packs"
+            )
 
     def _check_cutthroat_books(self) -> None:
         """Refuse ``closed_books`` with ``cutthroat``: joined melds could pass seven cards.
@@ -686,6 +697,8 @@ def make_config(
     preset: str = "classic", options: Mapping[str, Any] | None = None, *, limits: bool = True
 ) -> RuleConfig:
     """A preset with house-rule options applied on top; unknown names are a ``ConfigError``.
+    With ``limits`` (options from outside: a new match, a transcript's rules) every value's
+    range and ``RuleConfig.check_new`` are checked too.
 
     >>> make_config("two_player").hand_size
     15
@@ -703,6 +716,9 @@ def make_config(
         defaults = {f.name: getattr(CLASSIC, f.name) for f in dataclasses.fields(RuleConfig)}
         _check_types(SimpleNamespace(**{**defaults, **values}), ranges=True)
     try:
-        return RuleConfig(preset=preset, **values)
+        config = RuleConfig(preset=preset, **values)
     except TypeError as exc:  # a value of the wrong type reached a comparison
         raise ConfigError(f"invalid rule options: {exc}") from None
+    if limits:
+        config.check_new()
+    return config

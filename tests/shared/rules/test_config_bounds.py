@@ -99,3 +99,23 @@ def test_cutthroat_refuses_closed_books_3_2_3_7(preset: str, options: dict[str, 
         make_config(preset, options)
     assert make_config("three_cutthroat").cutthroat
     assert make_config("three_simple", {"closed_books": True}).closed_books
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [("three_cutthroat", {"closed_books": True}), ("classic", {"clean_books_to_go_out": 2}),
+     ("samba", {"decks": 4})],
+)  # fmt: skip
+def test_a_stored_match_keeps_loading_after_its_combination_was_refused(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§3.2, §3.4, §3.7: combinations refused after matches may have been stored with them
+    (``RuleConfig.check_new``) are refused for a new match, but a stored match's config
+    still reads back, so that its players can see it and end it."""
+    with pytest.raises(ConfigError):
+        make_config(preset, options)
+    stored = {**make_config(preset).to_dict(), **options}
+    config = RuleConfig.from_dict(stored)
+    assert config.to_dict() == stored
+    with pytest.raises(ConfigError):
+        config.check_new()
