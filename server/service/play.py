@@ -44,7 +44,7 @@ from server.service.errors import (
 )
 from server.service.notify import Subscription
 from server.store.conflicts import is_unique_violation
-from server.store.repository import PreparedRepository, StoredMove
+from server.store.repository import PreparedRepository, StoredMove, current_head
 from shared.crypto.chain import entry_hash, sign_receipt
 from shared.crypto.keys import verify
 from shared.rules import (
@@ -281,16 +281,17 @@ class Play:
                 return cached, state, False
         if len(match_id) > matches.MAX_MATCH_ID:
             raise matches.no_such_match(match_id)
-        with ctx.db.read() as session:
+        head = current_head(ctx.db, match_id, seat)  # one statement, no session
+        if head is None:
+            raise matches.no_such_match(match_id)
+        known = ctx.matches.get(match_id)
+        if known is not None and known.revision == head.revision:
+            state = ctx.states.get(match_id, known.revision)
+            if state is not None:
+                return known, state, head.seat_blocked
+        with ctx.db.read() as session:  # moved elsewhere (another process), or not cached
             repo = ctx.repo(session)
-            head = repo.match_head(match_id, seat)
-            if head is None:
-                raise matches.no_such_match(match_id)
-            known = ctx.matches.get(match_id)
-            if known is not None and known.revision == head.revision:
-                match = known
-            else:  # moved elsewhere (another process): its clock and banks moved too
-                match = matches.require_match(repo, match_id)
+            match = matches.require_match(repo, match_id)
             ctx.matches.put(match_id, match)
             state = matches.load_state(ctx, repo, match)
         return match, state, head.seat_blocked

@@ -159,6 +159,17 @@ def token_owner(db: Database, token_hash: bytes) -> tuple[Player, int] | None:
     return player, int(row[6])
 
 
+def current_head(db: Database, match_id: str, seat: int) -> MatchHead | None:
+    """``Repository.match_head`` outside any session (``Database.read_row``): every look at
+    a match asks it first, to learn whether this process's copy is current."""
+    row = db.read_row(_HEAD, {"id": match_id, "seat": seat})
+    return _match_head(row) if row is not None else None
+
+
+def _match_head(row: Sequence[Any]) -> MatchHead:
+    return MatchHead(MatchStatus(row[0]), row[1], row[2], bytes(row[3]), bool(row[4]))
+
+
 class PreparedRepository:
     """The repository's writes that are prepared SQL alone, so that they run in any
     transaction of ``Statements``: a session's (as part of ``Repository``) or the store's
@@ -480,10 +491,7 @@ class Repository(PreparedRepository):
     def match_head(self, match_id: str, seat: int) -> MatchHead | None:
         """What changes move by move, and whether ``seat``'s player is blocked (one query)."""
         rows, _ = run(self.session, _HEAD, {"id": match_id, "seat": seat})
-        if not rows:
-            return None
-        row = rows[0]
-        return MatchHead(MatchStatus(row[0]), row[1], row[2], row[3], bool(row[4]))
+        return _match_head(rows[0]) if rows else None
 
     def live_tokens(self, token_hashes: Collection[bytes], now: int) -> dict[bytes, bool]:
         """Of these tokens, the ones still valid at ``now``, each with whether its player is
