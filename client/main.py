@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from typer.main import get_command_name
+from typer.models import CommandInfo
 
 from client import (
     cmd_lobby,
@@ -176,9 +177,12 @@ def _app_with(command: str) -> _App | None:
     return None
 
 
-def _command_name(info: Any) -> str:
+def _command_name(info: CommandInfo) -> str:
     """A command's name as Typer derives it (tested against the whole app's)."""
-    return str(info.name or get_command_name(info.callback.__name__))
+    if info.name:
+        return info.name
+    assert info.callback is not None  # every command here is a decorated function
+    return get_command_name(info.callback.__name__)
 
 
 @app.command(rich_help_panel=cmd_setup.PANEL)

@@ -204,6 +204,12 @@ def test_a_duplicate_key_in_a_transaction_of_statements_is_a_unique_violation(
 ) -> None:
     with db.write_statements() as statements:
         statements.run(_INSERT_PARENT, {"id": 1})
+    _a_duplicate_key_is_refused_whole(db)
+
+
+def _a_duplicate_key_is_refused_whole(db: Database) -> None:
+    """With parent 1 stored: a transaction of statements that inserts 2, then 1 again, fails
+    as a unique violation, and its first insert is rolled back with it."""
 
     def duplicate() -> None:
         with db.write_statements() as statements:
@@ -242,14 +248,5 @@ def test_a_transaction_of_statements_on_postgresql_is_a_sessions(
             session.connection().exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
         with database.write_statements() as statements:
             assert statements.run(_INSERT_PARENT, {"id": 1}) == ([], 1)
-
-        def duplicate() -> None:
-            with database.write_statements() as statements:
-                statements.run(_INSERT_PARENT, {"id": 2})
-                statements.run(_INSERT_PARENT, {"id": 1})
-
-        with pytest.raises(IntegrityError) as info:
-            duplicate()
-        assert is_unique_violation(info.value)
-        assert database.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
+        _a_duplicate_key_is_refused_whole(database)
         database.dispose()
