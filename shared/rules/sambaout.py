@@ -1,4 +1,4 @@
-"""The going-out search of Samba and Bolivia: can this hand be melded out (RULES.md §3.4, §3.5)?
+"""Samba and Bolivia's going-out search: can this hand be melded out (RULES.md §3.4, §3.5)?
 
 ``goingout.can_go_out`` hands over here when the config has these melds. The search is
 exact for the final layout: one optional discard is set aside, and every other card must

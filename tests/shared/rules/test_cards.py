@@ -1,4 +1,4 @@
-"""Cards: every way a person writes one, the canonical text, values and the deck (RULES.md §1.2)."""
+"""Cards: each way a person writes one, canonical text, values and the deck (RULES.md §1.2)."""
 
 from __future__ import annotations
 
