@@ -256,7 +256,7 @@ def _partnerships(cell: str) -> None:
     assert "each seat in exactly one" in cell
     assert accepted("partnerships", [[0, 1], [2, 3]])
     assert refused("partnerships", [[0, 1], [1, 2, 3]]), "a seat twice"
-    with pytest.raises(ConfigError, match="every seat"):
+    with pytest.raises(ConfigError):
         make_config("classic", {"partnerships": [[0, 2], [1]]})  # seat 3 in no side
 
 
