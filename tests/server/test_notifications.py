@@ -150,7 +150,10 @@ def test_webhooks_are_signed_retried_and_delivered_once(
     assert data["kind"] in ("your_turn", "partner_asks")
     assert "hand" not in json.dumps(data["facts"]).replace("hand_number", "")
     deliveries = [h["X-Canasta-Delivery"] for _, h in hooks.received]
-    assert deliveries.count(deliveries[-1]) == 2  # the 503, then the success; no third
+    assert deliveries.count(deliveries[0]) == 2  # the 503, then the success; no third
+    # After the 503 the rest of that round's batch was not sent to the failing endpoint: each
+    # went once, on the retry.
+    assert all(deliveries.count(d) == 1 for d in deliveries[2:])
     clock.now += 10 * HOUR
     app.service.outbox.deliver()
     assert [h["X-Canasta-Delivery"] for _, h in hooks.received] == deliveries
@@ -487,6 +490,42 @@ def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> Non
     with pytest.raises(DeliveryError, match="not a public address") as refused:
         http_post(url, b"{}", {}, False)
     assert "10.0" not in str(refused.value)  # the address found is not echoed
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::127.0.0.1",  # IPv4-compatible loopback
+        "::ffff:0:7f00:1",  # IPv4-translated loopback
+        "::ffff:0:a00:1",  # IPv4-translated 10.0.0.1
+        "224.0.0.1",  # multicast
+        "ff0e::1",  # global-scope multicast
+        "192.0.0.8",  # IETF protocol assignments
+        "100.64.0.1",  # carrier-grade NAT
+        "0.0.0.0",
+        "::",
+        "fe80::1",
+        "fc00::1",
+    ],
+)
+def test_the_webhook_guard_judges_an_address_by_its_properties(address: str) -> None:
+    """Issue 25, point 12: the spellings that got through. The decision alone (``http_post``
+    asks it before it connects, as the test above shows): a test never connects to an address
+    other than loopback, even when the guard is wrong."""
+    from ipaddress import ip_address
+
+    from server.service.outbox import public_address
+
+    assert not public_address(ip_address(address))
+
+
+def test_the_webhook_guard_lets_public_unicast_addresses_through() -> None:
+    from ipaddress import ip_address
+
+    from server.service.outbox import public_address
+
+    for text in ("8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808"):
+        assert public_address(ip_address(text)), text
 
 
 def test_no_digest_goes_out_after_mail_was_turned_off(
