@@ -124,6 +124,10 @@ class ServerConfig:
     outbox_workers: int = 4
     """Notifications delivered at once per lane (players with a webhook, players without), one
     player per worker: a webhook that never answers holds one worker, not the outbox (1 to 64)."""
+    limit_code_mails_per_address: int = 3
+    """Verification-code mails one address may be sent in an hour, whoever asks (1 to 100)."""
+    limit_code_mails_per_hour: int = 60
+    """Verification-code mails the server sends in an hour in all (1 to 100000)."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -232,10 +236,13 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
          "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
-         "vacation_days_per_year", "waiting_match_days", "outbox_workers"}  # fmt: skip
+         "vacation_days_per_year", "waiting_match_days", "outbox_workers",
+         "limit_code_mails_per_address", "limit_code_mails_per_hour"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds"}
 _BOUNDED = {
     "outbox_workers": 64,
+    "limit_code_mails_per_address": 100,
+    "limit_code_mails_per_hour": 100_000,
 }
 """Whole-number settings from 1 to the number given."""
 _BOOLS = {"webhook_allow_private"}

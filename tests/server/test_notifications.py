@@ -472,6 +472,51 @@ def test_a_player_cannot_flood_an_inbox_with_codes(
     assert all("code" not in r[0] for r in rows)
 
 
+def test_code_mails_are_limited_per_address_and_in_all_and_carry_no_chosen_name(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 25, point 5: new accounts cost nothing, so the limits are per address (3 an
+    hour, whoever asks) and in all (here 5); and the mail holds nothing the asker chose."""
+    box, port = mailbox
+    app = make_app(
+        token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_security="none", mail_from="canasta@example.org", limit_code_mails_per_hour=5,
+    )  # fmt: skip
+    bait = "URGENT pay at evil.test"
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+
+        def ask(address: str) -> PlayerClient:
+            client = PlayerClient(channel).join_server(bait)
+            update(client, email=address)
+            return client
+
+        for _ in range(3):
+            ask("victim@example.org")
+        late = PlayerClient(channel).join_server(bait)
+        for address in ("victim@example.org", "VICTIM@example.org"):
+            with pytest.raises(grpc.RpcError) as refused:
+                update(late, email=address)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "this address" in (refused.value.details() or "")
+        after = late.stub.GetSettings(pb.GetSettingsRequest(), metadata=late.metadata)
+        assert after.email_pending == ""  # the refusal changed nothing
+        ask("other1@example.org")
+        ask("other2@example.org")
+        with pytest.raises(grpc.RpcError) as full:
+            ask("other3@example.org")
+        assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "this hour" in (full.value.details() or "")
+        app.service.outbox.deliver()
+        assert len(box.to("victim@example.org")) == 3
+        assert len(box.messages) == 5
+        for mail in box.messages:
+            text = mail_text(mail)
+            assert text.startswith("Your code is ")
+            assert "evil" not in str(mail)
+        app.service.ctx.clock = FakeClock(app.service.ctx.clock() + HOUR + 1)
+        update(late, email="victim@example.org")  # an hour later: allowed again
+
+
 @pytest.mark.parametrize(
     "url",
     [
