@@ -1,7 +1,7 @@
 """The server's files are its owner's alone whatever the umask (issue 25, point 9): run by hand
 under umask 022, the real ``canasta-server`` makes its data directory 0700 and its database,
 WAL, shared-memory file, keys and backups 0600; a database left readable by an older version
-is made private when the server opens it."""
+is made private when it is opened."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grpc
 
+from server.store.db import Database
 from tests.testkit import PlayerClient, banner_port
 
 SERVER = (sys.executable, "-m", "server")
@@ -63,5 +64,14 @@ def test_the_data_directory_and_database_files_are_private_under_umask_022(
         check=True, env=env, umask=0o022, capture_output=True,
     )  # fmt: skip
     assert _mode(copy) == 0o600
-    os.chmod(data / "canasta.db", 0o644)  # as an older version left it
-    _serve_and_register(data, env, tmp_path / "server.log")
+
+
+def test_a_database_left_readable_is_made_private_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "canasta.db"
+    Database(f"sqlite:///{path}").dispose()
+    for name in ("canasta.db", "canasta.db-wal", "canasta.db-journal"):
+        (tmp_path / name).touch()
+        os.chmod(tmp_path / name, 0o644)  # as an older version, under umask 022, left them
+    Database(f"sqlite:///{path}").dispose()
+    for name in ("canasta.db", "canasta.db-wal", "canasta.db-journal"):
+        assert _mode(tmp_path / name) == 0o600, name
