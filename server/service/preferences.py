@@ -167,12 +167,12 @@ def _check_code_mails(ctx: ServiceContext, repo: Repository, address: str, now: 
     to_address, total = repo.codes_asked(address, now - HOUR_MS, EMAIL_CODE_TTL_MS)
     if to_address >= config.limit_code_mails_per_address:
         raise LimitExceededError(
-            "this address has been sent as many codes this hour as the server allows: "
+            "as many codes have been asked for this address this hour as the server allows: "
             "try again in an hour"
         )
     if total >= config.limit_code_mails_per_hour:
         raise LimitExceededError(
-            "the server has sent as many e-mail codes this hour as it may: try again later"
+            "the server has mailed as many e-mail codes this hour as it may: try again later"
         )
 
 
