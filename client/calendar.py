@@ -5,10 +5,17 @@ before it, with an alarm at its start. The event's UID names the match and the t
 clock started), so re-importing the file updates an event instead of adding a second one, and a
 new turn is a new event. Text is escaped and long lines folded as the RFC requires; lines end
 in CRLF.
+
+Everything in it comes from the server, which may be hostile: every text value is escaped
+(backslash, semicolon, comma, and each line break, CR included, as ``\\n``; other control
+characters dropped), so no value can end its line and start a property or an event of its own;
+a match whose id is not 32 lowercase hex digits (the server's format), or whose clock is not a
+time of this era, is left out.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -19,6 +26,12 @@ if TYPE_CHECKING:
 HOUR_MS = 3_600_000
 FOLD = 75
 """Longest line in octets, CRLF not counted (RFC 5545 3.1)."""
+MATCH_ID = re.compile(r"[0-9a-f]{32}")
+"""A match id as the server makes them (a UUID's hex)."""
+LATEST_MS = 253_402_300_799_000
+"""The last millisecond of the year 9999: nothing later is a deadline."""
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""Control characters other than the line breaks (a TEXT value may hold none of them)."""
 
 
 def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> str:
@@ -31,7 +44,7 @@ def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> st
         "X-WR-CALNAME:Canasta deadlines",
     ]
     for match in matches:
-        if not match.HasField("clock") or not match.my_turn:
+        if not match.HasField("clock") or not match.my_turn or not _sound(match):
             continue
         due = match.clock.due_at_ms
         summary = f"Canasta: your move ({match.preset}, match {match.match_id[:8]})"
@@ -55,13 +68,27 @@ def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> st
     return "".join(_fold(line) + "\r\n" for line in lines)
 
 
+def _sound(match: pb.MatchSummary) -> bool:
+    """Whether a match from the server has an id of the server's format and a clock within
+    this era (anything else is left out of the calendar)."""
+    clock = match.clock
+    return (
+        MATCH_ID.fullmatch(match.match_id) is not None
+        and HOUR_MS <= clock.due_at_ms <= LATEST_MS
+        and 0 <= clock.started_at_ms <= LATEST_MS
+    )
+
+
 def _utc(ms: int) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(ms / 1000))
 
 
 def _text(value: str) -> str:
-    """A TEXT value: backslash, semicolon, comma and newline escaped (RFC 5545 3.3.11)."""
-    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+    """A TEXT value (RFC 5545 3.3.11): backslash, semicolon and comma escaped, each line break
+    (CRLF, LF or a lone CR) written ``\\n``, other control characters dropped."""
+    escaped = value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
+    lines = escaped.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROLS.sub("", lines).replace("\n", "\\n")
 
 
 def _fold(line: str) -> str:

@@ -75,7 +75,7 @@ class App:
             self.mail_listener.stop()
         self.server.stop(grace)
         self.service.absence.rounds.stop()
-        self.service.outbox.rounds.stop()
+        self.service.outbox.stop()
         self.feed.stop()
         self.bots.stop()
         self.service.ctx.metrics.stop()

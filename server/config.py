@@ -121,6 +121,13 @@ class ServerConfig:
     webhook_allow_private: bool = False
     """Let webhooks reach loopback, private and link-local addresses (off: a player could
     otherwise make the server call services on its own network)."""
+    outbox_workers: int = 4
+    """Notifications delivered at once per lane (players with a webhook, players without), one
+    player per worker: a webhook that never answers holds one worker, not the outbox (1 to 64)."""
+    limit_code_mails_per_address: int = 3
+    """Verification-code mails one address may be sent in an hour, whoever asks (1 to 100)."""
+    limit_code_mails_per_hour: int = 60
+    """Verification-code mails the server sends in an hour in all (1 to 100000)."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -170,6 +177,9 @@ class ServerConfig:
             raise ConfigFileError("vacation_days_per_year must be 0 to 366")
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
             raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
+        for name, top in _BOUNDED.items():
+            if not 1 <= getattr(self, name) <= top:
+                raise ConfigFileError(f"{name} must be 1 to {top}")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
@@ -226,8 +236,15 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
          "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
-         "vacation_days_per_year", "waiting_match_days"}  # fmt: skip
+         "vacation_days_per_year", "waiting_match_days", "outbox_workers",
+         "limit_code_mails_per_address", "limit_code_mails_per_hour"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds"}
+_BOUNDED = {
+    "outbox_workers": 64,
+    "limit_code_mails_per_address": 100,
+    "limit_code_mails_per_hour": 100_000,
+}
+"""Whole-number settings from 1 to the number given."""
 _BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

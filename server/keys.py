@@ -47,7 +47,7 @@ def load_or_create_key(path: Path) -> PrivateKey:
     """Read a key file, or create it (readable by the owner only) if it does not exist."""
     if path.exists():
         return private_key_from_pem(path.read_bytes())
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the data directory
     key = generate_private_key()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:

@@ -50,7 +50,7 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     facts = note.facts
     hand = facts.get("hand_number", 0)
     if note.kind == "verify_email":
-        return f"Your code is {facts.get('code', '?')}: run canasta notify verify CODE."
+        return _code_line(note)
     if note.kind == "move_stored":
         return (
             f"Your move {facts.get('seq', '?')} in match {note.match_id[:8]} is stored: "
@@ -108,6 +108,8 @@ def mail_body(
     """A mail of one notification or a digest of several: each headline, then each match's
     table as the recipient sees it now, and the commands (with ``codes``, by match: the
     single-use code a reply with the move needs)."""
+    if len(notes) == 1 and notes[0].kind == "verify_email":
+        return code_mail_body(notes[0])
     lines = [f"Hello {settings.display_name},", ""]
     for note in notes:
         lines.append(headline(note, tables.get(note.match_id, (None,))[0], settings))
@@ -119,6 +121,25 @@ def mail_body(
     if any(n.kind != "verify_email" for n in notes):
         lines += ["", UNSUBSCRIBE]
     return "\n".join(lines) + "\n"
+
+
+def code_mail_body(note: Notification) -> str:
+    """The mail that proves an address. Anyone can have it sent to any address, so it holds
+    nothing the asking player chose (not their display name: it could pose as a message from
+    the server), only the code and what to do with it, or without it."""
+    lines = [
+        _code_line(note),
+        "",
+        "A player of this Canasta server asked for their game notifications to come to this",
+        "address. If that was you, give the code above back as shown. If it was not, ignore",
+        "this mail: nothing more is sent here unless the code is given back, and it expires",
+        "within an hour.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _code_line(note: Notification) -> str:
+    return f"Your code is {note.facts.get('code', '?')}: run canasta notify verify CODE."
 
 
 def receipt_lines(note: Notification) -> list[str]:

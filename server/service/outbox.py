@@ -1,11 +1,24 @@
 """Delivering notifications: e-mail over SMTP (each, or a daily digest) and webhooks.
 
 Notifications are rows written in the same commit as the change that causes them
-(``server.service.notices``); this worker delivers them, in a thread every ``outbox_poll_ms``
-or by ``deliver(now)`` (tests call it directly, with the service's clock moved).
+(``server.service.notices``); this worker delivers them, in rounds every ``outbox_poll_ms``
+(``rounds``, a thread that starts deliveries and does not wait for them) or by ``deliver(now)``
+(tests and one-off callers: everything due, waiting until it is done).
+
+Concurrently, a player at a time. A webhook may never answer (up to
+``WEBHOOK_TIMEOUT_SECONDS`` each); delivered one after another, one such endpoint held up
+everyone's mail. So each round hands each player's due notifications, in order, to a worker of
+a small pool, one worker per player at most: a dead endpoint holds one worker, and its owner's
+further webhooks in that batch are not tried (counted as failed, retried later) so it costs one
+timeout a batch. Players with a webhook and players without one have a pool each
+(``outbox_workers`` threads each): however many dead endpoints there are, mail to players
+without a webhook never waits behind them. A round starts only as many players as a pool has
+free workers (the others wait for the next round): nothing queues, so a claim's lease counts
+from the moment its delivery starts. Workers per player, not per notification, so that one
+player's notifications still go out in order.
 
 Once, not twice. A notification is *claimed* by a conditional update (``pending`` to
-``sending``, with a lease) before anything leaves, so of several server processes on one
+``sending``, with a lease) right before anything leaves, so of several server processes on one
 database exactly one delivers it. Both channels' outcomes are stored together after the
 attempt: a channel that got it is never tried again when the other is retried. A delivery that
 fails in a way that says it did not arrive (a refused connection, an SMTP error reply, a
@@ -21,14 +34,16 @@ update of the player's ``digest_sent_ms``.
 
 Webhooks: an HTTP POST of JSON (``server.service.letters.webhook_json``: no hand) with the
 header ``X-Canasta-Signature: sha256=<hex HMAC-SHA256 of the body with the player's secret>``.
-Unless ``webhook_allow_private`` is set, a webhook whose host resolves to a loopback, private,
-link-local, NAT64, 6to4 or otherwise non-public address is refused, at each delivery (DNS may
-change); the connection goes to the very address checked, with one deadline for the whole
-exchange.
+Unless ``webhook_allow_private`` is set (tests with a receiver on 127.0.0.1), a webhook whose
+host resolves to an address that is not globally reachable unicast is refused, at each
+delivery (DNS may change): decided by the address's properties (``public_address``), an IPv4
+address inside an IPv6 one judged as that IPv4 address. The connection goes to the very
+address checked, with one deadline for the whole exchange.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -37,9 +52,11 @@ import logging
 import smtplib
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -64,6 +81,7 @@ FIRST_RETRY_MS = 30_000
 DIGEST_LIMIT = 200
 """Most notifications in one digest (the rest go into the next)."""
 WEBHOOK_TIMEOUT_SECONDS = 10
+_MAIL_LANE, _WEBHOOK_LANE = "mail", "webhook"
 LOG_PAGE = 100
 """Most notifications one read of the log returns (a Watch stream reads on until caught up)."""
 
@@ -86,18 +104,56 @@ class Outbox:
         self.send_mail = send_mail or smtp_sender(ctx.config)
         self.post = post or http_post
         self.rounds = Periodic(
-            "canasta-outbox", lambda: ctx.config.outbox_poll_ms / 1000, self.deliver
+            "canasta-outbox", lambda: ctx.config.outbox_poll_ms / 1000, self.start_round
         )
-        """The thread that runs ``deliver`` again and again (``start``/``stop``)."""
+        """The thread that runs ``start_round`` again and again (``start``; ``stop`` here)."""
+        workers = ctx.config.outbox_workers
+        self._pools = {
+            lane: ThreadPoolExecutor(workers, thread_name_prefix=f"canasta-outbox-{lane}")
+            for lane in (_MAIL_LANE, _WEBHOOK_LANE)
+        }
+        self._lock = threading.Lock()
+        self._busy: dict[int, str] = {}
+        """Players whose delivery is under way in this process, and the lane it is in."""
+        self._running: set[Future[None]] = set()
 
     @property
     def mail_on(self) -> bool:
         return bool(self.ctx.config.smtp_host)
 
-    # -- one round ------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the rounds and wait for the deliveries under way (each has a deadline)."""
+        self.rounds.stop()
+        for pool in self._pools.values():
+            pool.shutdown(wait=True)
+
+    # -- rounds ---------------------------------------------------------------------------------
 
     def deliver(self, now: int | None = None) -> int:
-        """Deliver what is due at ``now`` (and the digests due); returns how many were handled."""
+        """Deliver everything due at ``now`` (and the digests due) and wait until it is done;
+        returns how many notifications were handled."""
+        handled = 0
+        for _ in range(1000):  # each round settles or claims what it starts: a few suffice
+            started, count = self._round(now)
+            self._wait()
+            handled += count
+            if not started:
+                break
+        return handled
+
+    def start_round(self, now: int | None = None) -> int:
+        """Start delivering what is due (the digests due are sent before it returns); returns
+        how many notifications were settled or handed to a worker."""
+        return self._round(now)[1]
+
+    def _wait(self) -> None:
+        with self._lock:
+            running = list(self._running)
+        wait(running)
+
+    def _round(self, now: int | None) -> tuple[bool, int]:
+        """Settle the quiet notifications due and hand each player's loud ones to a free
+        worker; whether a delivery was started, and how many notifications were handled."""
         ctx = self.ctx
         now = ctx.clock() if now is None else now
         with ctx.db.read() as session:
@@ -114,7 +170,7 @@ class Outbox:
         # Most notifications go nowhere but the player's log (no mail, no webhook, or mail
         # kept for the digest): settled together in one commit, with no claim.
         quiet: list[tuple[int, str, str]] = []
-        loud: list[int] = []
+        loud: dict[int, list[int]] = {}
         for note in due:
             found = players.get(note.player_id)
             email = note.email_state or (self._email_plan(note, found) if found else "off")
@@ -122,7 +178,7 @@ class Outbox:
                 "send" if found and found.webhook_url and _hooked(note.kind) else "off"
             )
             if "send" in (email, webhook):
-                loud.append(note.id)
+                loud.setdefault(note.player_id, []).append(note.id)
             else:
                 quiet.append((note.id, email, webhook))
         if quiet:
@@ -133,23 +189,54 @@ class Outbox:
                 for notification_id in codes:  # a code that will not go out: forgotten
                     if any(q[0] == notification_id for q in quiet):
                         repo.scrub_notification(notification_id)
-        handled = len(quiet)
-        for notification_id in loud:
+        handled, started = len(quiet), False
+        for player_id, ids in loud.items():
+            found = players.get(player_id)
+            lane = _WEBHOOK_LANE if found and found.webhook_url else _MAIL_LANE
+            with self._lock:
+                if player_id in self._busy:
+                    continue  # their previous batch is still going: the next round
+                if sum(1 for x in self._busy.values() if x == lane) >= ctx.config.outbox_workers:
+                    continue  # the lane is full: the next round (nothing queues)
+                self._busy[player_id] = lane
+                future = self._pools[lane].submit(self._deliver_batch, player_id, ids, now)
+                self._running.add(future)
+            future.add_done_callback(functools.partial(self._finished, player_id))
+            handled += len(ids)
+            started = True
+        self._digests(now)
+        return started, handled
+
+    def _finished(self, player_id: int, done: Future[None]) -> None:
+        with self._lock:
+            self._busy.pop(player_id, None)
+            self._running.discard(done)
+        if not done.cancelled() and (exc := done.exception()) is not None:
+            log.error("delivering to player %d failed", player_id, exc_info=exc)
+
+    def _deliver_batch(self, player_id: int, ids: list[int], now: int) -> None:
+        """One player's due notifications, in order, each claimed right before it goes. Once
+        their webhook has failed, the rest of the batch does not try it again."""
+        ctx = self.ctx
+        webhook_down = False
+        for notification_id in ids:
             with ctx.db.write() as session:
                 repo = ctx.repo(session)
                 if not repo.claim_notification(notification_id, now, now + LEASE_MS):
                     continue  # another process has it
                 claimed = repo.notification(notification_id)
-                mine = repo.settings(claimed.player_id) if claimed is not None else None
+                mine = repo.settings(player_id)
             if claimed is None or mine is None:
                 continue
-            self._attempt(claimed, mine, now)
-            handled += 1
-        self._digests(now)
-        return handled
+            if not self._attempt(claimed, mine, now, webhook_down):
+                webhook_down = True
 
-    def _attempt(self, note: Notification, settings: Settings, now: int) -> None:
-        email, webhook, failed = note.email_state, note.webhook_state, False
+    def _attempt(
+        self, note: Notification, settings: Settings, now: int, webhook_down: bool = False
+    ) -> bool:
+        """Deliver ``note`` on each channel not yet done and store how it went; False if its
+        webhook failed (with ``webhook_down``, it is counted failed without being tried)."""
+        email, webhook, failed, hook_ok = note.email_state, note.webhook_state, False, True
         deliveries = self.ctx.metrics.deliveries
         if not email:
             try:
@@ -163,9 +250,11 @@ class Outbox:
                     deliveries.labels("email", "sent").inc()
         if not webhook:
             try:
+                if webhook_down and settings.webhook_url and _hooked(note.kind):
+                    raise DeliveryError("not tried: this webhook failed a moment ago")
                 webhook = self._webhook(note, settings)
             except DeliveryError as exc:
-                failed = True
+                failed, hook_ok = True, False
                 deliveries.labels("webhook", "failed").inc()
                 log.info("notification %d: webhook not delivered: %s", note.id, exc)
             else:
@@ -191,6 +280,7 @@ class Outbox:
                 next_attempt_ms=next_ms,
                 now=now,
             )
+        return hook_ok
 
     # -- e-mail ---------------------------------------------------------------------------------
 
@@ -403,11 +493,41 @@ def _digest_time(now: int, time_zone: str, hour: int) -> int:
 
 
 MAX_WEBHOOK_URL = 500
-_NOT_PUBLIC = (
-    ipaddress.ip_network("64:ff9b::/96"),  # NAT64: reaches IPv4 behind the translator
-    ipaddress.ip_network("64:ff9b:1::/48"),
-    ipaddress.ip_network("2002::/16"),  # 6to4: an IPv4 address inside
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_SIIT = ipaddress.ip_network("::ffff:0:0:0/96")
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+_SPECIAL = (
+    ipaddress.ip_network("192.0.0.0/24"),  # IETF protocol assignments
+    ipaddress.ip_network("192.88.99.0/24"),  # 6to4 relays (deprecated)
+    ipaddress.ip_network("64:ff9b:1::/48"),  # local-use NAT64
+    ipaddress.ip_network("2002::/16"),  # 6to4 (deprecated): a tunnel to any IPv4 address
 )
+"""Special-purpose blocks (IANA) that Python before 3.12.4 counts as global."""
+
+
+def _inner_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address stands for, if it is one of the forms that carry one:
+    IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), IPv4-translated
+    (::ffff:0:a.b.c.d) or NAT64 (64:ff9b::a.b.c.d)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if any(address in n for n in (_IPV4_COMPATIBLE, _SIIT, _NAT64)):
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return None
+
+
+def public_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether a webhook may go to ``address``: globally reachable unicast, judged by the
+    address's properties, an IPv6 form of an IPv4 address as that IPv4 address too, so that
+    no spelling of loopback or a private, link-local, multicast or reserved address passes."""
+    inner = _inner_ipv4(address) if isinstance(address, ipaddress.IPv6Address) else None
+    return all(
+        candidate.is_global
+        and not candidate.is_multicast
+        and not any(candidate in n for n in _SPECIAL if n.version == candidate.version)
+        for candidate in (address, inner)
+        if candidate is not None
+    )
 
 
 def check_webhook_url(url: str) -> tuple[str, str, int, str]:
@@ -440,9 +560,7 @@ def _public_address(host: str, port: int, allow_private: bool) -> str:
         raise DeliveryError(f"the webhook's host {host!r} does not resolve") from None
     for info in infos:
         address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        mapped = getattr(address, "ipv4_mapped", None)
-        public = (mapped or address).is_global and not any(address in n for n in _NOT_PUBLIC)
-        if not public and not allow_private:
+        if not allow_private and not public_address(address):
             raise DeliveryError(f"the webhook's host {host!r} is not a public address")
         return str(address)
     raise DeliveryError(f"the webhook's host {host!r} does not resolve")

@@ -2,8 +2,11 @@
 mail comes (each notification, a daily digest, or none), and a webhook.
 
 An address is used only once its owner has given back the code mailed to it. Code mails are
-limited to one every ``EMAIL_CODE_INTERVAL_MS`` per player, and only the latest code is mailed
-(an older one still waiting is dropped), so the server is no way to flood an inbox. The code
+limited to one every ``EMAIL_CODE_INTERVAL_MS`` per player, to ``limit_code_mails_per_address``
+an hour to one address whoever asks, and to ``limit_code_mails_per_hour`` in all, and only the
+latest code is mailed (an older one still waiting is dropped), so the server is no way to
+flood an inbox. A code mail holds nothing the asking player chose but the address: not their
+display name (``server.service.letters``). The code
 is random (50 bits), stored only as its SHA-256 (its mail's copy is blanked once sent), and
 expires after ``EMAIL_CODE_TTL_MS``. A webhook gets a fresh random secret when set, shown in
 that one answer: the player checks each delivery's ``X-Canasta-Signature`` with it.
@@ -28,8 +31,10 @@ from server.service.errors import (
     PermissionDeniedError,
 )
 from server.service.outbox import DeliveryError, check_webhook_url
+from server.store.repository import Repository
 
 EMAIL_CODE_TTL_MS = 3_600_000
+HOUR_MS = 3_600_000
 EMAIL_CODE_INTERVAL_MS = 600_000
 """A player may have a code mailed at most once in this long (to any address): the server
 must not become a way to flood someone else's inbox."""
@@ -119,6 +124,7 @@ class Preferences:
                         f"a code was mailed a moment ago: wait {wait + 1} minutes before "
                         "asking for another"
                     )
+                _check_code_mails(ctx, repo, str(values["email_pending"]), now)
             if change.email_code is not None:
                 pending, digest, expires = repo.email_code(player.id)
                 given = change.email_code.strip().lower()
@@ -151,6 +157,23 @@ class Preferences:
         if found is None:
             raise NotFoundError("no such player")
         return dataclasses.replace(found, webhook_secret=secret)
+
+
+def _check_code_mails(ctx: ServiceContext, repo: Repository, address: str, now: int) -> None:
+    """Refuse a code mail past the hourly limits: to one address (whoever asks: new
+    accounts cost nothing, so a limit per player alone let anyone mail a stranger again and
+    again) and in all (the server's mail reputation is everyone's)."""
+    config = ctx.config
+    to_address, total = repo.codes_asked(address, now - HOUR_MS, EMAIL_CODE_TTL_MS)
+    if to_address >= config.limit_code_mails_per_address:
+        raise LimitExceededError(
+            "as many codes have been asked for this address this hour as the server allows: "
+            "try again in an hour"
+        )
+    if total >= config.limit_code_mails_per_hour:
+        raise LimitExceededError(
+            "the server has mailed as many e-mail codes this hour as it may: try again later"
+        )
 
 
 def _check_address(address: str) -> None:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
-from server.store.db import sqlite_file, use_lock_path
+from server.store.db import owner_only, sqlite_file, use_lock_path
 from server.store.migrations import known_revisions
 
 
@@ -164,6 +164,7 @@ def _move_aside(database: Path) -> Path:
         if companion.exists():
             os.replace(companion, kept.with_name(kept.name + suffix))
     os.replace(database, kept)
+    owner_only(kept)  # a copy like any other, though it was made under another umask
     _flush(database.parent)
     return kept
 

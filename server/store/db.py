@@ -100,7 +100,8 @@ class Database:
         self._read_lock = threading.Lock()
         if self.is_sqlite:
             path = sqlite_file(url)
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            owner_only(path)
             self._use_lock: int | None = hold_use_lock(path)
             self.engine: Engine = create_engine(
                 url,
@@ -276,6 +277,25 @@ def sqlite_file(url: str) -> Path:
     if name.startswith("file:") or parsed.query.get("uri"):
         raise ValueError("give the SQLite database as a path (sqlite:///PATH), not a file: URI")
     return Path(name).expanduser()
+
+
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database while it is in use."""
+
+
+def owner_only(database: Path) -> None:
+    """Make a SQLite database and the files beside it readable by their owner only, whatever
+    the umask: they hold players' addresses, webhook secrets and the secrets of every hand in
+    play. A new database is created empty with mode 0600 first, since SQLite gives the WAL,
+    shared-memory and journal files it makes the database file's own mode."""
+    os.close(os.open(database, os.O_RDWR | os.O_CREAT, 0o600))
+    for path in (database, *(database.with_name(database.name + s) for s in SQLITE_COMPANIONS)):
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            continue
+        if mode & 0o077:
+            os.chmod(path, mode & 0o700)
 
 
 def use_lock_path(database: Path) -> Path:

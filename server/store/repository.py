@@ -833,6 +833,27 @@ class Repository(PreparedRepository):
             return "", "", 0
         return row.email_pending, row.email_code_hash, row.email_code_expires_ms
 
+    def codes_asked(self, address: str, since: int, code_ttl_ms: int) -> tuple[int, int]:
+        """Verification codes asked for since ``since``: by players whose pending address is
+        ``address`` (any case), and by anyone. A player who asked since then holds a code that
+        expires after ``since + code_ttl_ms``; their requests are found by the notification's
+        player index (no scan of every notification)."""
+        asked = select(PlayerRow.id).where(
+            col(PlayerRow.email_code_expires_ms) >= since + code_ttl_ms
+        )
+        to_address = asked.where(func.lower(PlayerRow.email_pending) == address.lower())
+        counts = []
+        for players in (to_address, asked):
+            found = self.session.execute(
+                select(func.count())
+                .select_from(NotificationRow)
+                .where(col(NotificationRow.player_id).in_(players))
+                .where(NotificationRow.kind == "verify_email")
+                .where(col(NotificationRow.created_ms) >= since)
+            ).scalar_one()
+            counts.append(int(found))
+        return counts[0], counts[1]
+
     def update_player(self, player_id: int, **values: object) -> None:
         """Change settings columns of a player (names as in ``PlayerRow``)."""
         self.session.execute(

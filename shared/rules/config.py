@@ -583,7 +583,7 @@ def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
         if low is not None:
             _check_int("min_meld_table (a row's lowest score)", low, *MIN_MELD_SCORES, ranges)
         _check_int("min_meld_table (a row's minimum)", minimum, *MIN_MELD_VALUES, ranges)
-    if config.red3_special_totals:
+    if config.red3_special_totals != ():  # none (hand_and_foot), or 1 to 4 rows
         rows = _rows("red3_special_totals", config.red3_special_totals, RED3_TOTAL_ROWS, 2)
         for count, total in rows:
             _check_int("red3_special_totals (a row's count)", count, *RED3_COUNTS, ranges)

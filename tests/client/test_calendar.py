@@ -63,3 +63,31 @@ def test_text_is_escaped_and_long_lines_folded() -> None:
     summary = next(x for x in lines if x.startswith("SUMMARY:"))
     assert "a\\;b\\,c\\\\d" in summary
     assert summary.endswith("é" * 60 + "\\, match dddddddd)")  # folded, then joined back whole
+
+
+def test_a_hostile_servers_values_cannot_inject_a_property_or_an_event() -> None:
+    """Issue 25, point 14: every text value escaped, CR included; ids checked by format."""
+    injected = "\r\nEND:VEVENT\r\nBEGIN:VEVENT\r\nSUMMARY:pay here\rX-EVIL:1\n;,\\\x00\x1b"
+    good = _summary("e" * 32, True, NOW + DAY)
+    good.preset = "classic" + injected
+    crafted_ids = [
+        "f" * 31 + "\r",
+        ("a" * 32) + "\r\nBEGIN:VEVENT",
+        "A" * 32,  # not the server's format (lowercase)
+        "g" * 32,
+    ]
+    bad = [_summary(match_id, True, NOW + DAY) for match_id in crafted_ids]
+    late = _summary("1" * 32, True, 2**62)  # no time of this era
+    text = calendar([good, *bad, late], "host:1\r\nX-EVIL:2", NOW)
+    lines = _unfold(text)
+    assert "\r" not in text.replace("\r\n", "")  # no bare CR anywhere
+    assert lines.count("BEGIN:VEVENT") == 1
+    assert lines.count("END:VEVENT") == 1
+    assert not any(line.startswith(("X-EVIL", "SUMMARY:pay")) for line in lines)
+    assert not any(c in text for c in "\x00\x1b")
+    summary = next(x for x in lines if x.startswith("SUMMARY:"))
+    assert "classic\\nEND:VEVENT\\nBEGIN:VEVENT\\nSUMMARY:pay here\\nX-EVIL:1\\n\\;\\,\\\\" in (
+        summary
+    )
+    description = next(x for x in lines if x.startswith("DESCRIPTION:Due"))
+    assert "host:1\\nX-EVIL:2" in description

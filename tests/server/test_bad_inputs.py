@@ -271,6 +271,14 @@ def test_unexpected_errors_become_internal_without_details(
             grpc.StatusCode.INVALID_ARGUMENT,
             "not JSON",
         ),
+        *(  # issue 25: these two were refused with Python's words ("'int' object ...")
+            (
+                pb.CreateMatchRequest(options={"red3_special_totals": value}),
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "option red3_special_totals must be a list of [..., ...] rows",
+            )
+            for value in ("0", "null")
+        ),
         (pb.CreateMatchRequest(seat=7), grpc.StatusCode.INVALID_ARGUMENT, "seats are numbered"),
         (
             pb.CreateMatchRequest(seat=1, bot_seats=[1]),

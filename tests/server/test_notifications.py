@@ -150,7 +150,10 @@ def test_webhooks_are_signed_retried_and_delivered_once(
     assert data["kind"] in ("your_turn", "partner_asks")
     assert "hand" not in json.dumps(data["facts"]).replace("hand_number", "")
     deliveries = [h["X-Canasta-Delivery"] for _, h in hooks.received]
-    assert deliveries.count(deliveries[-1]) == 2  # the 503, then the success; no third
+    assert deliveries.count(deliveries[0]) == 2  # the 503, then the success; no third
+    # After the 503 the rest of that round's batch was not sent to the failing endpoint: each
+    # went once, on the retry.
+    assert all(deliveries.count(d) == 1 for d in deliveries[2:])
     clock.now += 10 * HOUR
     app.service.outbox.deliver()
     assert [h["X-Canasta-Delivery"] for _, h in hooks.received] == deliveries
@@ -469,6 +472,51 @@ def test_a_player_cannot_flood_an_inbox_with_codes(
     assert all("code" not in r[0] for r in rows)
 
 
+def test_code_mails_are_limited_per_address_and_in_all_and_carry_no_chosen_name(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 25, point 5: new accounts cost nothing, so the limits are per address (3 an
+    hour, whoever asks) and in all (here 5); and the mail holds nothing the asker chose."""
+    box, port = mailbox
+    app = make_app(
+        token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_security="none", mail_from="canasta@example.org", limit_code_mails_per_hour=5,
+    )  # fmt: skip
+    bait = "URGENT pay at evil.test"
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+
+        def ask(address: str) -> PlayerClient:
+            client = PlayerClient(channel).join_server(bait)
+            update(client, email=address)
+            return client
+
+        for _ in range(3):
+            ask("victim@example.org")
+        late = PlayerClient(channel).join_server(bait)
+        for address in ("victim@example.org", "VICTIM@example.org"):
+            with pytest.raises(grpc.RpcError) as refused:
+                update(late, email=address)
+            assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "this address" in (refused.value.details() or "")
+        after = late.stub.GetSettings(pb.GetSettingsRequest(), metadata=late.metadata)
+        assert after.email_pending == ""  # the refusal changed nothing
+        ask("other1@example.org")
+        ask("other2@example.org")
+        with pytest.raises(grpc.RpcError) as full:
+            ask("other3@example.org")
+        assert full.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "the server has mailed as many" in (full.value.details() or "")
+        app.service.outbox.deliver()
+        assert len(box.to("victim@example.org")) == 3
+        assert len(box.messages) == 5
+        for mail in box.messages:
+            text = mail_text(mail)
+            assert text.startswith("Your code is ")
+            assert "evil" not in str(mail)
+        app.service.ctx.clock = FakeClock(app.service.ctx.clock() + HOUR + 1)
+        update(late, email="victim@example.org")  # an hour later: allowed again
+
+
 @pytest.mark.parametrize(
     "url",
     [
@@ -487,6 +535,42 @@ def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> Non
     with pytest.raises(DeliveryError, match="not a public address") as refused:
         http_post(url, b"{}", {}, False)
     assert "10.0" not in str(refused.value)  # the address found is not echoed
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::127.0.0.1",  # IPv4-compatible loopback
+        "::ffff:0:7f00:1",  # IPv4-translated loopback
+        "::ffff:0:a00:1",  # IPv4-translated 10.0.0.1
+        "224.0.0.1",  # multicast
+        "ff0e::1",  # global-scope multicast
+        "192.0.0.8",  # IETF protocol assignments
+        "100.64.0.1",  # carrier-grade NAT
+        "0.0.0.0",
+        "::",
+        "fe80::1",
+        "fc00::1",
+    ],
+)
+def test_the_webhook_guard_judges_an_address_by_its_properties(address: str) -> None:
+    """Issue 25, point 12: the spellings that got through. The decision alone (``http_post``
+    asks it before it connects, as the test above shows): a test never connects to an address
+    other than loopback, even when the guard is wrong."""
+    from ipaddress import ip_address
+
+    from server.service.outbox import public_address
+
+    assert not public_address(ip_address(address))
+
+
+def test_the_webhook_guard_lets_public_unicast_addresses_through() -> None:
+    from ipaddress import ip_address
+
+    from server.service.outbox import public_address
+
+    for text in ("8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808"):
+        assert public_address(ip_address(text)), text
 
 
 def test_no_digest_goes_out_after_mail_was_turned_off(
