@@ -136,3 +136,26 @@ def test_the_readme_is_a_front_door() -> None:
     for page in sorted((REPO / "docs").glob("*.md")):
         assert f"(docs/{page.name})" in text, f"the README does not link docs/{page.name}"
     assert "(bench/README.md)" in text
+
+
+def test_every_setting_or_field_a_page_names_exists() -> None:
+    """A name such as `smtp_host` or `played_by_bot` in a page is a server setting, a metric,
+    a field of the wire contract or of a webhook's body: a misspelt or removed one fails."""
+    import dataclasses
+
+    from server.config import ServerConfig
+
+    known = {f.name for f in dataclasses.fields(ServerConfig)}
+    contract = (REPO / "proto" / "shared" / "pb" / "canasta.proto").read_text(encoding="utf-8")
+    metrics = (REPO / "server" / "metrics.py").read_text(encoding="utf-8")
+    webhook = {"id", "kind", "match_id", "text", "created_ms", "facts", "due_ms"}
+    for name in ("README.md", "docs/playing.md", "docs/mail.md", "docs/operating.md"):
+        text = _without_blocks((REPO / name).read_text(encoding="utf-8"))
+        for word in set(re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", text)):
+            assert (
+                word in known
+                or word in webhook
+                or re.search(rf"\b{word} = \d+;", contract)
+                or f'"{word.removesuffix("_total")}"' in metrics
+                or word == "grpc_health_probe"  # a tool of gRPC's, named as such
+            ), f"{name} names `{word}`: no setting, metric or field has that name"
