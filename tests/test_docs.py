@@ -18,6 +18,7 @@ from tests.docs import (
     CommandLineError,
     code_blocks,
     parse_command_line,
+    section,
     shell_commands,
 )
 
@@ -159,3 +160,27 @@ def test_every_setting_or_field_a_page_names_exists() -> None:
                 or f'"{word.removesuffix("_total")}"' in metrics
                 or word == "grpc_health_probe"  # a tool of gRPC's, named as such
             ), f"{name} names `{word}`: no setting, metric or field has that name"
+
+
+def test_every_move_and_card_the_notation_shows_is_read_by_the_engine() -> None:
+    """docs/playing.md "Cards and moves": every move written there (`meld 7h 7c 2s`, `lay 9#2
+    9h`...) is read by the engine's own parser, every card (`10d`, `7♥`, `jk`) too, and every
+    meld's name (`9#2`, `4h-6h`, `wild`) names a meld in a lay-off."""
+    from shared import rules
+
+    text = section((REPO / "docs" / "playing.md").read_text(encoding="utf-8"), "## Cards and moves")
+    verbs = ("draw", "pickup", "meld", "lay", "discard", "ask", "answer", "pass", "combine")
+    read = 0
+    for span in set(re.findall(r"`([^`\n]+)`", text)):
+        if span.startswith("canasta") or span.startswith("docs/"):
+            continue  # commands: parsed with the app above
+        if span.split(" ", 1)[0] in verbs:
+            (rules.parse_turn if ";" in span else rules.parse_action)(span)
+        else:  # a card, or a meld's name
+            assert " " not in span, f"`{span}`: neither a move nor a card"
+            try:
+                rules.parse_action(f"discard {span}")
+            except rules.NotationError:
+                rules.parse_action(f"lay {span} 2c")
+        read += 1
+    assert read >= 30
