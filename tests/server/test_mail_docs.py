@@ -64,3 +64,13 @@ def test_the_pages_check_accepts_the_example_and_nothing_else() -> None:
     wrong = hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
     assert signature != f"sha256={wrong}"
     assert re.fullmatch(r"sha256=[0-9a-f]{64}", signature)
+
+
+def test_the_subjects_table_is_the_servers() -> None:
+    """Every subject a mail can have is in "What each mail shows", and no other."""
+    from server.service.letters import SUBJECTS
+
+    text = section(PAGE.read_text(encoding="utf-8"), "## What each mail shows")
+    rows = re.findall(r"^\| ([^|]+) \|", text, re.MULTILINE)[1:]  # past the header row
+    shown = {part.strip() for row in rows for part in row.split(" / ")}
+    assert shown == set(SUBJECTS.values())
