@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test test-fast lint fmt clean proto
+.PHONY: serve test test-fast lint fmt clean proto docs
 
 # Let Python cache compiled modules (__pycache__, ignored by git) even where the environment
 # asks it not to: recompiling the project on every test process costs seconds of each run.
@@ -47,6 +47,11 @@ lint: $(STAMP)
 # Regenerate shared/pb from proto/ (commit the result; tests/test_generated_code.py checks it).
 proto: $(STAMP)
 	$(BIN)/python -m shared.pb.generate
+
+# Regenerate the command reference in docs/playing.md from the Typer app (commit the result;
+# tests/client/test_command_reference.py checks it).
+docs: $(STAMP)
+	$(BIN)/python -m client.reference
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

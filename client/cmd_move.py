@@ -434,7 +434,7 @@ def deal(match: MatchOpt = None, json: JsonOpt = False, armor: ArmorOpt = False)
     """Cut the deck so the next hand is dealt (when `canasta show` says it is your cut).
 
     Your signature over the server's published commitment is the hand's randomness: the server
-    fixed its secret before you cut, so it cannot choose the deal (README: trust model).
+    fixed its secret before you cut, so it cannot choose the deal (docs/trust.md).
     """
     submit(match, ["deal"], json, deal=True, armor=armor)
 

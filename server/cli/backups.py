@@ -19,7 +19,8 @@ def backup_command(
     file: Annotated[Path, typer.Argument(help="Where to write the copy (a new file).")],
 ) -> None:
     """Write a consistent copy of the SQLite database, safe while the server runs (SQLite's
-    online backup API), readable by its owner only. PostgreSQL: use pg_dump (see the README)."""
+    online backup API), readable by its owner only. PostgreSQL: use pg_dump
+    (docs/operating.md: Backups)."""
     try:
         summary = backup(server_config().db_url, file)
     except (BackupError, OSError) as exc:

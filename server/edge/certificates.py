@@ -43,7 +43,7 @@ def certificate_problems(pem: bytes, now: datetime | None = None) -> list[str]:
         kind = "Ed25519" if isinstance(key, ed25519.Ed25519PublicKey) else "Ed448"
         problems.append(
             f"the TLS certificate's key is {kind}: gRPC clients, canasta among them, refuse it "
-            "in the handshake; use an ECDSA P-256 or RSA certificate (README: TLS)"
+            "in the handshake; use an ECDSA P-256 or RSA certificate (docs/operating.md: TLS)"
         )
     moment = now or datetime.now(UTC)
     if certificate.not_valid_after_utc < moment:

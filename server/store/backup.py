@@ -14,7 +14,7 @@ open: every process that opens the SQLite file (``server.store.db.Database``) ho
 lock on ``<file>.lock`` until it closes it, and ``restore`` takes that lock exclusively or
 refuses. The database it replaces is renamed aside (``<file>.before-restore-<UTC time>``).
 
-PostgreSQL has its own tools (``pg_dump``, ``pg_restore``; the README says what to run).
+PostgreSQL has its own tools (``pg_dump``, ``pg_restore``; docs/operating.md says what to run).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def sqlite_path(url: str) -> Path:
     if make_url(url).get_backend_name() != "sqlite":
         raise BackupError(
             "the database is not SQLite: for PostgreSQL use pg_dump and pg_restore "
-            "(README: Operating a server)"
+            "(docs/operating.md: Backups)"
         )
     try:
         return sqlite_file(url)

@@ -107,7 +107,7 @@ def test_unknown_match(table: Table) -> None:
 def test_card_typo_is_caught_before_any_call(table: Table, tmp_path: Path) -> None:
     player = table.players[table.actor()]
     done = player.run("meld", "7h", "7x", "2s", ok=False)
-    assert done.returncode == 2  # a command-line error, as README's exit codes say
+    assert done.returncode == 2  # a command-line error, as docs/playing.md's exit codes say
     line = one_line_error(done)
     assert line.startswith("canasta: cannot read the move: could not read the card '7x'")
     # No call is made: the same typo against an unreachable server still names the card.

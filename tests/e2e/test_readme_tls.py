@@ -1,9 +1,9 @@
-"""The README's self-signed TLS example ("Operating a server"), run line by line: make the
+"""The self-signed TLS example of docs/operating.md ("TLS"), run line by line: make the
 certificate with openssl, serve with it, and set up a player whose client trusts it.
 
 Only the host name is the test's own (``localhost`` for ``canasta.example.org``), and the
 listening address (a free port on 127.0.0.1 instead of ``0.0.0.0:7437``, so tests can run side
-by side). If the README changes, this test runs the new lines.
+by side). If the page changes, this test runs the new lines.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl here"),
 ]
-README = Path(__file__).resolve().parents[2] / "README.md"
+OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 
 
 def tls_lines() -> list[str]:
-    """The ``sh`` block of the README's TLS paragraph: openssl, serve, setup."""
-    section = README.read_text(encoding="utf-8").split("## Operating a server", 1)[1]
-    paragraph = section.split("**TLS.**", 1)[1].split("\n**", 1)[0]
+    """The ``sh`` block of the page's TLS section (its own certificate): openssl, serve, setup."""
+    section = OPERATING.read_text(encoding="utf-8").split("\n## TLS\n", 1)[1].split("\n## ", 1)[0]
+    paragraph = section.split("**Your own certificate.**", 1)[1]
     block = re.search(r"```sh\n(.*?)```", paragraph, re.DOTALL)
-    assert block is not None, "the TLS paragraph's ```sh block is missing"
+    assert block is not None, "the TLS section's ```sh block is missing"
     return [line for line in block.group(1).splitlines() if line.strip()]
 
 
-def test_a_self_signed_certificate_as_the_readme_makes_it_serves_canasta(tmp_path: Path) -> None:
+def test_a_self_signed_certificate_as_the_docs_make_it_serves_canasta(tmp_path: Path) -> None:
     make, serve, setup = tls_lines()
     assert make.startswith("openssl req")
     assert "canasta-server serve" in serve

@@ -3,6 +3,7 @@ tokens, and every way a credential can be expired, replayed, foreign or blocked.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import grpc
@@ -224,3 +225,17 @@ def test_a_blocked_key_is_refused_everywhere(
     assert code == grpc.StatusCode.PERMISSION_DENIED
     assert "blocked" in message
     assert bob.my_matches().matches  # others are unaffected
+
+
+def test_tokens_are_stored_only_as_their_hash(
+    app: App, channel: grpc.Channel, dump: Callable[[App], list[str]]
+) -> None:
+    """A copy of the database (a backup, a leak) holds no usable token: only its SHA-256
+    (docs/trust.md: identity)."""
+    client = PlayerClient(channel)
+    client.register("Alice")
+    token = client.login()
+    rows = "\n".join(dump(app))
+    assert token not in rows
+    digest = hashlib.sha256(token.encode()).digest()
+    assert digest.hex() in rows.lower() or repr(digest) in rows

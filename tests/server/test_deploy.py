@@ -1,5 +1,5 @@
 """The service files in the repo (issue 17): the systemd unit and the container image's entry
-point and health check run what the README says, and `canasta-server health` answers."""
+point and health check run what docs/operating.md says, and `canasta-server health` answers."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from .tlskit import self_signed
 REPO = Path(__file__).resolve().parents[2]
 UNIT = REPO / "deploy" / "canasta-server.service"
 DOCKERFILE = REPO / "Dockerfile"
+OPERATING = REPO / "docs" / "operating.md"
 BIN = Path(sys.executable).parent
 
 
@@ -43,9 +44,9 @@ def test_the_systemd_unit_is_hardened_and_restarts_on_failure() -> None:
                            ("NoNewPrivileges", "yes"), ("PrivateTmp", "yes")):  # fmt: skip
         assert service[setting] == value
     assert service["CapabilityBoundingSet"] == ""
-    readme = (REPO / "README.md").read_text()
-    assert "sudo cp deploy/canasta-server.service /etc/systemd/system/" in readme
-    assert "/opt/canasta/bin/pip install ." in readme  # where ExecStart finds the program
+    page = OPERATING.read_text()
+    assert "sudo cp deploy/canasta-server.service /etc/systemd/system/" in page
+    assert "/opt/canasta/bin/pip install ." in page  # where ExecStart finds the program
     assert service["ExecStart"].startswith("/opt/canasta/bin/canasta-server ")
 
 
@@ -113,10 +114,8 @@ def test_the_images_entry_point_serves_and_its_health_check_passes(tmp_path: Pat
     assert command == ["canasta-server", "serve"]
     assert health == ["python", "-m", "server.health"]
     assert env["CANASTA_SERVER_DATA_DIR"] == "/data"
-    readme = (REPO / "README.md").read_text()
-    assert (
-        "docker run -d --name canasta -p 7437:7437 -v canasta-data:/data canasta-server" in readme
-    )
+    page = OPERATING.read_text()
+    assert "docker run -d --name canasta -p 7437:7437 -v canasta-data:/data canasta-server" in page
     port = _free_port()
     env = {
         **os.environ, **env, "CANASTA_SERVER_DATA_DIR": str(tmp_path / "data"),
