@@ -29,7 +29,7 @@ import pytest
 
 from shared.rules import CLASSIC, OPTION_CHOICES, OPTION_NAMES, PRESETS, ConfigError, make_config
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "rules.md"
 
 # -- reading the page ---------------------------------------------------------------------
