@@ -4,6 +4,7 @@ checks one offline, with nothing but the file (``shared.transcript``, ``docs/tra
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -103,21 +104,41 @@ def verify(
     signed: the report says whether the server key is the one your profile pinned and where
     your own key sits; compare the other fingerprints with the players'.
     """
-    from shared.transcript import MAX_FILE_BYTES, Transcript, TranscriptError
+    from shared.transcript import Transcript, TranscriptError
     from shared.transcript import verify as check
 
-    try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CliError(f"{file} is {size} bytes: too large to be a transcript")
-        data = file.read_bytes()
-    except OSError as exc:
-        raise CliError(f"cannot read {file}: {exc.strerror}") from None
+    data = _read_transcript(file)
     try:
         report = check(Transcript.from_bytes(data))
     except TranscriptError as exc:
         raise CliError(f"{file} does NOT verify: {exc}") from None
     typer.echo(report_text(report, _known_keys()))
+
+
+def _read_transcript(file: Path) -> bytes:
+    """The file's bytes: a regular file of at most ``MAX_FILE_BYTES``, refused before it is
+    read otherwise (a device such as /dev/zero, a pipe, a directory, a huge file), and read
+    with that bound in case it grows meanwhile."""
+    import stat
+
+    from shared.transcript import MAX_FILE_BYTES
+
+    try:
+        if not stat.S_ISREG(file.stat().st_mode):  # before opening: a FIFO would block
+            raise CliError(f"{file} is not a regular file: a transcript is a file")
+        with file.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise CliError(
+                    f"{file} is {size} bytes: a transcript has at most {MAX_FILE_BYTES} "
+                    "(docs/transcript.md)"
+                )
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"cannot read {file}: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CliError(f"{file} grew past {MAX_FILE_BYTES} bytes while it was read")
+    return data
 
 
 def _known_keys() -> tuple[bytes, bytes] | None:

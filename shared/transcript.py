@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,15 +44,21 @@ from shared.rules import (
     new_match,
 )
 from shared.rules.notation import parse_actions
-from shared.wire import Move, WireError, move_from_bytes
+from shared.wire import MAX_PAYLOAD_BYTES, Move, WireError, move_from_bytes
 
 FORMAT = "canasta-transcript/1"
 HEADER_FORMAT = "canasta-header/1"
 HEADER_TAG = b"canasta.v1/header\x00"
-_BRACKETS = re.compile(rb"[\[\]{}]")
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A transcript larger than this is refused unread (a long match is a few megabytes)."""
+MAX_HEADER_BYTES = 64 * 1024
+"""A header larger than this is refused unparsed (six seats and every option: about 3 KiB)."""
+MAX_DEPTH = 16
+"""The deepest nesting of a well-formed header is 4 (``rules``, ``min_meld_table``, a row,
+counting the header's own braces); anything past this is refused before parsing, so that no
+header can exhaust the parser's recursion."""
+MAX_SEQ = 2**63 - 1
+"""The largest seq or hand number a file may name (a signed 64-bit integer)."""
 
 
 class TranscriptError(ValueError):
@@ -72,7 +78,8 @@ def canonical_json(value: object) -> bytes:
 
 def _parse_canonical(data: bytes, what: str) -> Any:
     """Parse canonical JSON; anything spelled otherwise (spaces, key order, escapes, numbers
-    written differently) is refused, since those bytes would be covered by nothing."""
+    written differently) is refused, since those bytes would be covered by nothing. Only for
+    small documents (a header, an end's outcome): the caller bounds their size first."""
     if _too_deep(data):
         raise TranscriptError(f"the {what} nests deeper than {MAX_DEPTH} levels")
     try:
@@ -85,19 +92,38 @@ def _parse_canonical(data: bytes, what: str) -> Any:
     return value
 
 
-MAX_DEPTH = 16
-"""The deepest nesting of a well-formed file or header is 4; anything past this is refused
-before parsing, so that no file can exhaust the parser's recursion."""
+_STRUCTURE = re.compile(rb'[\[\]{}"]')
 
 
 def _too_deep(data: bytes) -> bool:
-    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``."""
-    depth = 0
-    for match in _BRACKETS.finditer(_STRINGS.sub(b'""', data)):
-        depth += 1 if match.group() in (b"[", b"{") else -1
-        if depth > MAX_DEPTH:
-            return True
+    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``: a ``[`` or ``{`` is
+    at depth 1 plus the number of brackets open around it. One pass and no copy: a string is
+    skipped by searching for the quote that closes it."""
+    depth, at = 0, 0
+    while (found := _STRUCTURE.search(data, at)) is not None:
+        token, at = found.group(), found.end()
+        if token == b'"':
+            at = _string_end(data, at)
+        elif token in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
     return False
+
+
+def _string_end(data: bytes, at: int) -> int:
+    """Just past the quote that closes the string whose text starts at ``at`` (the end of
+    ``data`` when none does: the JSON parser then refuses it)."""
+    while (quote := data.find(b'"', at)) >= 0:
+        escaped = quote
+        while escaped > at and data[escaped - 1] == 0x5C:  # backslashes before the quote
+            escaped -= 1
+        if (quote - escaped) % 2 == 0:  # an even number: the quote is not escaped
+            return quote + 1
+        at = quote + 1
+    return len(data)
 
 
 def _no_constant(name: str) -> object:
@@ -214,6 +240,8 @@ class Header:
     @classmethod
     def from_bytes(cls, data: bytes) -> Header:
         """Read a header, refusing anything but the canonical bytes of a well-formed one."""
+        if len(data) > MAX_HEADER_BYTES:
+            raise TranscriptError(f"the header is larger than {MAX_HEADER_BYTES} bytes")
         parsed = _parse_canonical(data, "header")
         names = {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
                  "started_ms", "first_dealer"}  # fmt: skip
@@ -338,7 +366,7 @@ def next_state(
 # -- the file ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoggedMove:
     """One log entry as stored: the signed payload bytes, their signature, the receipt."""
 
@@ -348,7 +376,7 @@ class LoggedMove:
     receipt: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HandSecret:
     """A hand that is over: its commitment, the secret revealed, the seq of its cut."""
 
@@ -358,16 +386,138 @@ class HandSecret:
     deal_seq: int
 
 
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """The server's word that a match ended with its entry ``seq``: ``outcome`` (canonical
+    JSON, ``end_outcome``) and the server key's signature over both
+    (``shared.crypto.chain.end_message``). A file that holds it cannot lose its last entries
+    unnoticed: the end names the last one."""
+
+    seq: int
+    outcome: bytes
+    signature: bytes
+
+
+RESULTS = ("finished", "abandoned")
+"""How a match ends: its last move ended it, or it was abandoned (agreed before the first deal,
+an overdue first cut, or the operator) and takes no more moves."""
+MAX_OUTCOME_BYTES = 1024
+"""An end's outcome larger than this is refused unparsed (six scores and winners: 100 bytes)."""
+
+
+def end_outcome(state: GameState, abandoned: bool) -> bytes:
+    """What a match's end states about it: how it ended, the score of every column, and the
+    winning columns (none when abandoned). The server signs it; a verifier replays the file
+    and must find the same."""
+    return canonical_json(
+        {
+            "result": "abandoned" if abandoned else "finished",
+            "scores": list(state.scores),
+            "winners": [] if abandoned else list(state.winners),
+        }
+    )
+
+
+_INT = rb"(0|[1-9][0-9]{0,18})"
+_ENTRY = re.compile(
+    rb"\["
+    + _INT
+    + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})","([0-9a-f]{128})"\]' % (2 * MAX_PAYLOAD_BYTES)
+)
+_HAND = re.compile(rb"\[" + _INT + rb',"([0-9a-f]{64})","([0-9a-f]{64})",' + _INT + rb"\]")
+_END = re.compile(
+    rb'"end":\[' + _INT + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})"\],' % (2 * MAX_OUTCOME_BYTES)
+)
+_HEADER = re.compile(rb'"header":"([0-9a-f]{0,%d})"\}\n\Z' % (2 * MAX_HEADER_BYTES))
+_FILE_FORMAT = b'"format":"' + FORMAT.encode() + b'",'
+
+
+class _Reader:
+    """Reads a file in its one canonical spelling, field by field, without building a
+    general JSON tree: each string is matched against its field's pattern, which bounds its
+    length, so memory stays a small multiple of the file whatever the file holds."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.at = 0
+
+    def take(self, literal: bytes) -> bool:
+        if self.data.startswith(literal, self.at):
+            self.at += len(literal)
+            return True
+        return False
+
+    def expect(self, literal: bytes, what: str) -> None:
+        if not self.take(literal):
+            raise TranscriptError(
+                f"the file is not a canonical {FORMAT} file (docs/transcript.md): {what} "
+                f"expected at byte {self.at}"
+            )
+
+    def match(self, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
+        found = pattern.match(self.data, self.at)
+        if found is not None:
+            self.at = found.end()
+        return found
+
+    def rows(self, pattern: re.Pattern[bytes], what: str) -> Iterator[re.Match[bytes]]:
+        """The rows of a list, each matching ``pattern``: ``[]`` or ``[row,row,...]``
+        (yielded one at a time: the caller keeps only what it decodes)."""
+        self.expect(b"[", "a list of " + what)
+        if self.take(b"]"):
+            return
+        number = 1
+        while (row := self.match(pattern)) is not None:
+            yield row
+            if self.take(b"]"):
+                return
+            self.expect(b",", "a comma")
+            number += 1
+        raise TranscriptError(_row_problem(what, number))
+
+
+def _row_problem(what: str, number: int) -> str:
+    if what == "entries":
+        return (
+            f'entry {number}: not [seq,"payload","signature","receipt"] in canonical '
+            f"form (a plain integer; lowercase hex: a payload of at most {MAX_PAYLOAD_BYTES} "
+            "bytes, signature and receipt of 64 bytes each)"
+        )
+    return (
+        f'hand row {number}: not [hand_number,"commitment","secret",deal_seq] in canonical '
+        "form (plain integers; commitment and secret of 32 bytes each, as lowercase hex)"
+    )
+
+
+def _number(text: bytes, what: str, low: int = 1) -> int:
+    value = int(text)
+    if not low <= value <= MAX_SEQ:
+        raise TranscriptError(f"{what} must be an integer from {low} to {MAX_SEQ}")
+    return value
+
+
+def _even_hex(text: bytes, what: str) -> bytes:
+    if len(text) % 2:
+        raise TranscriptError(f"{what} must be whole bytes of lowercase hex")
+    return bytes.fromhex(text.decode("ascii"))
+
+
 @dataclass(frozen=True)
 class Transcript:
     header: bytes
     entries: tuple[LoggedMove, ...]
     hands: tuple[HandSecret, ...]
+    end: MatchEnd | None = None
+    """The server-signed end of a finished or abandoned match; None for a match in progress
+    (and in files written before ends were recorded)."""
 
     def to_bytes(self) -> bytes:
+        end = self.end
+        ended = {} if end is None else {"end": [end.seq, end.outcome.hex(), end.signature.hex()]}
         return (
             canonical_json(
                 {
+                    **ended,
                     "format": FORMAT,
                     "header": self.header.hex(),
                     "entries": [
@@ -385,45 +535,51 @@ class Transcript:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:
+        """Read a file, refusing every spelling but the canonical one (``to_bytes``) and
+        every string longer than its field allows, before anything is decoded."""
         if len(data) > MAX_FILE_BYTES:
             raise TranscriptError(f"the file is larger than {MAX_FILE_BYTES} bytes")
         if not data.endswith(b"\n"):
             raise TranscriptError("the file must end with one newline")
-        value = _fields(
-            _parse_canonical(data[:-1], "file"), "file", {"format", "header", "entries", "hands"}
-        )
-        if value["format"] != FORMAT:
-            raise TranscriptError(f"this is not a {FORMAT} file")
-        entries, hands = value["entries"], value["hands"]
-        if not isinstance(entries, list) or not isinstance(hands, list):
-            raise TranscriptError("entries and hands must be lists")
+        reader = _Reader(data)
+        reader.expect(b"{", "an object")
+        end = None
+        if (found := reader.match(_END)) is not None:
+            end = MatchEnd(
+                _number(found[1], "the end's seq", 0),
+                _even_hex(found[2], "the end's outcome"),
+                bytes.fromhex(found[3].decode("ascii")),
+            )
+        reader.expect(b'"entries":', '"entries" (or a canonical "end" before it)')
         logged = []
-        for row in entries:
-            if not isinstance(row, list) or len(row) != 4:
-                raise TranscriptError("an entry must be [seq, payload, signature, receipt]")
-            seq = _int(row[0], "an entry's seq", 1)
+        for number, row in enumerate(reader.rows(_ENTRY, "entries"), 1):
             logged.append(
                 LoggedMove(
-                    seq,
-                    _hex(row[1], f"entry {seq}'s payload"),
-                    _hex(row[2], f"entry {seq}'s signature", 64),
-                    _hex(row[3], f"entry {seq}'s receipt", 64),
+                    _number(row[1], f"entry {number}'s seq"),
+                    _even_hex(row[2], f"entry {number}'s payload"),
+                    bytes.fromhex(row[3].decode("ascii")),
+                    bytes.fromhex(row[4].decode("ascii")),
                 )
             )
-        secrets = []
-        for row in hands:
-            if not isinstance(row, list) or len(row) != 4:
-                raise TranscriptError("a hand must be [number, commitment, secret, deal_seq]")
-            number = _int(row[0], "a hand's number", 1)
-            secrets.append(
-                HandSecret(
-                    number,
-                    _hex(row[1], f"hand {number}'s commitment", 32),
-                    _hex(row[2], f"hand {number}'s secret", 32),
-                    _int(row[3], f"hand {number}'s deal seq", 1),
-                )
+        reader.expect(b"," + _FILE_FORMAT, f'"format":"{FORMAT}"')
+        reader.expect(b'"hands":', '"hands"')
+        secrets = [
+            HandSecret(
+                _number(row[1], "a hand's number"),
+                bytes.fromhex(row[2].decode("ascii")),
+                bytes.fromhex(row[3].decode("ascii")),
+                _number(row[4], "a hand's deal seq"),
             )
-        return cls(_hex(value["header"], "the header"), tuple(logged), tuple(secrets))
+            for row in reader.rows(_HAND, "hands")
+        ]
+        reader.expect(b",", "a comma")
+        header = reader.match(_HEADER)
+        if header is None:
+            raise TranscriptError(
+                f"the file must end with the header: at most {MAX_HEADER_BYTES} bytes as "
+                "lowercase hex, then } and one newline"
+            )
+        return cls(_even_hex(header[1], "the header"), tuple(logged), tuple(secrets), end)
 
 
 # -- verification ------------------------------------------------------------------------------
