@@ -59,7 +59,7 @@ def export(
             f"match {match_id[:8]} has no header: it has not started yet, or it began before "
             "this server bound the rules into the record, and cannot be exported verifiably"
         )
-    transcript = transcript_of(record.header, record.entries, record.hands)
+    transcript = transcript_of(record.header, record.entries, record.hands, record.end)
     try:
         report = verify(transcript)
     except TranscriptError as exc:
@@ -73,7 +73,7 @@ def export(
         path.write_bytes(transcript.to_bytes())
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror}") from None
-    state = "finished" if report.finished else "in progress"
+    state = report.result or "in progress"
     typer.echo(
         f"wrote {path}: {report.entries} entries, {len(report.hands)} hand"
         f"{'' if len(report.hands) == 1 else 's'} over, match {state}"
@@ -189,9 +189,26 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
         ]
         result = " and ".join(winners) if winners else "nobody"
         lines.append(f"final scores {', '.join(map(str, state.scores))}: won by {result}")
+    elif report.result == "abandoned":
+        lines.append(
+            f"abandoned after entry {report.entries}, with no winner: scores "
+            f"{', '.join(map(str, state.scores))}"
+        )
     else:
         lines.append(
-            f"in progress (or cut short): scores {', '.join(map(str, state.scores))} so far"
+            f"in progress, or cut short: scores {', '.join(map(str, state.scores))} so far. "
+            f"This proves that the server stored these {report.entries} entries in this "
+            "order, not that the match stopped here: a file of a match that ended holds "
+            "the server's signed end"
+        )
+    if report.end_signed:
+        lines.append(
+            f"the server signed the match's end at entry {report.entries}: no entry is missing"
+        )
+    elif report.finished:
+        lines.append(
+            "no signed end (a file written before ends were recorded): the last entry ends "
+            "the match, so none can follow it"
         )
     for number in report.server_cuts:
         lines.append(

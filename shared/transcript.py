@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.crypto.chain import entry_hash, verify_receipt
+from shared.crypto.chain import entry_hash, verify_end, verify_receipt
 from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
 from shared.rules import (
     CanastaError,
@@ -605,6 +605,12 @@ class Report:
     """The seqs of the entries the server signed with its attest key on a player's behalf
     (moves made by replying to a mail): the player's mail, not the player's key, vouches for
     them."""
+    result: str = ""
+    """``"finished"`` (the last entry ends the match), ``"abandoned"`` (the server's signed
+    end says so), or ``""``: in progress, or cut short (nothing in the file says which)."""
+    end_signed: bool = False
+    """The file holds the server's signed end (``MatchEnd``), checked: no entry can be missing
+    from its end. A finished match's file written before ends were recorded has none."""
 
     @property
     def finished(self) -> bool:
@@ -688,6 +694,10 @@ def verify(transcript: Transcript) -> Report:
         prev = digest
     if len(hands) > state.hand_number:
         raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
+    if transcript.end is not None:
+        result = _check_end(header, transcript.end, len(transcript.entries), prev, state)
+    else:
+        result = "finished" if state.phase is Phase.MATCH_OVER else ""
     return Report(
         header,
         state,
@@ -696,7 +706,43 @@ def verify(transcript: Transcript) -> Report:
         tuple(results),
         tuple(server_cuts),
         tuple(attested),
+        result,
+        transcript.end is not None,
     )
+
+
+def _check_end(
+    header: Header, end: MatchEnd, count: int, last_hash: bytes, state: GameState
+) -> str:
+    """The end's checks: it names the file's last entry (so none is missing), the server key
+    signed it over that entry's hash, and its outcome is the replay's. Returns the result."""
+    if end.seq != count:
+        raise TranscriptError(
+            f"end: it names entry {end.seq} as the match's last, but the file's last entry is "
+            f"{count}: entries are missing (or added)"
+        )
+    if len(end.outcome) > MAX_OUTCOME_BYTES:
+        raise TranscriptError(f"end: the outcome is larger than {MAX_OUTCOME_BYTES} bytes")
+    if not verify_end(
+        header.server_key, header.match_id, end.seq, last_hash, end.outcome, end.signature
+    ):
+        raise TranscriptError("end: it is not the server's signature of this match's end")
+    try:
+        outcome = _fields(
+            _parse_canonical(end.outcome, "outcome"), "outcome", {"result", "scores", "winners"}
+        )
+    except TranscriptError as exc:
+        raise TranscriptError(f"end: {exc}") from None
+    result = outcome["result"]
+    if result not in RESULTS:
+        raise TranscriptError(f"end: the result must be one of {', '.join(RESULTS)}")
+    over = state.phase is Phase.MATCH_OVER
+    if over != (result == "finished") or end.outcome != end_outcome(state, not over):
+        raise TranscriptError(
+            f"end: the server's end says {end.outcome.decode('ascii', 'replace')[:200]}, "
+            f"but the replay ends {end_outcome(state, not over).decode()}"
+        )
+    return str(result)
 
 
 def _check_cut(

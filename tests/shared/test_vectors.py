@@ -55,6 +55,8 @@ def test_the_transcript_vector_verifies() -> None:
     assert report.server_cuts == ()
     assert report.finished
     assert report.state.winners == (1,)  # Ann's side resigned
+    # Written before ends were recorded: finished by its last entry, with no signed end.
+    assert (report.result, report.end_signed) == ("finished", False)
 
 
 def test_every_single_byte_change_of_the_vector_is_detected() -> None:
