@@ -43,6 +43,7 @@ from shared.rules import (
     make_config,
     new_match,
 )
+from shared.rules.config import stored_options
 from shared.rules.notation import parse_actions
 from shared.wire import MAX_PAYLOAD_BYTES, Move, WireError, move_from_bytes
 
@@ -259,8 +260,7 @@ class Header:
         if not isinstance(rules, dict) or not isinstance(rules.get("preset"), str):
             raise TranscriptError("the header's rules must be an object naming a preset")
         try:
-            options = {k: v for k, v in rules.items() if k != "preset"}
-            config = make_config(rules["preset"], options, limits=True)
+            config = make_config(rules["preset"], stored_options(rules), limits=True)
         except (CanastaError, TypeError, ValueError, KeyError, RecursionError) as exc:
             problem = str(exc)[:200] if not isinstance(exc, RecursionError) else "too deep"
             raise TranscriptError(f"the header's rules cannot be used: {problem}") from None
@@ -545,33 +545,31 @@ class Transcript:
         reader.expect(b"{", "an object")
         end = None
         if (found := reader.match(_END)) is not None:
-            end = MatchEnd(
-                _number(found[1], "the end's seq", 0),
-                _even_hex(found[2], "the end's outcome"),
-                bytes.fromhex(found[3].decode("ascii")),
-            )
+            try:
+                ended = _number(found[1], "its seq", 0), _even_hex(found[2], "its outcome")
+            except TranscriptError as exc:
+                raise TranscriptError(f"end: {exc}") from None
+            end = MatchEnd(*ended, bytes.fromhex(found[3].decode("ascii")))
         reader.expect(b'"entries":', '"entries" (or a canonical "end" before it)')
         logged = []
         for number, row in enumerate(reader.rows(_ENTRY, "entries"), 1):
-            logged.append(
-                LoggedMove(
-                    _number(row[1], f"entry {number}'s seq"),
-                    _even_hex(row[2], f"entry {number}'s payload"),
-                    bytes.fromhex(row[3].decode("ascii")),
-                    bytes.fromhex(row[4].decode("ascii")),
-                )
-            )
+            try:
+                seq = _number(row[1], "the seq")
+                payload = _even_hex(row[2], "the payload")
+            except TranscriptError as exc:
+                raise TranscriptError(str(exc), number) from None
+            signature, receipt = (bytes.fromhex(row[i].decode("ascii")) for i in (3, 4))
+            logged.append(LoggedMove(seq, payload, signature, receipt))
         reader.expect(b"," + _FILE_FORMAT, f'"format":"{FORMAT}"')
         reader.expect(b'"hands":', '"hands"')
-        secrets = [
-            HandSecret(
-                _number(row[1], "a hand's number"),
-                bytes.fromhex(row[2].decode("ascii")),
-                bytes.fromhex(row[3].decode("ascii")),
-                _number(row[4], "a hand's deal seq"),
-            )
-            for row in reader.rows(_HAND, "hands")
-        ]
+        secrets = []
+        for number, row in enumerate(reader.rows(_HAND, "hands"), 1):
+            try:
+                hand, deal_seq = _number(row[1], "the hand number"), _number(row[4], "deal_seq")
+            except TranscriptError as exc:
+                raise TranscriptError(f"hand row {number}: {exc}") from None
+            commitment, secret = (bytes.fromhex(row[i].decode("ascii")) for i in (2, 3))
+            secrets.append(HandSecret(hand, commitment, secret, deal_seq))
         reader.expect(b",", "a comma")
         header = reader.match(_HEADER)
         if header is None:
@@ -629,7 +627,10 @@ def verify(transcript: Transcript) -> Report:
     hands: dict[int, HandSecret] = {}
     for hand in transcript.hands:
         if hand.hand_number != len(hands) + 1:
-            raise TranscriptError("the hands' secrets must be listed once each, in order")
+            raise TranscriptError(
+                f"hand row {len(hands) + 1}: it names hand {hand.hand_number}; the rows list "
+                "hands 1, 2, ... in order, once each"
+            )
         hands[hand.hand_number] = hand
     match_id = header.match_id
     bots = [s.bot for s in header.seats]
@@ -693,7 +694,9 @@ def verify(transcript: Transcript) -> Report:
             results.append(state.last_hand)
         prev = digest
     if len(hands) > state.hand_number:
-        raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
+        raise TranscriptError(
+            f"hand row {state.hand_number + 1}: no entry deals hand {state.hand_number + 1}"
+        )
     if transcript.end is not None:
         result = _check_end(header, transcript.end, len(transcript.entries), prev, state)
     else:
