@@ -12,20 +12,27 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from shared.crypto.fairdeal import commitment, deal_seed, shuffle
-from shared.rules import card_text, make_config
+from shared.crypto.keys import public_key_raw
+from shared.rules import GameState, card_text, deal_hand, make_config, new_match, parse_cards
 from shared.transcript import (
+    Clock,
     Header,
+    Report,
     Transcript,
     TranscriptError,
     canonical_json,
     dealt_deck,
+    next_state,
     verify,
 )
+from shared.wire import move_from_bytes
 from tests.testkit import examples
+from tests.vectors import generate
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 DEALS = json.loads((VECTORS / "fair-deal-v1.json").read_text())["cases"]
@@ -92,3 +99,92 @@ def test_a_header_from_before_an_option_existed_reads_with_its_default() -> None
     value["rules"]["house_rule_from_the_future"] = 1
     with pytest.raises(TranscriptError, match="cannot be used"):
         Header.from_bytes(canonical_json(value))
+
+
+# -- the generated vectors (tests/vectors/generate.py) -----------------------------------------
+
+
+def test_the_generated_vectors_are_what_the_generator_writes() -> None:
+    """The committed files are exactly what ``python -m tests.vectors.generate`` writes:
+    the reference code still makes every byte of them."""
+    for name, make in generate.TRANSCRIPTS.items():
+        assert (VECTORS / name).read_bytes() == make().to_bytes(), name
+    assert (VECTORS / "fair-deal-v1.json").read_bytes() == generate.fair_deal_vectors()
+
+
+def _report(name: str) -> Report:
+    return verify(Transcript.from_bytes((VECTORS / name).read_bytes()))
+
+
+def test_the_features_vector_covers_attest_cover_clock_two_hands_and_the_end() -> None:
+    report = _report("transcript-v1-features.json")
+    header = report.header
+    assert header.clock == Clock(3, 7, True, "substitute")
+    assert header.attest_key == public_key_raw(generate.ATTEST)
+    assert [(s.name, s.bot) for s in header.seats] == [
+        ("Ann", False), ("bot 1", True), ("Bob", False), ("bot 3", True)
+    ]  # fmt: skip
+    assert report.attested == (19,)  # Bob's move by mail, signed by the attest key
+    assert report.by_bot == 7  # a bot covered Bob (the bot key signs for a person's seat)
+    assert report.server_cuts == (2,)  # ...and cut hand 2 for him
+    assert [h.hand_number for h in report.hands] == [1]  # hand 1 played to its end
+    assert report.state.hand_number == 2  # hand 2 dealt, then Ann resigned
+    assert (report.result, report.end_signed) == ("finished", True)
+    assert report.state.winners == (1,)
+
+
+def _first_deal(name: str) -> GameState:
+    """The position right after a vector's first entry, its cut."""
+    transcript = Transcript.from_bytes((VECTORS / name).read_bytes())
+    header = Header.from_bytes(transcript.header)
+    cut = transcript.entries[0]
+    return next_state(
+        new_match(header.config, first_dealer=header.first_dealer),
+        header.match_id,
+        move_from_bytes(cut.payload),
+        cut.signature,
+        transcript.hands[0].secret,
+    )
+
+
+def test_the_hand_and_foot_vector_deals_feet() -> None:
+    report = _report("transcript-v1-hand-and-foot.json")
+    assert report.header.config.preset == "hand_and_foot"
+    assert (report.result, report.end_signed) == ("finished", True)
+    dealt = _first_deal("transcript-v1-hand-and-foot.json")
+    assert [len(foot) for foot in dealt.feet] == [11] * 4
+
+
+def test_the_modern_american_vector_turns_no_upcard() -> None:
+    report = _report("transcript-v1-modern-american.json")
+    assert report.header.config.modern_american
+    assert (report.result, report.end_signed) == ("finished", True)
+    dealt = _first_deal("transcript-v1-modern-american.json")
+    assert dealt.pile == ()  # no upcard (docs/fair-deal.md)
+    assert [len(packet) for packet in dealt.talon] == [4, 3]
+
+
+DEALT = [case for case in DEALS if "dealer" in case]
+
+
+@pytest.mark.parametrize("case", DEALT, ids=[c["name"] for c in DEALT])
+def test_a_dealt_vector_is_the_engines_deal(case: dict[str, Any]) -> None:
+    """The cards each seat is dealt, the feet, the upcard or talon and the stock, as
+    docs/fair-deal.md derives them from the deck, are the engine's deal."""
+    config = make_config(case["preset"])
+    order = list(parse_cards(case["deck_top_first"].split()))
+    dealt = deal_hand(new_match(config, first_dealer=case["dealer"]), order)
+    as_dealt = [sorted(e.private) for e in dealt.events if e.kind == "deal"]
+    assert as_dealt == [sorted(parse_cards(t)) for t in case["hands_as_dealt"]]
+    assert [sorted(f) for f in dealt.feet] == [
+        sorted(parse_cards(t)) for t in case["feet_as_dealt"]
+    ]
+    rest = case["after_the_deal_top_first"].split()
+    assert len(rest) == config.deck_size - config.players * (config.hand_size + config.foot_size)
+    if config.modern_american:
+        assert case["upcard"] is None
+        assert dealt.pile == ()
+        assert [[card_text(c) for c in p] for p in dealt.talon] == [rest[:4], rest[4:7]]
+        assert case["talon"] == [" ".join(rest[:4]), " ".join(rest[4:7])]
+    else:
+        assert case["upcard"] == rest[0] == card_text(dealt.pile[0])
