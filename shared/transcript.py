@@ -295,7 +295,7 @@ class Header:
             if clock.on_timeout not in ("substitute", "forfeit"):
                 raise TranscriptError("the clock's on_timeout must be substitute or forfeit")
         header = cls(
-            match_id=_text(value["match_id"], "the match id", 64),
+            match_id=_text(value["match_id"], "the match id", 64) or _no_match_id(),
             config=config,
             seats=tuple(keys),
             server_key=_hex(value["server_key"], "the server key", 32),
@@ -318,6 +318,10 @@ class Header:
         if header.attest_key in (header.server_key, header.bot_key):
             raise TranscriptError("the attest key must differ from the server's other keys")
         return header
+
+
+def _no_match_id() -> str:
+    raise TranscriptError("the match id must not be empty")
 
 
 def header_hash(header: bytes) -> bytes:

@@ -20,6 +20,7 @@ from shared.transcript import (
     TranscriptError,
     canonical_json,
 )
+from shared.wire import Move, WireError, move_from_bytes, move_to_bytes
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 RECORDED = (VECTORS / "transcript-v1.json").read_bytes()
@@ -98,3 +99,83 @@ def test_a_malformed_file_is_refused_naming_where(data: bytes, problem: str) -> 
     with pytest.raises(TranscriptError) as refused:
         verify(Transcript.from_bytes(data))
     assert str(refused.value).startswith(problem) or problem in str(refused.value), refused.value
+
+
+def test_a_classic_header_names_48_options_and_leaves_out_the_20_later_ones() -> None:
+    written = make_config("classic").to_dict()
+    assert len(written) == 48
+    assert len(LATER_OPTIONS) == 20
+    assert not LATER_OPTIONS & set(written)
+    assert set(json.loads(RECORDED_HEADER)["rules"]) == set(written)
+
+
+def test_an_empty_match_id_is_refused() -> None:
+    value = json.loads(RECORDED_HEADER)
+    value["match_id"] = ""
+    with pytest.raises(TranscriptError, match="the match id must not be empty"):
+        Header.from_bytes(canonical_json(value))
+
+
+def test_a_small_order_key_passes_the_header_but_verifies_nothing() -> None:
+    """docs/transcript.md: such a key is refused at use, not at the header."""
+    from shared.crypto.keys import verify as verify_signature
+
+    identity = bytes([1]) + bytes(31)  # the identity point: "signature" 01 00..00 fits all
+    value = json.loads(RECORDED_HEADER)
+    value["seats"][0]["key"] = identity.hex()
+    assert Header.from_bytes(canonical_json(value)).seats[0].public_key == identity
+    forged = bytes([1]) + bytes(63)
+    assert not verify_signature(identity, b"any message", forged)
+
+
+# -- the move payload: how leniently it is decoded (docs/transcript.md) ------------------------
+
+
+def _payload() -> bytes:
+    return move_to_bytes(Move("abc", 1, 2, bytes(32), 5, ("draw",)))
+
+
+@pytest.mark.parametrize(
+    ("data", "seat"),
+    [
+        (_payload() + bytes([0x48, 0x01]), 1),  # an unknown field 9: skipped
+        (_payload() + bytes([0x10, 0x03]), 3),  # seat twice: the last value
+        (bytes([0x10, 0x01]) + _payload().replace(bytes([0x10, 0x01]), b"", 1), 1),  # order
+        (_payload().replace(bytes([0x10, 0x01]), bytes([0x10, 0x81, 0x00]), 1), 1),  # long varint
+        (_payload().replace(bytes([0x10, 0x01]), bytes([0x15, 1, 0, 0, 0]), 1), 0),  # wire type
+    ],
+    ids=["unknown-field", "repeated-field", "any-order", "over-long-varint", "other-wire-type"],
+)
+def test_a_payload_is_decoded_as_proto3_decodes(data: bytes, seat: int) -> None:
+    move = move_from_bytes(data)
+    assert (move.match_id, move.seat, move.seq, move.actions) == ("abc", seat, 2, ("draw",))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        _payload().replace(bytes([0x10, 0x01]), bytes([0x10, 0x81] + [0x80] * 9 + [0x00]), 1),
+        _payload().replace(b"\x0a\x03abc", b"\x0a\x03ab\xff"),  # not UTF-8
+        move_to_bytes(Move("", 1, 2, bytes(32), 5, ("draw",))),
+        move_to_bytes(Move("abc", 1, 0, bytes(32), 5, ("draw",))),
+        move_to_bytes(Move("abc", 1, 2, bytes(31), 5, ("draw",))),
+        move_to_bytes(Move("abc", 1, 2, bytes(32), 5, ())),
+        move_to_bytes(Move("abc", 1, 2, bytes(32), 5, ("draw",) * 65)),
+        move_to_bytes(Move("abc", 1, 2, bytes(32), 5, ("x" * 2001,))),
+        b"\x0a" + bytes([0x80, 0x80, 0x01]) + b"a" * 16_384,  # past 16,384 bytes
+    ],
+    ids=[
+        "11-byte-varint",
+        "bad-utf8",
+        "no-match",
+        "seq-0",
+        "short-hash",
+        "no-action",
+        "65-actions",
+        "long-action",
+        "too-large",
+    ],
+)
+def test_a_payload_outside_its_bounds_is_refused(data: bytes) -> None:
+    with pytest.raises(WireError):
+        move_from_bytes(data)

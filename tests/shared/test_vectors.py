@@ -9,6 +9,7 @@ resigned in the first hand) exported by ``canasta export``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from shared.crypto.fairdeal import commitment, deal_seed, shuffle
-from shared.crypto.keys import public_key_raw
+from shared.crypto.keys import public_key_raw, sign
 from shared.rules import GameState, card_text, deal_hand, make_config, new_match, parse_cards
 from shared.transcript import (
     Clock,
@@ -26,11 +27,12 @@ from shared.transcript import (
     Transcript,
     TranscriptError,
     canonical_json,
+    cutting_seat,
     dealt_deck,
     next_state,
     verify,
 )
-from shared.wire import move_from_bytes
+from shared.wire import move_from_bytes, move_to_bytes
 from tests.testkit import examples
 from tests.vectors import generate
 
@@ -188,3 +190,32 @@ def test_a_dealt_vector_is_the_engines_deal(case: dict[str, Any]) -> None:
         assert case["talon"] == [" ".join(rest[:4]), " ".join(rest[4:7])]
     else:
         assert case["upcard"] == rest[0] == card_text(dealt.pile[0])
+
+
+def test_who_cuts_each_hand_follows_without_the_engine() -> None:
+    """docs/transcript.md, staging: the k-th cut deals hand k, whose dealer is
+    (first_dealer + k - 1) mod players, and the cutter is the dealer or the next person."""
+    for name in ["transcript-v1.json", *generate.TRANSCRIPTS]:
+        transcript = Transcript.from_bytes((VECTORS / name).read_bytes())
+        header = Header.from_bytes(transcript.header)
+        bots, players = [s.bot for s in header.seats], header.config.players
+        moves = [move_from_bytes(e.payload) for e in transcript.entries]
+        cuts = [m for m in moves if m.is_deal]
+        assert cuts
+        for k, cut in enumerate(cuts, 1):
+            assert cut.seat == cutting_seat(bots, (header.first_dealer + k - 1) % players)
+
+
+def test_changing_anything_before_a_cut_changes_its_deal() -> None:
+    """The cut's payload carries prev_hash, the hash of all before it; its signature seeds the
+    deal, so another history before the same cut deals another deck."""
+    transcript = Transcript.from_bytes((VECTORS / "transcript-v1-features.json").read_bytes())
+    header = Header.from_bytes(transcript.header)
+    second = transcript.hands[1]
+    cut = move_from_bytes(transcript.entries[second.deal_seq - 1].payload)
+    other = dataclasses.replace(cut, prev_hash=bytes(32))
+    decks = [
+        dealt_deck(header.config, second.secret, header.match_id, 2, sign(generate.BOT, payload))
+        for payload in (move_to_bytes(cut), move_to_bytes(other))
+    ]
+    assert decks[0] != decks[1]
