@@ -134,3 +134,15 @@ def test_the_pages_name_the_vectors_as_they_are() -> None:
 
 if __name__ == "__main__":
     print(options_table())
+
+
+def test_the_deck_sizes_fair_deal_md_states_are_the_presets() -> None:
+    from shared.rules import make_config
+
+    text = (DOCS / "fair-deal.md").read_text()
+    assert "108 in the four-player\nclassic game" in text
+    assert make_config("classic").deck_size == 108
+    for preset in ("six_2x3", "samba", "bolivia"):
+        assert make_config(preset).deck_size == 162
+    assert make_config("hand_and_foot").deck_size == 270
+    assert "162 for six players, Samba and Bolivia (3 packs), 270 in\nHand and Foot" in text
