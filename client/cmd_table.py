@@ -79,6 +79,8 @@ def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
             del combined.hands[:]
             combined.hands.extend(hands[n] for n in sorted(hands))
             combined.version = page.version
+            if page.HasField("end"):  # the last page of a finished match
+                combined.end.CopyFrom(page.end)
         if not page.more or not page.entries:
             combined.more = False
             return combined
@@ -116,7 +118,7 @@ def _replayed(record: pb.GetHistoryResponse) -> tuple[dict[int, pb.HandResult], 
 
     if not record.header:
         return {}, "(this match began before records carried their rules: not verified)"
-    transcript = transcript_of(record.header, record.entries, record.hands)
+    transcript = transcript_of(record.header, record.entries, record.hands, record.end)
     try:
         report = verify(transcript)
     except TranscriptError as exc:

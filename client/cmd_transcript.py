@@ -4,6 +4,7 @@ checks one offline, with nothing but the file (``shared.transcript``, ``docs/tra
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -58,7 +59,7 @@ def export(
             f"match {match_id[:8]} has no header: it has not started yet, or it began before "
             "this server bound the rules into the record, and cannot be exported verifiably"
         )
-    transcript = transcript_of(record.header, record.entries, record.hands)
+    transcript = transcript_of(record.header, record.entries, record.hands, record.end)
     try:
         report = verify(transcript)
     except TranscriptError as exc:
@@ -72,7 +73,7 @@ def export(
         path.write_bytes(transcript.to_bytes())
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror}") from None
-    state = "finished" if report.finished else "in progress"
+    state = report.result or "in progress"
     typer.echo(
         f"wrote {path}: {report.entries} entries, {len(report.hands)} hand"
         f"{'' if len(report.hands) == 1 else 's'} over, match {state}"
@@ -103,21 +104,41 @@ def verify(
     signed: the report says whether the server key is the one your profile pinned and where
     your own key sits; compare the other fingerprints with the players'.
     """
-    from shared.transcript import MAX_FILE_BYTES, Transcript, TranscriptError
+    from shared.transcript import Transcript, TranscriptError
     from shared.transcript import verify as check
 
-    try:
-        size = file.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise CliError(f"{file} is {size} bytes: too large to be a transcript")
-        data = file.read_bytes()
-    except OSError as exc:
-        raise CliError(f"cannot read {file}: {exc.strerror}") from None
+    data = _read_transcript(file)
     try:
         report = check(Transcript.from_bytes(data))
     except TranscriptError as exc:
         raise CliError(f"{file} does NOT verify: {exc}") from None
     typer.echo(report_text(report, _known_keys()))
+
+
+def _read_transcript(file: Path) -> bytes:
+    """The file's bytes: a regular file of at most ``MAX_FILE_BYTES``, refused before it is
+    read otherwise (a device such as /dev/zero, a pipe, a directory, a huge file), and read
+    with that bound in case it grows meanwhile."""
+    import stat
+
+    from shared.transcript import MAX_FILE_BYTES
+
+    try:
+        if not stat.S_ISREG(file.stat().st_mode):  # before opening: a FIFO would block
+            raise CliError(f"{file} is not a regular file: a transcript is a file")
+        with file.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise CliError(
+                    f"{file} is {size} bytes: a transcript has at most {MAX_FILE_BYTES} "
+                    "(docs/transcript.md)"
+                )
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise CliError(f"cannot read {file}: {exc.strerror}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise CliError(f"{file} grew past {MAX_FILE_BYTES} bytes while it was read")
+    return data
 
 
 def _known_keys() -> tuple[bytes, bytes] | None:
@@ -168,9 +189,26 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
         ]
         result = " and ".join(winners) if winners else "nobody"
         lines.append(f"final scores {', '.join(map(str, state.scores))}: won by {result}")
+    elif report.result == "abandoned":
+        lines.append(
+            f"abandoned after entry {report.entries}, with no winner: scores "
+            f"{', '.join(map(str, state.scores))}"
+        )
     else:
         lines.append(
-            f"in progress (or cut short): scores {', '.join(map(str, state.scores))} so far"
+            f"in progress, or cut short: scores {', '.join(map(str, state.scores))} so far. "
+            f"This proves that the server stored these {report.entries} entries in this "
+            "order, not that the match stopped here: a file of a match that ended holds "
+            "the server's signed end"
+        )
+    if report.end_signed:
+        lines.append(
+            f"the server signed the match's end at entry {report.entries}: no entry is missing"
+        )
+    elif report.finished:
+        lines.append(
+            "no signed end (a file written before ends were recorded): the last entry ends "
+            "the match, so none can follow it"
         )
     for number in report.server_cuts:
         lines.append(

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from shared.rules import Event, PlayerView, RuleConfig
+from shared.transcript import MatchEnd
 
 
 class MatchStatus(StrEnum):
@@ -241,6 +242,8 @@ class History:
     """The server's bot key: entries it signed were played by a bot."""
     attest_public_key: bytes = b""
     """The server's attest key: entries it signed are players' mailed replies."""
+    end: MatchEnd | None = None
+    """On the last page of a finished or abandoned match: the server's signed end."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from shared.crypto.chain import entry_hash, verify_receipt
 from shared.crypto.keys import PrivateKey, public_key_raw, sign
 from shared.pb import canasta_pb2 as pb
-from shared.transcript import HandSecret, LoggedMove, Transcript
+from shared.transcript import HandSecret, LoggedMove, MatchEnd, Transcript
 from shared.wire import (
     DEAL_ACTION,
     Move,
@@ -151,11 +151,16 @@ def receipt_matches(
 
 
 def transcript_of(
-    header: bytes, entries: Sequence[pb.HistoryEntry], hands: Sequence[pb.HandRecord]
+    header: bytes,
+    entries: Sequence[pb.HistoryEntry],
+    hands: Sequence[pb.HandRecord],
+    end: pb.MatchEnd | None = None,
 ) -> Transcript:
     """The verifiable transcript of a match's history as the server showed it: every entry
     up to the cut of the first hand whose secret is not revealed yet (in a running match, the
-    hands already over; in a finished one, everything), and the secrets of those hands."""
+    hands already over; in a finished one, everything), the secrets of those hands, and the
+    server's signed end of a finished or abandoned match (``GetHistoryResponse.end``) when
+    the transcript reaches the entry it names."""
     revealed = {h.hand_number: h for h in hands if h.secret}
     logged: list[LoggedMove] = []
     for entry in entries:
@@ -170,7 +175,10 @@ def transcript_of(
         for number, h in sorted(revealed.items())
         if number in dealt
     )
-    return Transcript(header, tuple(logged), secrets)
+    ended = None
+    if end is not None and end.signature and end.seq == len(logged):
+        ended = MatchEnd(end.seq, end.outcome, end.signature)
+    return Transcript(header, tuple(logged), secrets, ended)
 
 
 __all__ = [

@@ -24,11 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.crypto.chain import entry_hash, verify_receipt
+from shared.crypto.chain import entry_hash, verify_end, verify_receipt
 from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
 from shared.rules import (
     CanastaError,
@@ -43,16 +43,23 @@ from shared.rules import (
     make_config,
     new_match,
 )
+from shared.rules.config import stored_options
 from shared.rules.notation import parse_actions
-from shared.wire import Move, WireError, move_from_bytes
+from shared.wire import MAX_PAYLOAD_BYTES, Move, WireError, move_from_bytes
 
 FORMAT = "canasta-transcript/1"
 HEADER_FORMAT = "canasta-header/1"
 HEADER_TAG = b"canasta.v1/header\x00"
-_BRACKETS = re.compile(rb"[\[\]{}]")
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"')
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A transcript larger than this is refused unread (a long match is a few megabytes)."""
+MAX_HEADER_BYTES = 64 * 1024
+"""A header larger than this is refused unparsed (six seats and every option: about 3 KiB)."""
+MAX_DEPTH = 16
+"""The deepest nesting of a well-formed header is 4 (``rules``, ``min_meld_table``, a row,
+counting the header's own braces); anything past this is refused before parsing, so that no
+header can exhaust the parser's recursion."""
+MAX_SEQ = 2**63 - 1
+"""The largest seq or hand number a file may name (a signed 64-bit integer)."""
 
 
 class TranscriptError(ValueError):
@@ -72,7 +79,8 @@ def canonical_json(value: object) -> bytes:
 
 def _parse_canonical(data: bytes, what: str) -> Any:
     """Parse canonical JSON; anything spelled otherwise (spaces, key order, escapes, numbers
-    written differently) is refused, since those bytes would be covered by nothing."""
+    written differently) is refused, since those bytes would be covered by nothing. Only for
+    small documents (a header, an end's outcome): the caller bounds their size first."""
     if _too_deep(data):
         raise TranscriptError(f"the {what} nests deeper than {MAX_DEPTH} levels")
     try:
@@ -85,19 +93,38 @@ def _parse_canonical(data: bytes, what: str) -> Any:
     return value
 
 
-MAX_DEPTH = 16
-"""The deepest nesting of a well-formed file or header is 4; anything past this is refused
-before parsing, so that no file can exhaust the parser's recursion."""
+_STRUCTURE = re.compile(rb'[\[\]{}"]')
 
 
 def _too_deep(data: bytes) -> bool:
-    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``."""
-    depth = 0
-    for match in _BRACKETS.finditer(_STRINGS.sub(b'""', data)):
-        depth += 1 if match.group() in (b"[", b"{") else -1
-        if depth > MAX_DEPTH:
-            return True
+    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``: a ``[`` or ``{`` is
+    at depth 1 plus the number of brackets open around it. One pass and no copy: a string is
+    skipped by searching for the quote that closes it."""
+    depth, at = 0, 0
+    while (found := _STRUCTURE.search(data, at)) is not None:
+        token, at = found.group(), found.end()
+        if token == b'"':
+            at = _string_end(data, at)
+        elif token in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
     return False
+
+
+def _string_end(data: bytes, at: int) -> int:
+    """Just past the quote that closes the string whose text starts at ``at`` (the end of
+    ``data`` when none does: the JSON parser then refuses it)."""
+    while (quote := data.find(b'"', at)) >= 0:
+        escaped = quote
+        while escaped > at and data[escaped - 1] == 0x5C:  # backslashes before the quote
+            escaped -= 1
+        if (quote - escaped) % 2 == 0:  # an even number: the quote is not escaped
+            return quote + 1
+        at = quote + 1
+    return len(data)
 
 
 def _no_constant(name: str) -> object:
@@ -214,6 +241,8 @@ class Header:
     @classmethod
     def from_bytes(cls, data: bytes) -> Header:
         """Read a header, refusing anything but the canonical bytes of a well-formed one."""
+        if len(data) > MAX_HEADER_BYTES:
+            raise TranscriptError(f"the header is larger than {MAX_HEADER_BYTES} bytes")
         parsed = _parse_canonical(data, "header")
         names = {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
                  "started_ms", "first_dealer"}  # fmt: skip
@@ -231,8 +260,7 @@ class Header:
         if not isinstance(rules, dict) or not isinstance(rules.get("preset"), str):
             raise TranscriptError("the header's rules must be an object naming a preset")
         try:
-            options = {k: v for k, v in rules.items() if k != "preset"}
-            config = make_config(rules["preset"], options, limits=True)
+            config = make_config(rules["preset"], stored_options(rules), limits=True)
         except (CanastaError, TypeError, ValueError, KeyError, RecursionError) as exc:
             problem = str(exc)[:200] if not isinstance(exc, RecursionError) else "too deep"
             raise TranscriptError(f"the header's rules cannot be used: {problem}") from None
@@ -267,7 +295,7 @@ class Header:
             if clock.on_timeout not in ("substitute", "forfeit"):
                 raise TranscriptError("the clock's on_timeout must be substitute or forfeit")
         header = cls(
-            match_id=_text(value["match_id"], "the match id", 64),
+            match_id=_text(value["match_id"], "the match id", 64) or _no_match_id(),
             config=config,
             seats=tuple(keys),
             server_key=_hex(value["server_key"], "the server key", 32),
@@ -290,6 +318,10 @@ class Header:
         if header.attest_key in (header.server_key, header.bot_key):
             raise TranscriptError("the attest key must differ from the server's other keys")
         return header
+
+
+def _no_match_id() -> str:
+    raise TranscriptError("the match id must not be empty")
 
 
 def header_hash(header: bytes) -> bytes:
@@ -338,7 +370,7 @@ def next_state(
 # -- the file ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LoggedMove:
     """One log entry as stored: the signed payload bytes, their signature, the receipt."""
 
@@ -348,7 +380,7 @@ class LoggedMove:
     receipt: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HandSecret:
     """A hand that is over: its commitment, the secret revealed, the seq of its cut."""
 
@@ -358,16 +390,138 @@ class HandSecret:
     deal_seq: int
 
 
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    """The server's word that a match ended with its entry ``seq``: ``outcome`` (canonical
+    JSON, ``end_outcome``) and the server key's signature over both
+    (``shared.crypto.chain.end_message``). A file that holds it cannot lose its last entries
+    unnoticed: the end names the last one."""
+
+    seq: int
+    outcome: bytes
+    signature: bytes
+
+
+RESULTS = ("finished", "abandoned")
+"""How a match ends: its last move ended it, or it was abandoned (agreed before the first deal,
+an overdue first cut, or the operator) and takes no more moves."""
+MAX_OUTCOME_BYTES = 1024
+"""An end's outcome larger than this is refused unparsed (six scores and winners: 100 bytes)."""
+
+
+def end_outcome(state: GameState, abandoned: bool) -> bytes:
+    """What a match's end states about it: how it ended, the score of every column, and the
+    winning columns (none when abandoned). The server signs it; a verifier replays the file
+    and must find the same."""
+    return canonical_json(
+        {
+            "result": "abandoned" if abandoned else "finished",
+            "scores": list(state.scores),
+            "winners": [] if abandoned else list(state.winners),
+        }
+    )
+
+
+_INT = rb"(0|[1-9][0-9]{0,18})"
+_ENTRY = re.compile(
+    rb"\["
+    + _INT
+    + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})","([0-9a-f]{128})"\]' % (2 * MAX_PAYLOAD_BYTES)
+)
+_HAND = re.compile(rb"\[" + _INT + rb',"([0-9a-f]{64})","([0-9a-f]{64})",' + _INT + rb"\]")
+_END = re.compile(
+    rb'"end":\[' + _INT + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})"\],' % (2 * MAX_OUTCOME_BYTES)
+)
+_HEADER = re.compile(rb'"header":"([0-9a-f]{0,%d})"\}\n\Z' % (2 * MAX_HEADER_BYTES))
+_FILE_FORMAT = b'"format":"' + FORMAT.encode() + b'",'
+
+
+class _Reader:
+    """Reads a file in its one canonical spelling, field by field, without building a
+    general JSON tree: each string is matched against its field's pattern, which bounds its
+    length, so memory stays a small multiple of the file whatever the file holds."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.at = 0
+
+    def take(self, literal: bytes) -> bool:
+        if self.data.startswith(literal, self.at):
+            self.at += len(literal)
+            return True
+        return False
+
+    def expect(self, literal: bytes, what: str) -> None:
+        if not self.take(literal):
+            raise TranscriptError(
+                f"the file is not a canonical {FORMAT} file (docs/transcript.md): {what} "
+                f"expected at byte {self.at}"
+            )
+
+    def match(self, pattern: re.Pattern[bytes]) -> re.Match[bytes] | None:
+        found = pattern.match(self.data, self.at)
+        if found is not None:
+            self.at = found.end()
+        return found
+
+    def rows(self, pattern: re.Pattern[bytes], what: str) -> Iterator[re.Match[bytes]]:
+        """The rows of a list, each matching ``pattern``: ``[]`` or ``[row,row,...]``
+        (yielded one at a time: the caller keeps only what it decodes)."""
+        self.expect(b"[", "a list of " + what)
+        if self.take(b"]"):
+            return
+        number = 1
+        while (row := self.match(pattern)) is not None:
+            yield row
+            if self.take(b"]"):
+                return
+            self.expect(b",", "a comma")
+            number += 1
+        raise TranscriptError(_row_problem(what, number))
+
+
+def _row_problem(what: str, number: int) -> str:
+    if what == "entries":
+        return (
+            f'entry {number}: not [seq,"payload","signature","receipt"] in canonical '
+            f"form (a plain integer; lowercase hex: a payload of at most {MAX_PAYLOAD_BYTES} "
+            "bytes, signature and receipt of 64 bytes each)"
+        )
+    return (
+        f'hand row {number}: not [hand_number,"commitment","secret",deal_seq] in canonical '
+        "form (plain integers; commitment and secret of 32 bytes each, as lowercase hex)"
+    )
+
+
+def _number(text: bytes, what: str, low: int = 1) -> int:
+    value = int(text)
+    if not low <= value <= MAX_SEQ:
+        raise TranscriptError(f"{what} must be an integer from {low} to {MAX_SEQ}")
+    return value
+
+
+def _even_hex(text: bytes, what: str) -> bytes:
+    if len(text) % 2:
+        raise TranscriptError(f"{what} must be whole bytes of lowercase hex")
+    return bytes.fromhex(text.decode("ascii"))
+
+
 @dataclass(frozen=True)
 class Transcript:
     header: bytes
     entries: tuple[LoggedMove, ...]
     hands: tuple[HandSecret, ...]
+    end: MatchEnd | None = None
+    """The server-signed end of a finished or abandoned match; None for a match in progress
+    (and in files written before ends were recorded)."""
 
     def to_bytes(self) -> bytes:
+        end = self.end
+        ended = {} if end is None else {"end": [end.seq, end.outcome.hex(), end.signature.hex()]}
         return (
             canonical_json(
                 {
+                    **ended,
                     "format": FORMAT,
                     "header": self.header.hex(),
                     "entries": [
@@ -385,45 +539,49 @@ class Transcript:
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Transcript:
+        """Read a file, refusing every spelling but the canonical one (``to_bytes``) and
+        every string longer than its field allows, before anything is decoded."""
         if len(data) > MAX_FILE_BYTES:
             raise TranscriptError(f"the file is larger than {MAX_FILE_BYTES} bytes")
         if not data.endswith(b"\n"):
             raise TranscriptError("the file must end with one newline")
-        value = _fields(
-            _parse_canonical(data[:-1], "file"), "file", {"format", "header", "entries", "hands"}
-        )
-        if value["format"] != FORMAT:
-            raise TranscriptError(f"this is not a {FORMAT} file")
-        entries, hands = value["entries"], value["hands"]
-        if not isinstance(entries, list) or not isinstance(hands, list):
-            raise TranscriptError("entries and hands must be lists")
+        reader = _Reader(data)
+        reader.expect(b"{", "an object")
+        end = None
+        if (found := reader.match(_END)) is not None:
+            try:
+                ended = _number(found[1], "its seq", 0), _even_hex(found[2], "its outcome")
+            except TranscriptError as exc:
+                raise TranscriptError(f"end: {exc}") from None
+            end = MatchEnd(*ended, bytes.fromhex(found[3].decode("ascii")))
+        reader.expect(b'"entries":', '"entries" (or a canonical "end" before it)')
         logged = []
-        for row in entries:
-            if not isinstance(row, list) or len(row) != 4:
-                raise TranscriptError("an entry must be [seq, payload, signature, receipt]")
-            seq = _int(row[0], "an entry's seq", 1)
-            logged.append(
-                LoggedMove(
-                    seq,
-                    _hex(row[1], f"entry {seq}'s payload"),
-                    _hex(row[2], f"entry {seq}'s signature", 64),
-                    _hex(row[3], f"entry {seq}'s receipt", 64),
-                )
-            )
+        for number, row in enumerate(reader.rows(_ENTRY, "entries"), 1):
+            try:
+                seq = _number(row[1], "the seq")
+                payload = _even_hex(row[2], "the payload")
+            except TranscriptError as exc:
+                raise TranscriptError(str(exc), number) from None
+            signature, receipt = (bytes.fromhex(row[i].decode("ascii")) for i in (3, 4))
+            logged.append(LoggedMove(seq, payload, signature, receipt))
+        reader.expect(b"," + _FILE_FORMAT, f'"format":"{FORMAT}"')
+        reader.expect(b'"hands":', '"hands"')
         secrets = []
-        for row in hands:
-            if not isinstance(row, list) or len(row) != 4:
-                raise TranscriptError("a hand must be [number, commitment, secret, deal_seq]")
-            number = _int(row[0], "a hand's number", 1)
-            secrets.append(
-                HandSecret(
-                    number,
-                    _hex(row[1], f"hand {number}'s commitment", 32),
-                    _hex(row[2], f"hand {number}'s secret", 32),
-                    _int(row[3], f"hand {number}'s deal seq", 1),
-                )
+        for number, row in enumerate(reader.rows(_HAND, "hands"), 1):
+            try:
+                hand, deal_seq = _number(row[1], "the hand number"), _number(row[4], "deal_seq")
+            except TranscriptError as exc:
+                raise TranscriptError(f"hand row {number}: {exc}") from None
+            commitment, secret = (bytes.fromhex(row[i].decode("ascii")) for i in (2, 3))
+            secrets.append(HandSecret(hand, commitment, secret, deal_seq))
+        reader.expect(b",", "a comma")
+        header = reader.match(_HEADER)
+        if header is None:
+            raise TranscriptError(
+                f"the file must end with the header: at most {MAX_HEADER_BYTES} bytes as "
+                "lowercase hex, then } and one newline"
             )
-        return cls(_hex(value["header"], "the header"), tuple(logged), tuple(secrets))
+        return cls(_even_hex(header[1], "the header"), tuple(logged), tuple(secrets), end)
 
 
 # -- verification ------------------------------------------------------------------------------
@@ -449,6 +607,12 @@ class Report:
     """The seqs of the entries the server signed with its attest key on a player's behalf
     (moves made by replying to a mail): the player's mail, not the player's key, vouches for
     them."""
+    result: str = ""
+    """``"finished"`` (the last entry ends the match), ``"abandoned"`` (the server's signed
+    end says so), or ``""``: in progress, or cut short (nothing in the file says which)."""
+    end_signed: bool = False
+    """The file holds the server's signed end (``MatchEnd``), checked: no entry can be missing
+    from its end. A finished match's file written before ends were recorded has none."""
 
     @property
     def finished(self) -> bool:
@@ -467,7 +631,10 @@ def verify(transcript: Transcript) -> Report:
     hands: dict[int, HandSecret] = {}
     for hand in transcript.hands:
         if hand.hand_number != len(hands) + 1:
-            raise TranscriptError("the hands' secrets must be listed once each, in order")
+            raise TranscriptError(
+                f"hand row {len(hands) + 1}: it names hand {hand.hand_number}; the rows list "
+                "hands 1, 2, ... in order, once each"
+            )
         hands[hand.hand_number] = hand
     match_id = header.match_id
     bots = [s.bot for s in header.seats]
@@ -531,7 +698,13 @@ def verify(transcript: Transcript) -> Report:
             results.append(state.last_hand)
         prev = digest
     if len(hands) > state.hand_number:
-        raise TranscriptError(f"a secret is listed for hand {state.hand_number + 1}, never dealt")
+        raise TranscriptError(
+            f"hand row {state.hand_number + 1}: no entry deals hand {state.hand_number + 1}"
+        )
+    if transcript.end is not None:
+        result = _check_end(header, transcript.end, len(transcript.entries), prev, state)
+    else:
+        result = "finished" if state.phase is Phase.MATCH_OVER else ""
     return Report(
         header,
         state,
@@ -540,7 +713,43 @@ def verify(transcript: Transcript) -> Report:
         tuple(results),
         tuple(server_cuts),
         tuple(attested),
+        result,
+        transcript.end is not None,
     )
+
+
+def _check_end(
+    header: Header, end: MatchEnd, count: int, last_hash: bytes, state: GameState
+) -> str:
+    """The end's checks: it names the file's last entry (so none is missing), the server key
+    signed it over that entry's hash, and its outcome is the replay's. Returns the result."""
+    if end.seq != count:
+        raise TranscriptError(
+            f"end: it names entry {end.seq} as the match's last, but the file's last entry is "
+            f"{count}: entries are missing (or added)"
+        )
+    if len(end.outcome) > MAX_OUTCOME_BYTES:
+        raise TranscriptError(f"end: the outcome is larger than {MAX_OUTCOME_BYTES} bytes")
+    if not verify_end(
+        header.server_key, header.match_id, end.seq, last_hash, end.outcome, end.signature
+    ):
+        raise TranscriptError("end: it is not the server's signature of this match's end")
+    try:
+        outcome = _fields(
+            _parse_canonical(end.outcome, "outcome"), "outcome", {"result", "scores", "winners"}
+        )
+    except TranscriptError as exc:
+        raise TranscriptError(f"end: {exc}") from None
+    result = outcome["result"]
+    if result not in RESULTS:
+        raise TranscriptError(f"end: the result must be one of {', '.join(RESULTS)}")
+    over = state.phase is Phase.MATCH_OVER
+    if over != (result == "finished") or end.outcome != end_outcome(state, not over):
+        raise TranscriptError(
+            f"end: the server's end says {end.outcome.decode('ascii', 'replace')[:200]}, "
+            f"but the replay ends {end_outcome(state, not over).decode()}"
+        )
+    return str(result)
 
 
 def _check_cut(

@@ -259,7 +259,7 @@ def replay_history(
     the hands that are over (in a running match, before the cut of the hand in play, whose
     secret is not revealed yet). Also checks that the header names ``server_key``, the key the
     client pinned, and that every entry after the transcript's end links to it."""
-    transcript = protocol.transcript_of(history.header, entries, history.hands)
+    transcript = protocol.transcript_of(history.header, entries, history.hands, history.end)
     report = verify(transcript)
     assert report.header.match_id == match_id
     assert report.header.server_key == server_key, "the header names another server key"

@@ -253,6 +253,11 @@ def history_to_pb(history: History) -> pb.GetHistoryResponse:
         config_json=_config_json(match.config),
         seats=[seat_to_pb(s, match.config) for s in match.seats],
         header=match.header,
+        end=None
+        if history.end is None
+        else pb.MatchEnd(
+            seq=history.end.seq, outcome=history.end.outcome, signature=history.end.signature
+        ),
     )
 
 

@@ -44,8 +44,8 @@ from server.service.errors import (
 )
 from server.service.notify import Subscription
 from server.store.conflicts import is_unique_violation
-from server.store.repository import PreparedRepository, StoredMove, current_head
-from shared.crypto.chain import entry_hash, sign_receipt
+from server.store.repository import PreparedRepository, Repository, StoredMove, current_head
+from shared.crypto.chain import entry_hash, sign_end, sign_receipt
 from shared.crypto.keys import verify
 from shared.rules import (
     Event,
@@ -58,7 +58,7 @@ from shared.rules import (
     player_view,
     redact_event,
 )
-from shared.transcript import Header, next_state
+from shared.transcript import Header, MatchEnd, end_outcome, next_state
 from shared.wire import Move, move_from_bytes
 
 _NO_SEAT = -1
@@ -158,6 +158,7 @@ class Play:
             if len(found) <= page:  # the last page: also the next hand's commitment, if any
                 numbers.add(max(numbers, default=0) + 1)
             hands = repo.hands(match.id, numbers)
+            end = self._end(repo, match) if len(found) <= page else None
         entries = tuple(
             dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
             for e in found[:page]
@@ -172,7 +173,20 @@ class Play:
             len(found) > page,
             ctx.keys.bot_public,
             ctx.keys.attest_public,
+            end,
         )
+
+    def _end(self, repo: Repository, match: Match) -> MatchEnd | None:
+        """The server's signed end of a finished or abandoned match (docs/transcript.md, "The
+        end"). Signed when asked for, not stored: Ed25519 is deterministic, so it is the same
+        end every time, and matches that ended before ends existed have one too."""
+        if match.status is not MatchStatus.FINISHED or not match.header:
+            return None
+        outcome = end_outcome(matches.load_state(self.ctx, repo, match), match.aborted)
+        signature = sign_end(
+            self.ctx.keys.server, match.id, match.version, match.head_hash, outcome
+        )
+        return MatchEnd(match.version, outcome, signature)
 
     def watch(
         self, player: Player, match_ids: list[str], token_hash: bytes = b""

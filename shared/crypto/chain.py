@@ -11,6 +11,10 @@ byte, so an offline verifier can recompute them:
   boundaries unambiguous: moving a byte from payload to signature changes the hash.
 * ``receipt_message(match_id, seq, entry_hash) = b"canasta.v1/receipt\\x00" || lp(utf8(match_id))
   || uint64_be(seq) || entry_hash`` is exactly what the server signs with Ed25519.
+* ``end_message(match_id, seq, entry_hash, outcome) = b"canasta.v1/end\\x00" || lp(utf8(match_id))
+  || uint64_be(seq) || entry_hash || lp(outcome)``: the server's word that the match ended
+  with entry ``seq`` (whose hash is ``entry_hash``; seq 0 and the header's hash for a match
+  abandoned before its first entry), and how (``outcome``, ``shared.transcript.end_outcome``).
 
 Every tag ends in a NUL byte and names its purpose, so a signature or hash made for one purpose
 can never be mistaken for another.
@@ -35,6 +39,7 @@ HASH_SIZE = 32
 _GENESIS_TAG = b"canasta.v1/genesis\x00"
 _ENTRY_TAG = b"canasta.v1/entry\x00"
 _RECEIPT_TAG = b"canasta.v1/receipt\x00"
+_END_TAG = b"canasta.v1/end\x00"
 _MAX_FIELD = 2**32 - 1
 _MAX_SEQ = 2**64 - 1
 
@@ -95,6 +100,38 @@ def verify_receipt(
 
     try:
         message = receipt_message(match_id, seq, entry_hash)
+    except (ValueError, TypeError):
+        return False
+    return verify(server_public_key_raw, message, signature)
+
+
+def end_message(match_id: str, seq: int, entry_hash: bytes, outcome: bytes) -> bytes:
+    """The exact bytes the server signs to state that a match ended with entry ``seq``."""
+    return _END_TAG + receipt_message(match_id, seq, entry_hash)[len(_RECEIPT_TAG) :] + _lp(outcome)
+
+
+def sign_end(
+    server_key: PrivateKey, match_id: str, seq: int, entry_hash: bytes, outcome: bytes
+) -> bytes:
+    """The server's signature of a match's end (deterministic: one end, one signature)."""
+    from shared.crypto.keys import sign
+
+    return sign(server_key, end_message(match_id, seq, entry_hash, outcome))
+
+
+def verify_end(
+    server_public_key_raw: bytes,
+    match_id: str,
+    seq: int,
+    entry_hash: bytes,
+    outcome: bytes,
+    signature: bytes,
+) -> bool:
+    """Check an end's signature, answering False (never raising) for anything malformed."""
+    from shared.crypto.keys import verify
+
+    try:
+        message = end_message(match_id, seq, entry_hash, outcome)
     except (ValueError, TypeError):
         return False
     return verify(server_public_key_raw, message, signature)

@@ -1969,6 +1969,7 @@ class GetHistoryResponse(_message.Message):
     CONFIG_JSON_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
     HEADER_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     more: _builtins.bool
@@ -1990,6 +1991,10 @@ class GetHistoryResponse(_message.Message):
 
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
+    @_builtins.property
+    def end(self) -> Global___MatchEnd:
+        """On the last page of a finished or abandoned match: the server's signed end."""
+
     def __init__(
         self,
         *,
@@ -2001,14 +2006,47 @@ class GetHistoryResponse(_message.Message):
         config_json: _builtins.str = ...,
         seats: _abc.Iterable[Global___SeatInfo] | None = ...,
         header: _builtins.bytes = ...,
+        end: Global___MatchEnd | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["end", b"end"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_json", b"config_json", "entries", b"entries", "hands", b"hands", "header", b"header", "match_id", b"match_id", "more", b"more", "seats", b"seats", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config_json", b"config_json", "end", b"end", "entries", b"entries", "hands", b"hands", "header", b"header", "match_id", b"match_id", "more", b"more", "seats", b"seats", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetHistoryResponse: _TypeAlias = GetHistoryResponse  # noqa: Y015
+
+@_typing.final
+class MatchEnd(_message.Message):
+    """The server's word that a match ended, and how (docs/transcript.md, "The end"). A transcript
+    that holds it cannot lose entries at its end unnoticed: it names the last one.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """The match's last entry (0: abandoned before its first)."""
+    outcome: _builtins.bytes
+    """Canonical JSON: {"result":"finished" or "abandoned","scores":[...],"winners":[...]}."""
+    signature: _builtins.bytes
+    """Ed25519(server key, shared.crypto.chain.end_message(match_id, seq, entry_hash, outcome))."""
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        outcome: _builtins.bytes = ...,
+        signature: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["outcome", b"outcome", "seq", b"seq", "signature", b"signature"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchEnd: _TypeAlias = MatchEnd  # noqa: Y015
 
 @_typing.final
 class GetMovesRequest(_message.Message):

@@ -404,8 +404,7 @@ class RuleConfig:
         checked, ranges and ``check_new`` are not: a stored match keeps loading after a range
         is narrowed or a combination refused."""
         preset = str(data.get("preset", "classic"))
-        options = {k: v for k, v in data.items() if k != "preset"}
-        return make_config(preset, options, limits=False)
+        return make_config(preset, stored_options(data), limits=False)
 
     def _validate(self) -> None:
         """Refuse any value of the wrong type or outside its range (``ConfigError`` naming
@@ -691,6 +690,17 @@ rows here are the ones it shares with the other forms. Hand and Foot (§3.7, §3
 recommended preset of a house game with no standard rules."""
 
 OPTION_NAMES = tuple(f.name for f in dataclasses.fields(RuleConfig) if not f.name.startswith("_"))
+
+
+def stored_options(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of a ``to_dict`` output (a stored match, a transcript's header), to apply
+    to its preset. A later option it leaves out holds the value ``to_dict`` leaves out, its
+    default here, whatever the preset's own value: read as the preset's, a match that set an
+    option back to its default (Hand and Foot with ``hands_per_match`` null, or with
+    ``pile_freezes`` true) would be read back with other rules than it was played with."""
+    options = {name: _to_json(getattr(CLASSIC, name)) for name in LATER_OPTIONS}
+    options.update((k, v) for k, v in data.items() if k != "preset")
+    return options
 
 
 def make_config(

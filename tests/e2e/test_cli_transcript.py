@@ -4,12 +4,14 @@ one byte changed is refused, naming the entry."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from shared.transcript import Transcript
 from tests.e2e.harness import Player, Server, one_line_error, start_server
 
 pytestmark = pytest.mark.slow
@@ -58,6 +60,20 @@ def test_a_match_exports_and_verifies_offline(server: Server, tmp_path: Path) ->
     assert "final scores " in report
     assert "won by " in report
     assert "entries verified (" in report  # and how many a bot played for Ann
+    assert "the server signed the match's end at entry " in report
+
+    # Cut short: its end names the entry dropped; without the end, it reads as in progress.
+    whole = Transcript.from_bytes(file.read_bytes())
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(dataclasses.replace(whole, entries=whole.entries[:-1]).to_bytes())
+    refused = Player(tmp_path / "stranger").run("verify", str(cut), ok=False)
+    assert f"does NOT verify: end: it names entry {len(whole.entries)} as" in one_line_error(
+        refused
+    )
+    cut.write_bytes(dataclasses.replace(whole, entries=whole.entries[:-1], end=None).to_bytes())
+    report = Player(tmp_path / "stranger").run("verify", str(cut)).stdout
+    assert "in progress, or cut short: " in report
+    assert "not that the match stopped here" in report
 
     data = bytearray(file.read_bytes())
     at = data.index(b'"entries":[[') + 200  # inside the first entry's signed payload

@@ -447,7 +447,7 @@ def test_a_hand_of_server_attested_moves_verifies_and_is_reported_as_such(
     else:
         raise AssertionError("the hand did not end")
     entries, history = ann.full_history(match_id)
-    report = verify(protocol.transcript_of(history.header, entries, history.hands))
+    report = verify(protocol.transcript_of(history.header, entries, history.hands, history.end))
     mine = [e.seq for e in entries if e.seat == 0]
     assert mine
     assert list(report.attested) == mine

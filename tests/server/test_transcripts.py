@@ -16,15 +16,19 @@ from pathlib import Path
 import pytest
 
 from server.app import App
+from server.service import admin
 from shared import protocol
+from shared.crypto.chain import entry_hash, sign_end
 from shared.pb import canasta_pb2 as pb
 from shared.rules import PRESETS, Phase
 from shared.transcript import (
     Header,
     LoggedMove,
+    MatchEnd,
     Transcript,
     TranscriptError,
     canonical_json,
+    header_hash,
     verify,
 )
 from tests.testkit import PlayerClient
@@ -58,7 +62,7 @@ def _bots_play(
 
 def _export(client: PlayerClient, match_id: str) -> Transcript:
     entries, history = client.full_history(match_id)
-    return protocol.transcript_of(history.header, entries, history.hands)
+    return protocol.transcript_of(history.header, entries, history.hands, history.end)
 
 
 @pytest.fixture
@@ -305,3 +309,114 @@ def test_malformed_headers_are_refused_with_a_reason(
     change(value)
     with pytest.raises(TranscriptError, match=problem):
         Header.from_bytes(canonical_json(value))
+
+
+# -- the end -----------------------------------------------------------------------------------
+
+
+def _last_hash(transcript: Transcript) -> bytes:
+    """The hash of the file's last entry (the header's for none), as a verifier computes it."""
+    digest = header_hash(transcript.header)
+    for entry in transcript.entries:
+        digest = entry_hash(digest, entry.payload, entry.signature)
+    return digest
+
+
+def test_a_finished_match_ends_with_the_servers_signed_end(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    view, transcript = finished
+    end = transcript.end
+    assert end is not None
+    assert end.seq == len(transcript.entries) == view.version
+    assert json.loads(end.outcome) == {
+        "result": "finished",
+        "scores": list(view.view.scores),
+        "winners": list(view.match.winners),
+    }
+    report = verify(Transcript.from_bytes(transcript.to_bytes()))
+    assert (report.result, report.end_signed, report.finished) == ("finished", True, True)
+
+
+def test_a_finished_match_cut_short_is_refused_or_reads_as_in_progress(
+    finished: tuple[pb.MatchView, Transcript],
+) -> None:
+    """With its end kept, a file cut short is refused: the end names the last entry. With
+    its end dropped too, it reads as in progress: that proves only what the entries show."""
+    _, transcript = finished
+    last = len(transcript.entries)
+    cut = dataclasses.replace(transcript, entries=transcript.entries[:-1])
+    assert _rejected(cut) == (
+        f"end: it names entry {last} as the match's last, but the file's last entry is "
+        f"{last - 1}: entries are missing (or added)"
+    )
+    report = verify(dataclasses.replace(cut, end=None))
+    assert (report.result, report.end_signed, report.finished) == ("", False, False)
+
+
+def test_a_changed_end_is_refused(app: App, finished: tuple[pb.MatchView, Transcript]) -> None:
+    _, transcript = finished
+    end = transcript.end
+    assert end is not None
+    header = Header.from_bytes(transcript.header)
+    server_key = app.service.ctx.keys.server
+    outcome = json.loads(end.outcome)
+
+    def signed(outcome: dict[str, object]) -> MatchEnd:
+        """An end the server's key really signed, of an outcome the replay does not reach."""
+        data = canonical_json(outcome)
+        signature = sign_end(server_key, header.match_id, end.seq, _last_hash(transcript), data)
+        return MatchEnd(end.seq, data, signature)
+
+    scores = [outcome["scores"][0] + 5, *outcome["scores"][1:]]
+    for changed, problem in [
+        (dataclasses.replace(end, seq=end.seq + 1), "end: it names entry"),
+        (dataclasses.replace(end, signature=bytes(64)), "end: it is not the server's signature"),
+        (
+            dataclasses.replace(end, outcome=canonical_json({**outcome, "scores": scores})),
+            "end: it is not the server's signature",
+        ),
+        (signed({**outcome, "scores": scores}), "end: the server's end says"),
+        (signed({**outcome, "result": "abandoned", "winners": []}), "end: the server's end says"),
+        (signed({**outcome, "result": "won"}), "end: the result must be one of"),
+        (signed({**outcome, "extra": 1}), "end: the outcome has unknown fields"),
+    ]:
+        assert _rejected(dataclasses.replace(transcript, end=changed)).startswith(problem)
+
+
+def test_an_abandoned_match_exports_with_its_end(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """Abandoned before the first deal (here by the operator): the end names entry 0 and the
+    header's hash, and says abandoned, with no winner."""
+    client = players("ann")
+    match_id = client.create_match(bot_seats=[1, 2, 3]).match.match_id
+    admin.abort_match(app.service.ctx, match_id)
+    transcript = _export(client, match_id)
+    assert transcript.end is not None
+    assert (transcript.end.seq, len(transcript.entries)) == (0, 0)
+    report = verify(Transcript.from_bytes(transcript.to_bytes()))
+    assert (report.result, report.end_signed, report.finished) == ("abandoned", True, False)
+    assert json.loads(transcript.end.outcome) == {
+        "result": "abandoned",
+        "scores": [0, 0],
+        "winners": [],
+    }
+
+
+def test_a_match_abandoned_in_a_hand_exports_without_its_end(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """The operator abandoned it mid-hand: that hand's deal is never revealed, so the file
+    stops before its cut, short of the entry the end names; the end is left out and the file
+    reads as in progress (docs/transcript.md)."""
+    client = players("ann")
+    match_id = client.create_match(bot_seats=[1, 2, 3]).match.match_id
+    view = client.view(match_id)
+    client.deal(view)
+    admin.abort_match(app.service.ctx, match_id)
+    entries, history = client.full_history(match_id)
+    assert history.end.seq == len(entries) >= 1  # the server states its end...
+    transcript = _export(client, match_id)
+    assert (transcript.end, transcript.entries) == (None, ())  # ...which the file cannot reach
+    assert verify(transcript).result == ""
