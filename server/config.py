@@ -78,10 +78,27 @@ class ServerConfig:
     limit_anonymous_per_minute: int = 120
     """Calls that need no token and use the database (register, challenge, authenticate) a
     minute from one peer address (an IPv6 one by its /64), and as many bearer tokens that
-    turn out not valid. 0: no limit."""
+    turn out not valid (past that, a token that is not valid is refused as a flood; a valid
+    one is still served). 0: no limit."""
     limit_writes_per_minute: int = 600
     """Writes (moves, creating, joining, filling and starting matches) a minute by one
     player, or from one peer address for a move sent without a token. 0: no limit."""
+    limit_reads_per_minute: int = 300
+    """Reads (views, moves, history, the match list, settings, opening a Watch stream) a
+    minute by one player. 0: no limit."""
+    max_connections: int = 1000
+    """Connections open at once on the gRPC port; past it a new one is closed at once."""
+    max_connections_per_peer: int = 32
+    """Connections open at once on the gRPC port from one peer address (an IPv6 one by its
+    /64). 0: no cap per address (behind a load balancer, whose address every connection
+    has); then the gRPC server listens on ``listen`` itself, without the gate
+    (``server.edge.gate``)."""
+    idle_connection_seconds: int = 300
+    """A gRPC connection with no call open for this long is closed (a Watch stream is a call;
+    a client reconnects by itself when it needs to)."""
+    handshake_seconds: float = 10.0
+    """How long a new connection may take to say what it wants (on the gRPC port the TLS and
+    HTTP/2 handshake, on the metrics endpoint each read of the request) before it is closed."""
     limit_live_challenges: int = 8
     """Unanswered, unexpired challenges one key may hold at once."""
     limit_open_matches: int = 100
@@ -173,6 +190,14 @@ class ServerConfig:
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
+        if not 1 <= self.max_connections <= 1_000_000:
+            raise ConfigFileError("max_connections must be 1 to 1000000")
+        if not 0 <= self.max_connections_per_peer <= 1_000_000:
+            raise ConfigFileError("max_connections_per_peer must be 0 (no cap) to 1000000")
+        if not 1 <= self.idle_connection_seconds <= 86_400:
+            raise ConfigFileError("idle_connection_seconds must be 1 to 86400")
+        if not 0.1 <= self.handshake_seconds <= 300:
+            raise ConfigFileError("handshake_seconds must be 0.1 to 300")
 
     @property
     def reminders_ms(self) -> tuple[int, ...]:
@@ -224,12 +249,14 @@ _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
-         "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
-         "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
-         "vacation_days_per_year", "waiting_match_days"}  # fmt: skip
-_FLOATS = {"deadline_sweep_seconds"}
+         "limit_writes_per_minute", "limit_reads_per_minute", "limit_live_challenges",
+         "limit_open_matches", "limit_watch_streams", "max_connections",
+         "max_connections_per_peer", "idle_connection_seconds", "smtp_port",
+         "outbox_poll_ms", "digest_hour", "vacation_days_per_year",
+         "waiting_match_days"}  # fmt: skip
+_FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private"}
-_NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
+_NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
 

@@ -22,6 +22,7 @@ grow it without bound.
 from __future__ import annotations
 
 import ipaddress
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -30,6 +31,7 @@ from collections.abc import Callable
 from server.service.errors import LimitExceededError
 
 MAX_TRACKED = 100_000
+log = logging.getLogger("canasta.server")
 
 
 class RateLimit:
@@ -99,13 +101,97 @@ def peer_host(peer: str) -> str:
         host, sep, port = peer.rpartition(":")
         if sep and port.isdigit():
             if host.startswith("ipv6:"):
-                address = host.removeprefix("ipv6:").strip("[]").split("%")[0]
-                try:
-                    ip = ipaddress.IPv6Address(address)
-                except ValueError:
-                    return host
-                if ip.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
-                    return f"ipv4:{ip.ipv4_mapped}"
-                return f"ipv6:{ipaddress.IPv6Network((ip, 64), strict=False)}"
+                return address_key(host.removeprefix("ipv6:").strip("[]"))
             return host
     return peer
+
+
+def address_key(host: str) -> str:
+    """``peer_host`` of a bare IP address (as a socket names it): ``ipv4:1.2.3.4``, or an IPv6
+    address's /64 (an IPv4-mapped one as its IPv4 address); text that is no address is kept."""
+    try:
+        ip = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv4Address):
+        return f"ipv4:{ip}"
+    if ip.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
+        return f"ipv4:{ip.ipv4_mapped}"
+    return f"ipv6:{ipaddress.IPv6Network((ip, 64), strict=False)}"
+
+
+class ConnectionCaps:
+    """At most ``per_peer`` connections open at once from one address (``address_key``) and
+    ``total`` in all, on one listener. Thread-safe.
+
+    A connection past a cap is refused (closed at once) and logged, at most once a minute per
+    address (and once a minute for the total cap) with how many were refused since the last
+    line: a peer opening thousands of connections must not write thousands of log lines. The
+    map of log times holds at most ``MAX_TRACKED`` addresses, like the rate limits'.
+    """
+
+    def __init__(
+        self,
+        listener: str,
+        total: int,
+        per_peer: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.listener = listener
+        """The listener's name in the log ("gRPC", "metrics")."""
+        self.total = total
+        self.per_peer = per_peer
+        """0: no cap per address (only the total)."""
+        self._clock = clock
+        self._open: dict[str, int] = {}
+        self._count = 0
+        self._logged: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        """address (or ``ALL``) -> (when its refusals were last logged, refusals since)."""
+        self._lock = threading.Lock()
+
+    @property
+    def open(self) -> int:
+        """Connections admitted and not yet released."""
+        with self._lock:
+            return self._count
+
+    def admit(self, key: str) -> bool:
+        """Count a new connection from ``key``, or refuse it (False, logged) past a cap."""
+        with self._lock:
+            held = self._open.get(key, 0)
+            if self._count >= self.total:
+                self._refused(ALL, f"{self.total} connections are open, the most in all")
+                return False
+            if self.per_peer and held >= self.per_peer:
+                self._refused(key, f"{held} connections are open from it, the most per address")
+                return False
+            self._open[key] = held + 1
+            self._count += 1
+            return True
+
+    def release(self, key: str) -> None:
+        """Forget one connection ``admit`` let in from ``key``."""
+        with self._lock:
+            held = self._open.pop(key, 0) - 1
+            if held > 0:
+                self._open[key] = held
+            self._count -= 1
+
+    def _refused(self, key: str, why: str) -> None:
+        now = self._clock()
+        last, since = self._logged.pop(key, (now - 60.0, 0))
+        since += 1
+        if now - last >= 60.0:
+            log.warning(
+                "%s: refused %d connection(s) from %s since the last such line: %s "
+                "(logged at most once a minute per address)",
+                self.listener, since, key, why,
+            )  # fmt: skip
+            last, since = now, 0
+        self._logged[key] = (last, since)
+        while len(self._logged) > MAX_TRACKED:
+            self._logged.popitem(last=False)
+
+
+ALL = "all addresses"
+"""``ConnectionCaps``' key for refusals by the total cap."""
