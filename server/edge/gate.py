@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from contextlib import suppress
+from functools import partial
 
 from server.edge.limits import ConnectionCaps, peer_host
 
@@ -58,9 +60,12 @@ class ConnectionGate:
         self._accepting = asyncio.create_task(self._accept(sock))
         return int(sock.getsockname()[1])
 
-    def stop_accepting(self) -> None:
+    async def stop_accepting(self) -> None:
+        """Close the listening socket (connections carried go on)."""
         if self._accepting is not None:
             self._accepting.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._accepting  # its wait on the socket is over: safe to close it
             self._accepting = None
         if self._listening is not None:
             self._listening.close()
@@ -69,7 +74,7 @@ class ConnectionGate:
     async def close(self) -> None:
         """Stop accepting and end every connection still carried (call it after the gRPC
         server stopped: until then its open calls' bytes still go through)."""
-        self.stop_accepting()
+        await self.stop_accepting()
         for task in self._carrying:
             task.cancel()
         await asyncio.gather(*self._carrying, return_exceptions=True)
@@ -89,7 +94,12 @@ class ConnectionGate:
                 continue
             task = asyncio.create_task(self._carry(connection, peer, key))
             self._carrying.add(task)
-            task.add_done_callback(self._carrying.discard)
+            task.add_done_callback(partial(self._carried, connection))
+
+    def _carried(self, connection: socket.socket, task: asyncio.Task[None]) -> None:
+        self._carrying.discard(task)
+        if task.cancelled():  # maybe before it began: then nothing else closes the socket
+            connection.close()
 
     async def _carry(self, connection: socket.socket, peer: str, key: str) -> None:
         """Join ``connection`` to a new one to the gRPC server until either ends."""

@@ -192,7 +192,7 @@ class GrpcServer:
             return
         try:
             if self.gate is not None:
-                self.gate.stop_accepting()
+                self.run(self.gate.stop_accepting())
             if self.aio is not None:
                 self.run(self.aio.stop(grace))
             if self.gate is not None:

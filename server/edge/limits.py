@@ -1,22 +1,30 @@
-"""Abuse limits: token buckets per peer address and per identity, kept in memory.
+"""Abuse limits: token buckets per peer address and per identity, and caps on connections,
+kept in memory.
 
 A correspondence player makes a few calls a minute; a flooder makes thousands. The limits are
-generous for the first and stop the second before the database does any work:
+generous for the first and stop the second before the database does much work:
 
 * calls that need no token and touch the database (register, challenge, authenticate) are
   counted per peer address (the host without the port; an IPv6 host by its /64 network, the
   block one subscriber usually holds), since nobody is signed in yet;
-* bearer tokens that turn out not valid are counted per peer address too, and an address
-  that used up that allowance gets no token looked up until it refills;
+* bearer tokens that turn out not valid are counted per peer address too: past that
+  allowance the address's failures are refused as a flood. Every token is still looked up
+  (one read by key), so a valid one is never refused for what its address did;
 * writes (creating, joining, filling and starting matches, and moves) are counted per
   identity: the signed-in player, or the peer address of a call without a token (a resent
-  envelope proves nothing about its sender, so it must not spend its signer's allowance).
+  envelope proves nothing about its sender, so it must not spend its signer's allowance);
+* reads (views, moves, history, the match list, settings, opening a Watch stream) are
+  counted per signed-in player, so that one account's flood of costly reads cannot take the
+  server's time from everyone else.
 
 Each limit is "N calls a minute", a bucket of N that refills at N per minute, so a burst of N
 is fine and a steady flood gets ``N/60`` calls a second. 0 turns a limit off. The buckets
 are per server process and forgotten on restart; the map holds at most ``MAX_TRACKED``
 callers (the least recently seen are dropped first), so a flood from many addresses cannot
 grow it without bound.
+
+``ConnectionCaps`` counts open connections per address and in all, for the listeners (the
+gRPC port's gate, ``server.edge.gate``, and the metrics endpoint).
 """
 
 from __future__ import annotations
