@@ -190,14 +190,9 @@ class ServerConfig:
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
-        if not 1 <= self.max_connections <= 1_000_000:
-            raise ConfigFileError("max_connections must be 1 to 1000000")
-        if not 0 <= self.max_connections_per_peer <= 1_000_000:
-            raise ConfigFileError("max_connections_per_peer must be 0 (no cap) to 1000000")
-        if not 1 <= self.idle_connection_seconds <= 86_400:
-            raise ConfigFileError("idle_connection_seconds must be 1 to 86400")
-        if not 0.1 <= self.handshake_seconds <= 300:
-            raise ConfigFileError("handshake_seconds must be 0.1 to 300")
+        for name, (low, high) in _RANGES.items():
+            if not low <= getattr(self, name) <= high:
+                raise ConfigFileError(f"{name} must be {low} to {high}")
 
     @property
     def reminders_ms(self) -> tuple[int, ...]:
@@ -257,6 +252,13 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
+_RANGES = {
+    "max_connections": (1, 1_000_000),
+    "max_connections_per_peer": (0, 1_000_000),
+    "idle_connection_seconds": (1, 86_400),
+    "handshake_seconds": (0.1, 300),
+}
+"""Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
 
