@@ -675,7 +675,9 @@ def test_grpc_closes_connections_past_the_cap_and_silent_or_idle_ones(
         assert closed_by_server(flood, at_least=2) == 2  # past the total cap: at once
     finally:
         close_all(flood)
-    app = make_app("quick", handshake_seconds=0.3, idle_connection_seconds=1)
+    app = make_app(
+        "quick", max_connections_per_peer=per_peer, handshake_seconds=0.3, idle_connection_seconds=1
+    )
     silent = idle_connections(app.port, 1, source="127.0.0.1")
     # A client that finished the HTTP/2 handshake (preface, settings, settings ack) and then
     # makes no call: closed as idle.
