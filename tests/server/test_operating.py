@@ -416,7 +416,9 @@ def test_the_metrics_endpoint_caps_connections_and_closes_idle_ones(tmp_path: Pa
         flood = idle_connections(metrics_port, 50)
         try:
             assert closed_by_server(flood, at_least=50 - PER_PEER) >= 50 - PER_PEER
-            assert _threads(process.pid) <= threads_before + PER_PEER
+            # One thread per connection held (50 before the caps); 2 to spare for any the
+            # server starts on its own meanwhile.
+            assert _threads(process.pid) <= threads_before + PER_PEER + 2
             assert "canasta_watch_streams_open" in _scrape(metrics_port)
             assert closed_by_server(flood, at_least=50) == 50  # the held ones: timed out
         finally:
