@@ -170,11 +170,14 @@ class _Side(asyncio.Protocol):
 
 def _listening_socket(listen: str) -> socket.socket:
     """A socket listening on ``listen`` as gRPC would bind it: ``[::]`` (or an empty host) on
-    IPv6 and IPv4 at once; a name on the first address it resolves to."""
+    IPv6 and IPv4 at once; a name on the first address it resolves to (gRPC binds each).
+    The backlog is the system's most, as gRPC's: a burst of connections waits, not fails."""
     host, _, port_text = listen.rpartition(":")
     host = host.strip("[]")
     port = int(port_text)
     if host in ("", "::"):
-        return socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True)
+        return socket.create_server(
+            ("::", port), family=socket.AF_INET6, backlog=socket.SOMAXCONN, dualstack_ipv6=True
+        )
     family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
-    return socket.create_server(address[:2], family=family)
+    return socket.create_server(address[:2], family=family, backlog=socket.SOMAXCONN)
