@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
             # One address stands for every player here: open the abuse limits up.
             "CANASTA_SERVER_LIMIT_ANONYMOUS_PER_MINUTE": "0",
             "CANASTA_SERVER_LIMIT_WRITES_PER_MINUTE": "0",
+            "CANASTA_SERVER_LIMIT_READS_PER_MINUTE": "0",
             "CANASTA_SERVER_LIMIT_WATCH_STREAMS": str(per_player),
         }
         server, port = start_server_process(Path(tmp), env=env)

@@ -51,7 +51,9 @@ class App:
     def start(self) -> None:
         if self.config.metrics_listen:
             try:
-                self.metrics_port = self.service.ctx.metrics.serve(self.config.metrics_listen)
+                self.metrics_port = self.service.ctx.metrics.serve(
+                    self.config.metrics_listen, self.config.handshake_seconds
+                )
             except OSError as exc:
                 raise OSError(
                     f"cannot serve the metrics on {self.config.metrics_listen}: {exc.strerror}"

@@ -78,10 +78,27 @@ class ServerConfig:
     limit_anonymous_per_minute: int = 120
     """Calls that need no token and use the database (register, challenge, authenticate) a
     minute from one peer address (an IPv6 one by its /64), and as many bearer tokens that
-    turn out not valid. 0: no limit."""
+    turn out not valid (past that, a token that is not valid is refused as a flood; a valid
+    one is still served). 0: no limit."""
     limit_writes_per_minute: int = 600
     """Writes (moves, creating, joining, filling and starting matches) a minute by one
     player, or from one peer address for a move sent without a token. 0: no limit."""
+    limit_reads_per_minute: int = 300
+    """Reads (views, moves, history, the match list, settings, opening a Watch stream) a
+    minute by one player. 0: no limit."""
+    max_connections: int = 1000
+    """Connections open at once on the gRPC port; past it a new one is closed at once."""
+    max_connections_per_peer: int = 32
+    """Connections open at once on the gRPC port from one peer address (an IPv6 one by its
+    /64). 0: no cap per address (behind a load balancer, whose address every connection
+    has); then the gRPC server listens on ``listen`` itself, without the gate
+    (``server.edge.gate``)."""
+    idle_connection_seconds: int = 300
+    """A gRPC connection with no call open for this long is closed (a Watch stream is a call;
+    a client reconnects by itself when it needs to)."""
+    handshake_seconds: float = 10.0
+    """How long a new connection may take to say what it wants (on the gRPC port the TLS and
+    HTTP/2 handshake, on the metrics endpoint each read of the request) before it is closed."""
     limit_live_challenges: int = 8
     """Unanswered, unexpired challenges one key may hold at once."""
     limit_open_matches: int = 100
@@ -177,12 +194,12 @@ class ServerConfig:
             raise ConfigFileError("vacation_days_per_year must be 0 to 366")
         if not 0.01 <= self.deadline_sweep_seconds <= 3600:
             raise ConfigFileError("deadline_sweep_seconds must be 0.01 to 3600")
-        for name, top in _BOUNDED.items():
-            if not 1 <= getattr(self, name) <= top:
-                raise ConfigFileError(f"{name} must be 1 to {top}")
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
+        for name, (low, high) in _RANGES.items():
+            if not low <= getattr(self, name) <= high:
+                raise ConfigFileError(f"{name} must be {low} to {high}")
 
     @property
     def reminders_ms(self) -> tuple[int, ...]:
@@ -234,19 +251,25 @@ _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
 _PATHS = {"data_dir", "tls_cert", "tls_key"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
-         "limit_writes_per_minute", "limit_live_challenges", "limit_open_matches",
-         "limit_watch_streams", "smtp_port", "outbox_poll_ms", "digest_hour",
-         "vacation_days_per_year", "waiting_match_days", "outbox_workers",
-         "limit_code_mails_per_address", "limit_code_mails_per_hour"}  # fmt: skip
-_FLOATS = {"deadline_sweep_seconds"}
-_BOUNDED = {
-    "outbox_workers": 64,
-    "limit_code_mails_per_address": 100,
-    "limit_code_mails_per_hour": 100_000,
-}
-"""Whole-number settings from 1 to the number given."""
+         "limit_writes_per_minute", "limit_reads_per_minute", "limit_live_challenges",
+         "limit_open_matches", "limit_watch_streams", "max_connections",
+         "max_connections_per_peer", "idle_connection_seconds", "smtp_port",
+         "outbox_poll_ms", "digest_hour", "vacation_days_per_year",
+         "waiting_match_days", "outbox_workers", "limit_code_mails_per_address",
+         "limit_code_mails_per_hour"}  # fmt: skip
+_FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private"}
-_NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute")
+_NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
+_RANGES = {
+    "max_connections": (1, 1_000_000),
+    "max_connections_per_peer": (0, 1_000_000),
+    "idle_connection_seconds": (1, 86_400),
+    "handshake_seconds": (0.1, 300),
+    "outbox_workers": (1, 64),
+    "limit_code_mails_per_address": (1, 100),
+    "limit_code_mails_per_hour": (1, 100_000),
+}
+"""Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")
 
 

@@ -13,16 +13,34 @@ endpoint is scraped, by one grouped query each, so it is right for every process
 database and costs nothing between scrapes. Each server has a registry of its own: several
 servers may run in one process (the tests do). The endpoint shows how busy the server is,
 never who plays what: no label carries a player, a match or a card.
+
+The endpoint is a small threaded HTTP server (a thread per connection, as a scraper needs
+one or two): it takes at most ``MAX_CONNECTIONS`` connections at once and ``PER_PEER`` from
+one address (``server.edge.limits.ConnectionCaps``), and closes one that sends nothing for
+``handshake_seconds``, so idle connections cannot pile up threads.
 """
 
 from __future__ import annotations
 
+import logging
+import socket
+import threading
 from collections.abc import Callable, Iterator
-from wsgiref.simple_server import WSGIServer
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, make_wsgi_app
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from server.edge.limits import ConnectionCaps, address_key
+
+log = logging.getLogger("canasta.server")
+MAX_CONNECTIONS = 8
+"""Connections the metrics endpoint holds at once (a scraper uses one at a time)."""
+PER_PEER = 4
+"""Of those, from one address."""
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -61,16 +79,19 @@ class Metrics:
             "canasta_db_commit_seconds", "Time to commit a write transaction (durably).",
             buckets=LATENCY_BUCKETS, registry=r,
         )  # fmt: skip
-        self._server: WSGIServer | None = None
+        self._server: _MetricsServer | None = None
 
     def read_from_database(self, counts: StoredCounts) -> None:
         """Report what ``counts`` reads at each scrape (matches, notifications waiting)."""
         self.registry.register(_StoredCollector(counts))
 
-    def serve(self, listen: str) -> int:
-        """Serve ``/metrics`` on ``listen`` (``host:port``) in a thread; the port bound."""
+    def serve(self, listen: str, timeout: float = 10.0) -> int:
+        """Serve ``/metrics`` on ``listen`` (``host:port``) in a thread, closing a connection
+        that sends nothing for ``timeout`` seconds; the port bound."""
         host, _, port = listen.rpartition(":")
-        server, _thread = start_http_server(int(port), host.strip("[]"), registry=self.registry)
+        server = _MetricsServer(host.strip("[]"), int(port), timeout)
+        server.set_app(make_wsgi_app(self.registry))
+        threading.Thread(target=server.serve_forever, name="metrics", daemon=True).start()
         self._server = server
         return int(server.server_address[1])
 
@@ -103,3 +124,51 @@ class _StoredCollector(Collector):
         for state, n in sorted(found["notifications"].items()):
             notes.add_metric([state], n)
         yield notes
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """One request per connection, no log line per request, and a time limit on each read."""
+
+    server: _MetricsServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.timeout_seconds)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Log nothing per request."""
+
+
+class _MetricsServer(ThreadingMixIn, WSGIServer):
+    """``wsgiref``'s server with a thread per connection, and the caps on connections."""
+
+    daemon_threads = True
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        family, _, _, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        self.address_family = family
+        self.timeout_seconds = timeout
+        self.caps = ConnectionCaps("metrics", MAX_CONNECTIONS, PER_PEER)
+        self._admitted: dict[Any, str] = {}
+        """Each connection let in -> its address's key, to release it when it ends."""
+        super().__init__((str(address[0]), int(address[1])), _QuietHandler)
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        """Let a connection in only under the caps (a refused one is closed at once)."""
+        key = address_key(client_address[0])
+        if not self.caps.admit(key):
+            return False
+        self._admitted[request] = key
+        return True
+
+    def shutdown_request(self, request: Any) -> None:
+        key = self._admitted.pop(request, None)
+        if key is not None:
+            self.caps.release(key)
+        super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A peer that timed out or left: nothing to report (the base prints a traceback)."""
+        log.debug("metrics: a connection from %s ended early", client_address[0])

@@ -1,18 +1,20 @@
 """The gRPC server: ``grpc.aio`` on an event loop in a thread of its own.
 
 ``create_server(config, service)`` builds it with health checking, reflection, message size
-limits, TLS when configured, and the request-log interceptor (which also refuses requests
-that do not decode), and binds it, returning ``(server, port, servicer)`` (``port`` is the
-real one when the address asks for port 0).
+limits, TLS when configured, the request-log interceptor (which also refuses requests that
+do not decode) and the connection limits (``connection_options``; the cap per peer address
+is the gate in front, ``server.edge.gate``), and binds it, returning ``(server, port,
+servicer)`` (``port`` is the real one when the address asks for port 0).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import resource
 import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -23,7 +25,10 @@ from grpc_reflection.v1alpha import reflection
 
 from server.config import ServerConfig
 from server.edge.certificates import certificate_problems
+from server.edge.gate import ConnectionGate
+from server.edge.limits import ConnectionCaps
 from server.edge.servicer import CanastaServicer
+from server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
 from server.metrics import Metrics
 from server.service.facade import CanastaService
 from shared.pb import canasta_pb2 as pb
@@ -46,8 +51,10 @@ class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     and a refused call (a bad signature, a wrong token) is where an operator needs it.
     """
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, peer_of: Callable[[str], str] = str) -> None:
         self.metrics = metrics
+        self.peer_of = peer_of
+        """The real peer behind a connection gRPC sees (``server.edge.gate``)."""
         self._handlers: dict[str, Any] = {}
 
     async def intercept_service(self, continuation: Any, details: Any) -> Any:
@@ -57,7 +64,7 @@ class RequestLogInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             handler = await continuation(details)
             if handler is None:
                 return None
-            wrapped = self._handlers[method] = _logged(method, handler, self.metrics)
+            wrapped = self._handlers[method] = _logged(method, handler, self)
         return wrapped
 
 
@@ -89,8 +96,9 @@ async def _refuse_undecodable(method: str, context: Any) -> None:
     )
 
 
-def _logged(method: str, handler: Any, metrics: Metrics) -> Any:
+def _logged(method: str, handler: Any, logger: RequestLogInterceptor) -> Any:
     short = method.rsplit("/", 1)[-1]  # only methods the server has: a bounded set of labels
+    metrics = logger.metrics
 
     def done(context: Any, started: float) -> None:
         elapsed = time.perf_counter() - started
@@ -105,7 +113,8 @@ def _logged(method: str, handler: Any, metrics: Metrics) -> Any:
             if name == "OK":
                 log.info("%s OK %.1fms", method, elapsed * 1000)
             else:
-                log.info("%s %s %.1fms %s", method, name, elapsed * 1000, context.peer())
+                peer = logger.peer_of(context.peer())
+                log.info("%s %s %.1fms %s", method, name, elapsed * 1000, peer)
 
     def unary(behavior: Any) -> Any:
         async def call(request: Any, context: Any) -> Any:
@@ -160,6 +169,8 @@ class GrpcServer:
 
     def __init__(self, executor: ThreadPoolExecutor) -> None:
         self.executor = executor
+        self.gate: ConnectionGate | None = None
+        """In front of the gRPC port when connections are capped per peer address."""
         self.loop = asyncio.new_event_loop()
         self.loop.set_default_executor(executor)
         self._thread = threading.Thread(target=self.loop.run_forever, name="grpc-loop")
@@ -180,8 +191,12 @@ class GrpcServer:
         if self.loop.is_closed():
             return
         try:
+            if self.gate is not None:
+                self.run(self.gate.stop_accepting())
             if self.aio is not None:
                 self.run(self.aio.stop(grace))
+            if self.gate is not None:
+                self.run(self.gate.close())
         finally:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join()
@@ -193,26 +208,90 @@ def create_server(
     config: ServerConfig, service: CanastaService
 ) -> tuple[GrpcServer, int, CanastaServicer]:
     """Build and bind (not start) the gRPC server for ``service``."""
+    raise_file_limit(files_needed(config))
     executor = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc")
     server = GrpcServer(executor)
-    servicer = CanastaServicer(service, executor)
+    gate = None
+    if config.max_connections_per_peer:
+        caps = ConnectionCaps("gRPC", config.max_connections, config.max_connections_per_peer)
+        gate = server.gate = ConnectionGate(caps)
+    servicer = CanastaServicer(service, executor, gate.peer_of if gate else str)
     try:
-        server.aio, port = server.run(_build(config, servicer))
+        server.aio, port = server.run(_build(config, servicer, gate))
     except BaseException:
         server.stop(None)
         raise
     return server, port, servicer
 
 
-async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.aio.Server, int]:
-    """The aio server with every service, bound (on the loop, which grpc.aio requires)."""
+def connection_options(config: ServerConfig) -> list[tuple[str, int]]:
+    """gRPC core's own connection limits (channel arguments; a misspelt one is ignored
+    without a word, so ``test_operating`` checks that each takes effect): the total cap, how
+    long a new connection may take to finish its handshake, and how long one may stay open
+    with no call. Keepalive pings find peers that vanished without closing (a Watch stream
+    on a dead connection would otherwise hold its place for hours)."""
+    return [
+        ("grpc.max_allowed_incoming_connections", config.max_connections),
+        ("grpc.server_handshake_timeout_ms", round(config.handshake_seconds * 1000)),
+        ("grpc.max_connection_idle_ms", config.idle_connection_seconds * 1000),
+        ("grpc.keepalive_time_ms", KEEPALIVE_SECONDS * 1000),
+        ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_SECONDS * 1000),
+    ]
+
+
+FILES_BESIDES_CONNECTIONS = 256
+"""Open files a server needs besides its gRPC connections: the database and its journal,
+the pool's connections, the metrics endpoint, the SMTP listener's sessions, webhook and
+mail deliveries, the log."""
+
+
+def files_needed(config: ServerConfig) -> int:
+    """Open files the caps let a server reach: two per gRPC connection through the gate (the
+    peer's and the gate's own to gRPC), one without it, and the rest. The systemd unit's
+    ``LimitNOFILE`` is well above it for the defaults (``test_deploy`` checks)."""
+    per_connection = 2 if config.max_connections_per_peer else 1
+    return (
+        config.max_connections * per_connection + METRICS_CONNECTIONS + (FILES_BESIDES_CONNECTIONS)
+    )
+
+
+def raise_file_limit(needed: int) -> None:
+    """Raise this process's limit of open files to ``needed`` if it is lower and the hard
+    limit allows (a shell's default is often 1,024), else warn: past the limit the server
+    cannot accept connections, and then nobody gets an answer."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < needed:
+        log.warning(
+            "the limit of open files is %d; max_connections needs %d: raise the limit "
+            "(LimitNOFILE in the systemd unit, ulimit -n) or lower max_connections",
+            target, needed,
+        )  # fmt: skip
+
+
+KEEPALIVE_SECONDS = 120
+"""How long a connection with a call open may stay silent before the server pings it."""
+KEEPALIVE_TIMEOUT_SECONDS = 20
+"""How long the server waits for the ping's answer before it closes the connection."""
+
+
+async def _build(
+    config: ServerConfig, servicer: CanastaServicer, gate: ConnectionGate | None
+) -> tuple[grpc.aio.Server, int]:
+    """The aio server with every service, bound (on the loop, which grpc.aio requires); with
+    a ``gate``, the gRPC server binds a loopback port of its own and the gate ``listen``."""
     limit = config.max_message_bytes
     server = grpc.aio.server(
-        interceptors=[RequestLogInterceptor(servicer.service.ctx.metrics)],
+        interceptors=[RequestLogInterceptor(servicer.service.ctx.metrics, servicer.peer_of)],
         options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
             ("grpc.so_reuseport", 0),  # a second server on the same port is an error
+            *connection_options(config),
         ],
     )
     pb_grpc.add_CanastaServicer_to_server(servicer, server)
@@ -231,12 +310,15 @@ async def _build(config: ServerConfig, servicer: CanastaServicer) -> tuple[grpc.
         for problem in certificate_problems(pair[1]):
             log.warning("%s", problem)
         credentials = grpc.ssl_server_credentials([pair])
-        bind = partial(server.add_secure_port, config.listen, credentials)
+        bind = partial(server.add_secure_port, server_credentials=credentials)
     else:
-        bind = partial(server.add_insecure_port, config.listen)
+        bind = server.add_insecure_port
+    address = config.listen if gate is None else "127.0.0.1:0"
     try:
-        port = bind()
-    except RuntimeError:  # newer grpcio raises where older ones returned 0
+        port = bind(address)
+        if gate is not None and port:
+            port = await gate.listen(config.listen, port)
+    except (RuntimeError, OSError):  # newer grpcio raises where older ones returned 0
         port = 0
     if not port:
         raise OSError(

@@ -57,10 +57,6 @@ class Sender:
     peer: str
 
 
-def _sender(context: Any) -> Sender:
-    return Sender(_token(context), peer_host(context.peer()))
-
-
 def _token(context: Any) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
@@ -78,8 +74,16 @@ async def _refuse(context: Any, exc: BaseException) -> NoReturn:
 
 
 class CanastaServicer(pb_grpc.CanastaServicer):
-    def __init__(self, service: CanastaService, executor: Executor) -> None:
+    def __init__(
+        self,
+        service: CanastaService,
+        executor: Executor,
+        peer_of: Callable[[str], str] = str,
+    ) -> None:
         self.service = service
+        self.peer_of = peer_of
+        """The real peer behind a connection gRPC sees (``server.edge.gate``), for the
+        limits per address."""
         self.executor = executor
         """Runs the calls' bodies when the database is across a network (not ``on_loop``)."""
         self.on_loop = not service.ctx.db.waits_on_network
@@ -93,6 +97,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         """Bearer tokens that turned out not valid, per peer address."""
         self.writes = RateLimit(config.limit_writes_per_minute, "this identity")
         """Writes, per signed-in player (or per peer address for a move without a token)."""
+        self.reads = RateLimit(
+            config.limit_reads_per_minute, "you (reads: views, moves, history, lists)"
+        )
+        """Reads, per signed-in player."""
         self.stopping = threading.Event()
         """Set at shutdown so that open Watch streams end."""
 
@@ -101,7 +109,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     ) -> Response:
         """``body(request, sender)`` (on the loop or in a worker thread: see the module's
         docstring); its error ends the call."""
-        sender = _sender(context)
+        sender = self._sender(context)
         try:
             return await self._body(body, request, sender)
         except Exception as exc:
@@ -112,21 +120,32 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     ) -> Response:
         """``_run`` for a call that needs no token: counted per peer address first."""
         try:
-            self.anonymous.spend(_sender(context).peer)
+            self.anonymous.spend(self._sender(context).peer)
         except LimitExceededError as exc:
             await _refuse(context, exc)
         return await self._run(context, body, request)
 
+    def _sender(self, context: Any) -> Sender:
+        return Sender(_token(context), peer_host(self.peer_of(context.peer())))
+
     def _caller(self, sender: Sender) -> Caller:
-        """The signed-in caller. A token that is not valid costs its address an unknown-token
-        allowance; an address that has used it up gets no more lookups for a while, so a
-        flood of made-up tokens stops before the database."""
-        self.unknown_tokens.check(sender.peer)
+        """The signed-in caller. Every token is looked up (one read by primary key), so a
+        valid one is served whatever else came from its address: behind a load balancer
+        every player has the same address, and refusing before the lookup let one
+        flooder lock them all out. What is counted is failures: each token that is not
+        valid costs its address, and one that used up its allowance has its failures
+        answered ``RESOURCE_EXHAUSTED`` (a flood, not a mistake) until it refills."""
         try:
             return self.service.authorize(sender.token)
         except UnauthenticatedError:
-            self.unknown_tokens.charge(sender.peer)
+            self.unknown_tokens.spend(sender.peer)
             raise
+
+    def _reader(self, sender: Sender) -> Caller:
+        """The signed-in caller of a read, counted against its allowance of reads."""
+        caller = self._caller(sender)
+        self.reads.spend(f"player:{caller.player.id}")
+        return caller
 
     def _writer(self, sender: Sender) -> Caller:
         """The signed-in caller of a write, counted against its allowance of writes."""
@@ -218,7 +237,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_settings, request)
 
     def _get_settings(self, request: pb.GetSettingsRequest, sender: Sender) -> pb.Settings:
-        return convert.settings_to_pb(self.service.settings(self._caller(sender)))
+        return convert.settings_to_pb(self.service.settings(self._reader(sender)))
 
     async def UpdateSettings(self, request: pb.UpdateSettingsRequest, context: Any) -> Any:
         return await self._run(context, self._update_settings, request)
@@ -265,7 +284,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         self, request: pb.ListMyMatchesRequest, sender: Sender
     ) -> pb.ListMyMatchesResponse:
         found, following = self.service.list_my_matches(
-            self._caller(sender), request.page_size, request.page_token, request.active_only
+            self._reader(sender), request.page_size, request.page_token, request.active_only
         )
         return pb.ListMyMatchesResponse(
             matches=[convert.summary_to_pb(s) for s in found], next_page_token=following
@@ -277,7 +296,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_view, request)
 
     def _get_view(self, request: pb.GetViewRequest, sender: Sender) -> pb.GetViewResponse:
-        view = self.service.get_view(self._caller(sender), request.match_id)
+        view = self.service.get_view(self._reader(sender), request.match_id)
         return pb.GetViewResponse(view=convert.match_view_to_pb(view))
 
     async def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
@@ -294,7 +313,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_moves, request)
 
     def _get_moves(self, request: pb.GetMovesRequest, sender: Sender) -> pb.GetMovesResponse:
-        version, groups = self.service.get_moves(self._caller(sender), request.match_id)
+        version, groups = self.service.get_moves(self._reader(sender), request.match_id)
         return pb.GetMovesResponse(
             match_id=request.match_id,
             version=version,
@@ -309,7 +328,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
     def _get_history(self, request: pb.GetHistoryRequest, sender: Sender) -> pb.GetHistoryResponse:
         history = self.service.get_history(
-            self._caller(sender), request.match_id, request.after_seq
+            self._reader(sender), request.match_id, request.after_seq
         )
         return convert.history_to_pb(history)
 
@@ -321,7 +340,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         """
         loop = asyncio.get_running_loop()
         try:
-            caller, subscription, initial = await self._subscribed(request, _sender(context))
+            caller, subscription, initial = await self._subscribed(request, self._sender(context))
         except Exception as exc:
             await _refuse(context, exc)
         news = asyncio.Event()
@@ -406,7 +425,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _subscribe(
         self, request: pb.WatchRequest, sender: Sender
     ) -> tuple[Caller, Subscription, list[Change]]:
-        caller = self._caller(sender)
+        caller = self._reader(sender)
         subscription, initial = self.service.watch(caller, list(request.match_ids), sender.token)
         return caller, subscription, initial
 

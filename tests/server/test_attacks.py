@@ -9,10 +9,16 @@ open stream, and floods. The property test over the option space and the fuzz te
 
 from __future__ import annotations
 
+import logging
+import os
 import re
+import signal
+import sys
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -26,11 +32,12 @@ from shared import protocol
 from shared.crypto.keys import generate_private_key
 from shared.pb import canasta_pb2 as pb
 from shared.rules import PRESETS, make_config
-from tests.testkit import PlayerClient, authoritative_state
+from tests.testkit import PlayerClient, authoritative_state, start_server_process
 
 from ..shared.crypto.test_weak_keys import SMALL_ORDER
 from .audit import NOBODY, LeakAudit
 from .conftest import AppFactory
+from .floodkit import close_all, closed_by_server, idle_connections, refusal_lines
 
 Players = Callable[..., PlayerClient]
 Metadata = tuple[tuple[str, str], ...]
@@ -408,12 +415,16 @@ def test_challenges_per_key_are_bounded_and_nobody_can_lock_a_player_out(
         assert alice.stub.Authenticate(alice.answer(fresh)).token
 
 
-def test_made_up_tokens_are_limited_per_address(make_app: AppFactory) -> None:
-    """Each token that is not valid costs its address; once that is used up, no more tokens
-    from there are looked up in the database until it refills."""
+def test_made_up_tokens_are_limited_per_address_and_valid_ones_still_served(
+    make_app: AppFactory,
+) -> None:
+    """Each token that is not valid costs its address; once that is used up, its failures
+    are refused as a flood. A valid token from the same address is still served: behind a
+    load balancer every player has one address, and one flooder must not lock them out."""
     app = make_app(limit_anonymous_per_minute=5)
     with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
-        stub = PlayerClient(channel).stub
+        alice = PlayerClient(channel).join_server("alice")
+        stub = alice.stub
         codes = []
         for n in range(8):
             metadata = (("authorization", f"Bearer made-up-{n}"),)
@@ -423,6 +434,8 @@ def test_made_up_tokens_are_limited_per_address(make_app: AppFactory) -> None:
                 codes.append(error.code())
         assert codes[:5] == [grpc.StatusCode.UNAUTHENTICATED] * 5
         assert codes[5:] == [grpc.StatusCode.RESOURCE_EXHAUSTED] * 3
+        assert alice.my_matches() is not None  # her valid token, from the same address
+        assert alice.create_match(bot_seats=[1, 2, 3]).match.match_id
 
 
 def test_server_info_is_never_limited(make_app: AppFactory) -> None:
@@ -459,6 +472,43 @@ def test_writes_are_limited_per_player_and_replays_spend_the_senders_allowance(
         assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "a minute" in (error.details() or "")
         assert dump(app) == before
+
+
+def test_reads_are_limited_per_player_and_a_flood_of_them_starves_nobody(
+    make_app: AppFactory,
+) -> None:
+    """Issue 25's flood: one account asking for its match list from three threads. Its reads
+    run out (``RESOURCE_EXHAUSTED``); another player's views are served all along."""
+    app = make_app(limit_reads_per_minute=20)
+    with (
+        grpc.insecure_channel(f"127.0.0.1:{app.port}") as flooding,
+        grpc.insecure_channel(f"127.0.0.1:{app.port}") as playing,
+    ):
+        mallory = PlayerClient(flooding).join_server("mallory")
+        bob = PlayerClient(playing).join_server("bob")
+        match_id = bob.create_match(bot_seats=[1, 2, 3]).match.match_id
+        codes: list[grpc.StatusCode] = []
+        details: list[str] = []
+
+        def flood() -> None:
+            for _ in range(15):
+                try:
+                    mallory.my_matches()
+                    codes.append(grpc.StatusCode.OK)
+                except grpc.RpcError as error:
+                    codes.append(error.code())
+                    details.append(error.details() or "")
+
+        threads = [threading.Thread(target=flood) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        views = [bob.view(match_id).match.match_id for _ in range(5)]
+        for thread in threads:
+            thread.join()
+        assert views == [match_id] * 5
+        assert set(codes) == {grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED}
+        assert 20 <= codes.count(grpc.StatusCode.OK) < 25  # the burst, and what refilled
+        assert "at most 20 a minute" in details[0]
 
 
 def test_open_matches_per_player_are_limited(
@@ -542,3 +592,104 @@ def test_a_long_match_id_is_not_found_and_not_echoed(
         error = _refused(call)
         assert error.code() == grpc.StatusCode.NOT_FOUND
         assert len(error.details() or "") < 200
+
+
+# -- 8. connections ---------------------------------------------------------------------------
+
+
+def test_one_address_holding_idle_connections_starves_nobody(tmp_path: Path) -> None:
+    """The attack of issue 25: one peer opens more idle connections than the server has file
+    descriptors. The server here runs with 400 (``prlimit``) as the unit's 1,024 would be:
+    without caps it accepts until it runs out and then answers nobody. With them the peer
+    keeps ``max_connections_per_peer``, the rest are closed at once, one log line says so,
+    and another client is served meanwhile."""
+    (tmp_path / "none.toml").write_text("")
+    env = {
+        **os.environ,
+        "CANASTA_SERVER_CONFIG": str(tmp_path / "none.toml"),
+        "CANASTA_SERVER_MAX_CONNECTIONS": "48",
+        "CANASTA_SERVER_MAX_CONNECTIONS_PER_PEER": "8",
+        "CANASTA_SERVER_HANDSHAKE_SECONDS": "60",  # the flood stays as long as it can
+    }
+    data = tmp_path / "server"
+    command = ("prlimit", "--nofile=400:400", sys.executable, "-m", "server")
+    server, port = start_server_process(data, env=env, command=command)
+    try:
+        flood = idle_connections(port, 500)
+        try:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = PlayerClient(channel).stub
+                assert stub.GetServerInfo(pb.GetServerInfoRequest(), timeout=10).server_public_key
+                alice = PlayerClient(channel).join_server("alice")
+                assert alice.create_match(bot_seats=[1, 2, 3]).match.match_id
+            assert closed_by_server(flood, at_least=500 - 8) == 500 - 8
+        finally:
+            close_all(flood)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(30) == 0
+    lines = refusal_lines(data / "server.log", "gRPC")
+    assert len(lines) == 1, lines  # once a minute per address, not once per connection
+    assert "from ipv4:127.0.0.2" in lines[0]
+    assert "8 connections are open" in lines[0]
+
+
+@pytest.mark.parametrize("engine", ["sqlite"])
+def test_through_the_gate_the_limits_and_the_log_see_the_real_peer(
+    app: App, caplog: pytest.LogCaptureFixture
+) -> None:
+    """gRPC sees every connection coming from the gate's own loopback socket; the servicer
+    and the log must name the peer behind it (else every player would share one address's
+    allowances)."""
+    caplog.set_level(logging.INFO, logger="canasta.server")
+    gate = app.server.gate
+    assert gate is not None
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        stub = PlayerClient(channel).stub
+        _refused(lambda: stub.GetView(pb.GetViewRequest(match_id="m")))  # no token
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # logged as the handler ends, maybe a moment later
+            lines = [
+                r.getMessage()
+                for r in caplog.records
+                if "GetView UNAUTHENTICATED" in r.getMessage()
+            ]
+            if lines:
+                break
+            time.sleep(0.02)
+        peer = lines[0].rsplit(" ", 1)[1]
+        assert peer in gate.origin.values()  # the client's own address and port
+        assert peer not in gate.origin  # not the gate's socket
+
+
+@pytest.mark.parametrize("engine", ["sqlite"])
+@pytest.mark.parametrize("per_peer", [0, 8])
+def test_grpc_closes_connections_past_the_cap_and_silent_or_idle_ones(
+    make_app: AppFactory, per_peer: int
+) -> None:
+    """gRPC's own channel arguments (``connection_options``) take effect, with and without the
+    gate: a misspelt one would be ignored without a word."""
+    app = make_app(max_connections=3, max_connections_per_peer=per_peer, handshake_seconds=60)
+    flood = idle_connections(app.port, 5, source="127.0.0.1")
+    try:
+        assert closed_by_server(flood, at_least=2) == 2  # past the total cap: at once
+    finally:
+        close_all(flood)
+    app = make_app(
+        "quick", max_connections_per_peer=per_peer, handshake_seconds=0.3, idle_connection_seconds=1
+    )
+    silent = idle_connections(app.port, 1, source="127.0.0.1")
+    # A client that finished the HTTP/2 handshake (preface, settings, settings ack) and then
+    # makes no call: closed as idle.
+    idle = idle_connections(app.port, 1, source="127.0.0.1")
+    idle[0].sendall(HTTP2_PREFACE + SETTINGS + SETTINGS_ACK)
+    try:
+        assert closed_by_server(silent, at_least=1) == 1
+        assert closed_by_server(idle, at_least=1) == 1
+    finally:
+        close_all(silent + idle)
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # an empty SETTINGS frame
+SETTINGS_ACK = bytes([0, 0, 0, 4, 1, 0, 0, 0, 0])

@@ -43,6 +43,12 @@ def test_file_then_environment_then_options(tmp_path: Path) -> None:
         ('tls_cert = "cert.pem"', "go together"),
         ('max_workers = "many"', "whole number"),
         ("listen = [", "not valid TOML"),
+        ("max_connections = 0", "max_connections must be 1 to 1000000"),
+        ("max_connections_per_peer = -1", "max_connections_per_peer must be 0 to"),
+        ("idle_connection_seconds = 0", "idle_connection_seconds must be 1 to 86400"),
+        ("handshake_seconds = 0.01", "handshake_seconds must be 0.1 to 300"),
+        ('handshake_seconds = "soon"', "must be a number"),
+        ("limit_reads_per_minute = -1", "limit_reads_per_minute must be 0"),
     ],
 )
 def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> None:

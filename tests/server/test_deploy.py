@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from server.config import ServerConfig
+from server.edge.grpc_server import files_needed
 from tests.testkit import start_server_process
 
 from .tlskit import self_signed
@@ -48,6 +50,13 @@ def test_the_systemd_unit_is_hardened_and_restarts_on_failure() -> None:
     assert "sudo cp deploy/canasta-server.service /etc/systemd/system/" in page
     assert "/opt/canasta/bin/pip install ." in page  # where ExecStart finds the program
     assert service["ExecStart"].startswith("/opt/canasta/bin/canasta-server ")
+
+
+def test_the_units_file_limit_covers_the_connection_caps() -> None:
+    """Issue 25: systemd's default of 1,024 open files ran out before any cap was reached, and
+    then the server accepted nobody. The unit's limit covers what the default caps allow."""
+    limit = int(_unit()["Service"]["LimitNOFILE"])
+    assert limit >= files_needed(ServerConfig(data_dir=Path("/nonexistent"))) > 1024
 
 
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze here")

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from server.__main__ import app as cli
 from server.app import App
+from server.metrics import PER_PEER
 from server.service.accounts import Caller
 from server.store.db import Database
 from server.store.migrations import migrate
@@ -38,6 +39,7 @@ from tests.testkit import (
 )
 
 from .conftest import AppFactory
+from .floodkit import close_all, closed_by_server, idle_connections, refusal_lines
 
 SERVER = (sys.executable, "-m", "server")
 
@@ -399,6 +401,38 @@ def test_the_metrics_endpoint_counts_calls_moves_streams_and_commits(tmp_path: P
     assert not any(match_id in label or "alice" in label for label in labels)
     assert status.returncode == 0, status.stderr
     assert "open watch streams               1" in status.stdout
+
+
+def test_the_metrics_endpoint_caps_connections_and_closes_idle_ones(tmp_path: Path) -> None:
+    """Issue 25: idle connections to the metrics endpoint each held a thread for good. Now one
+    address holds at most ``PER_PEER`` (the rest are closed at once, in one log line), each
+    is closed after ``handshake_seconds`` of silence, and a scrape is served meanwhile."""
+    data = tmp_path / "server"
+    env = _env(tmp_path, metrics_listen="127.0.0.1:0", handshake_seconds="1")
+    process, banner = serve_with_banner(data, env=env)
+    metrics_port = banner_port(banner, "metrics on ")
+    try:
+        threads_before = _threads(process.pid)
+        flood = idle_connections(metrics_port, 50)
+        try:
+            assert closed_by_server(flood, at_least=50 - PER_PEER) >= 50 - PER_PEER
+            # One thread per connection held (50 before the caps); 2 to spare for any the
+            # server starts on its own meanwhile.
+            assert _threads(process.pid) <= threads_before + PER_PEER + 2
+            assert "canasta_watch_streams_open" in _scrape(metrics_port)
+            assert closed_by_server(flood, at_least=50) == 50  # the held ones: timed out
+        finally:
+            close_all(flood)
+    finally:
+        _stop(process)
+    lines = refusal_lines(data / "server.log", "metrics")
+    assert len(lines) == 1, lines
+    assert "ipv4:127.0.0.2" in lines[0]
+
+
+def _threads(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("Threads:", 1)[1].split()[0])
 
 
 @pytest.mark.slow
