@@ -9,9 +9,12 @@ server does not hear of a move another process stored until a bot's turn comes u
 
 from __future__ import annotations
 
+import os
+import select
 import sys
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import typer
 
@@ -21,6 +24,8 @@ from shared.armor import MAX_TEXT_CHARS
 
 EX_TEMPFAIL = 75
 """sysexits.h: a mail server keeps the message and tries the pipe again later."""
+DRAIN_SECONDS = 30.0
+"""How long ``mail-in`` reads and drops the rest of a mail larger than ``MAX_MAIL_BYTES``."""
 
 
 @app.command("submit-armored")
@@ -69,7 +74,7 @@ def mail_in() -> None:
     the server itself failed."""
     from server.app import open_service
 
-    raw = sys.stdin.buffer.read(MAX_MAIL_BYTES + 1)
+    raw = read_mail(sys.stdin.buffer)
     try:
         db, service, bots = open_service(server_config())
     except Exception as exc:  # the database is down: let the mail server retry
@@ -89,3 +94,20 @@ def mail_in() -> None:
     finally:
         db.dispose()
     typer.echo(f"mail {outcome.status}: {outcome.detail}")
+
+
+def read_mail(stream: BinaryIO, drain_seconds: float = DRAIN_SECONDS) -> bytes:
+    """The mail on ``stream``, or its first ``MAX_MAIL_BYTES + 1`` bytes (too large: it will
+    be ignored). The rest of a larger mail is read and dropped, for ``drain_seconds`` at most,
+    so that the mail server piping it sees the whole mail taken rather than a broken pipe
+    (and does not bounce it, to a sender who may be forged, or try again)."""
+    raw = stream.read(MAX_MAIL_BYTES + 1)
+    if len(raw) <= MAX_MAIL_BYTES:
+        return raw
+    descriptor = stream.fileno()
+    deadline = time.monotonic() + drain_seconds
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([descriptor], [], [], left)
+        if not ready or not os.read(descriptor, 1 << 16):
+            break  # the time is up, or the end of the mail
+    return raw

@@ -366,7 +366,7 @@ def test_reply_codes_are_single_use_bound_to_their_player_and_expire(
     # Someone else's valid code from another player's address (as a forged From with a
     # stolen code would come), a made-up code, several codes, no code: refused.
     refused(_reply(turn, them, "draw"), "not valid")
-    refused(_reply(turn, them, "draw", code="canasta-aaaaaaaaaaaa"), "not valid")
+    refused(_reply(turn, them, "draw now", code="canasta-aaaaaaaaaaaa"), "not valid")
     code = _code(turn["Subject"])
     refused(_mail(them, f"draw\n{code} canasta-aaaaaaaaaaaa", Subject="Re: hi"), "several")
     refused(_mail(them, "draw\n\nmeld 7h 7c 7d"), "no move found")
@@ -471,9 +471,9 @@ def test_refusals_to_one_player_are_capped_per_hour(
     app.service.ctx.clock = clock
     ann = players("ann")
     verified(app, box, ann, "ann@example.org", "off")
-    statuses = [
-        app.service.mail.receive(_mail("ann@example.org", "no move here")).status
-        for _ in range(REFUSALS_PER_HOUR + 5)
+    statuses = [  # each its own text: the same text again gets no second answer anyway
+        app.service.mail.receive(_mail("ann@example.org", f"no move here ({n})")).status
+        for n in range(REFUSALS_PER_HOUR + 5)
     ]
     assert statuses == ["refused"] * REFUSALS_PER_HOUR + ["ignored"] * 5
     app.service.outbox.deliver()
