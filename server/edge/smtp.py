@@ -257,7 +257,7 @@ class SmtpListener:
         self.host = host.strip("[]")
         self.port = int(port)
         self.limits = limits or ListenerLimits()
-        gate = _Gate(self.limits)
+        self._gate = gate = _Gate(self.limits)
         # aiosmtpd logs every connection and command line at INFO, and per connection at
         # WARNING: a flood of connections would flood the log. The gate logs refusals.
         logging.getLogger("mail.log").setLevel(logging.ERROR)
@@ -272,6 +272,11 @@ class SmtpListener:
             ident="canasta-server",
         )
         self._running = False
+
+    @property
+    def connections(self) -> int:
+        """How many connections the listener holds now."""
+        return self._gate.total
 
     def start(self) -> None:
         self.controller.start()
