@@ -70,11 +70,16 @@ def mail_in() -> None:
     the move in it; the answer goes to the player's verified address only.
 
     Exits 0 for every mail it read, answered or ignored (a non-zero exit would make the
-    mail server bounce hostile mail to its forged sender), and 75 (try again later) when
-    the server itself failed."""
+    mail server bounce hostile mail to its forged sender), a mail over 64 KiB included
+    (read to its end and ignored), and 75 (try again later) when the server itself failed
+    or the mail could not be read."""
     from server.app import open_service
 
-    raw = read_mail(sys.stdin.buffer)
+    try:
+        raw = read_mail(sys.stdin.buffer)
+    except OSError as exc:
+        typer.echo(f"canasta-server: mail-in could not read the mail: {exc}", err=True)
+        raise typer.Exit(code=EX_TEMPFAIL) from None
     try:
         db, service, bots = open_service(server_config())
     except Exception as exc:  # the database is down: let the mail server retry

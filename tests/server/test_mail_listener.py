@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from server.app import App
-from server.edge.smtp import ListenerLimits, SmtpListener
+from server.edge.smtp import ListenerLimits, SmtpListener, peer_key
 from server.service.mailin import MAX_MAIL_BYTES, MAX_PARTS, REFUSALS_PER_HOUR
 from shared.armor import armor
 from tests.testkit import PlayerClient
@@ -401,3 +401,10 @@ def test_forged_mail_cannot_silence_the_answer_to_a_real_reply(
     app.service.outbox.deliver()
     (answer,) = box.to("ann@example.org")
     assert "Your mail moved nothing:" in mail_text(answer)
+
+
+def test_peers_are_counted_by_host_and_an_ipv6_one_by_its_64() -> None:
+    assert peer_key(("127.0.0.1", 2525)) == "ipv4:127.0.0.1"
+    assert peer_key(("2001:db8::1", 2525, 0, 0)) == "ipv6:2001:db8::/64"
+    assert peer_key(("2001:db8::2:1", 2526, 0, 0)) == "ipv6:2001:db8::/64"
+    assert peer_key(("::ffff:192.0.2.7", 2525, 0, 0)) == "ipv4:192.0.2.7"

@@ -535,3 +535,31 @@ def test_a_digest_carries_a_code_for_each_table_where_it_is_your_move(
     assert len(found) == 1
     outcome = app.service.mail.receive(_mail("ann@example.org", f"deal\n\n> {found[0]}"))
     assert outcome.status == "stored", outcome.detail
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [
+        ("Ann Smith <Ann@Example.org>", "ann@example.org"),
+        ('"Smith, Ann" <ann@example.org>', "ann@example.org"),
+        ("=?utf-8?b?Wm/DqyBNw7xsbGVy?= <ann@example.org>", "ann@example.org"),
+        ("Zoë Müller <ann@example.org>", "ann@example.org"),  # raw UTF-8 (SMTPUTF8)
+        ("ann@example.org (Ann Smith)", "ann@example.org"),
+        ("<ann@example.org>", "ann@example.org"),
+        ("ann@example.org <eve@example.net>", None),  # clients show eve's
+        ("eve@example.net <ann@example.org>", None),
+        ('"eve@example.net" <ann@example.org>', None),
+        ("=?utf-8?q?eve=40example.net?= <ann@example.org>", None),
+        ("Ann <ann@example.org>, Eve <eve@example.net>", None),
+        ("Ann <ann@example.org> <eve@example.net>", None),
+        ("friends: ann@example.org;", None),
+        ("Ann <ann@example.org", None),
+        ("(" * 600 + ")" * 600 + " ann@example.org", None),  # the parser recurses per level
+        ("x" * 1000 + " <ann@example.org>", None),
+    ],
+)
+def test_from_is_read_by_its_address_part_alone(value: str, address: str | None) -> None:
+    from server.service.mailin import _HEADERS, _sender
+
+    headers = _HEADERS.parsebytes(f"From: {value}\r\n\r\n".encode(), headersonly=True)
+    assert _sender(headers) == address
