@@ -65,7 +65,16 @@ def submit_armored(
 
 
 @app.command("mail-in")
-def mail_in() -> None:
+def mail_in(
+    sender: Annotated[
+        str | None,
+        typer.Option(
+            help="The envelope sender, if the mail server passes it (Postfix: ${sender}, or "
+            '"$SENDER" in an alias); the null sender of bounces and auto-replies (empty, <> '
+            "or MAILER-DAEMON) drops the mail unread."
+        ),
+    ] = None,
+) -> None:
     """Read one raw mail from standard input (a mail server's pipe delivery) and act on
     the move in it; the answer goes to the player's verified address only.
 
@@ -87,7 +96,7 @@ def mail_in() -> None:
         raise typer.Exit(code=EX_TEMPFAIL) from None
     try:
         try:
-            outcome = service.mail.receive(raw)
+            outcome = service.mail.receive(raw, sender)
         except Exception as exc:
             typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
             raise typer.Exit(code=EX_TEMPFAIL) from None

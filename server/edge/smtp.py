@@ -232,8 +232,6 @@ class _Handler:
         if not isinstance(raw, bytes):
             return "554 5.6.0 unreadable message"
         sender = str(envelope.mail_from or "")
-        if sender == "<>":  # the null sender, as aiosmtpd spells it
-            sender = ""
         try:
             outcome = await asyncio.to_thread(self.mail.receive, raw, sender)
         except Exception:

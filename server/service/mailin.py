@@ -90,6 +90,9 @@ forger has no valid code, so the second allowance keeps the answers to the playe
 replies. (Receipts need no cap: one goes out per move stored, never for a block sent again.)"""
 _HOUR_MS = 3_600_000
 _QUIET_PRECEDENCE = frozenset({"bulk", "junk", "list", "auto_reply"})
+_NULL_SENDERS = frozenset({"", "<>", "mailer-daemon"})
+"""The null envelope sender, as aiosmtpd (``<>``) and Postfix's pipe (``MAILER-DAEMON``)
+pass it: no move comes from it (RFC 5321 and 3834 give it to bounces and auto-replies)."""
 _UNREADABLE = (
     ValueError,
     TypeError,
@@ -179,9 +182,10 @@ class MailIn:
 
     def receive(self, raw: bytes, envelope_sender: str | None = None) -> MailOutcome:
         """Handle one raw mail (RFC 5322 bytes); ``envelope_sender`` is the SMTP ``MAIL
-        FROM`` when known ("" for the null sender). See the module's docstring for what is
+        FROM`` when known (the null sender as "", ``<>`` or ``MAILER-DAEMON``, as mail servers
+        spell it). See the module's docstring for what is
         answered and what is ignored. Never raises for anything the mail contains."""
-        if envelope_sender == "":
+        if envelope_sender is not None and envelope_sender.strip().lower() in _NULL_SENDERS:
             return _ignored("a null envelope sender: a bounce or an automatic reply")
         if len(raw) > MAX_MAIL_BYTES:
             return _ignored(f"larger than {MAX_MAIL_BYTES} bytes")

@@ -228,6 +228,13 @@ def test_mail_in_takes_an_oversized_or_nested_mail_whole_and_exits_0(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert b"mail ignored: the sender is no player's verified address" in done.stdout
     assert b"Traceback" not in done.stderr
+    # A bounce (the null envelope sender, as Postfix's pipe passes it): dropped unread.
+    bounce = subprocess.run(
+        [*command, "--sender", "MAILER-DAEMON"], input=nested_mail("Ann <ann@example.org>"),
+        capture_output=True, env=clean_env(), timeout=RUN_TIMEOUT, check=False,
+    )  # fmt: skip
+    assert bounce.returncode == 0, bounce.stderr
+    assert b"mail ignored: a null envelope sender" in bounce.stdout
 
 
 def nested_mail(sender: str) -> bytes:
