@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from server.config import ServerConfig
 from server.edge.grpc_server import GrpcServer, create_server
 from server.edge.servicer import CanastaServicer
-from server.edge.smtp import SmtpListener
+from server.edge.smtp import ListenerLimits, SmtpListener
 from server.keys import load_keys
 from server.service.bots import BotRunner, Chooser
 from server.service.context import ServiceContext
@@ -108,7 +108,9 @@ def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
     listener = None
     if config.smtp_listen:
         try:
-            listener = SmtpListener(service.mail, config.smtp_listen, config.mail_from)
+            listener = SmtpListener(
+                service.mail, config.smtp_listen, config.mail_from, ListenerLimits.of(config)
+            )
         except ValueError as exc:
             raise OSError(str(exc)) from None  # ``serve`` reports it in one line
     feed = ChangeFeed(service.ctx)

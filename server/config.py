@@ -131,6 +131,18 @@ class ServerConfig:
     smtp_listen: str = ""
     """host:port of the server's own SMTP listener for mail to ``mail_from`` (moves by mail,
     ``server.edge.smtp``); empty: none (mail can still come in through ``mail-in``)."""
+    limit_smtp_connections: int = 64
+    """Connections the SMTP listener holds at once, from everyone (1 to 10000); one more is
+    greeted with 421 and closed."""
+    limit_smtp_connections_per_peer: int = 8
+    """Connections the SMTP listener holds at once from one peer address, an IPv6 one by its
+    /64 (1 to 1000)."""
+    limit_smtp_mails_per_minute: int = 300
+    """Mails a minute the SMTP listener takes from everyone (0: no limit; at most 100000);
+    past it, a mail gets 450 and the sending server tries again later."""
+    limit_smtp_mails_per_minute_per_peer: int = 30
+    """Mails a minute the SMTP listener takes from one peer address (0: no limit; at most
+    100000)."""
     outbox_poll_ms: int = 1000
     """How often this process looks for notifications to deliver."""
     digest_hour: int = 8
@@ -256,7 +268,9 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "max_connections_per_peer", "idle_connection_seconds", "smtp_port",
          "outbox_poll_ms", "digest_hour", "vacation_days_per_year",
          "waiting_match_days", "outbox_workers", "limit_code_mails_per_address",
-         "limit_code_mails_per_hour"}  # fmt: skip
+         "limit_code_mails_per_hour", "limit_smtp_connections",
+         "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
+         "limit_smtp_mails_per_minute_per_peer"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
@@ -268,6 +282,10 @@ _RANGES = {
     "outbox_workers": (1, 64),
     "limit_code_mails_per_address": (1, 100),
     "limit_code_mails_per_hour": (1, 100_000),
+    "limit_smtp_connections": (1, 10_000),
+    "limit_smtp_connections_per_peer": (1, 1_000),
+    "limit_smtp_mails_per_minute": (0, 100_000),
+    "limit_smtp_mails_per_minute_per_peer": (0, 100_000),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

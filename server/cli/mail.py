@@ -9,9 +9,12 @@ server does not hear of a move another process stored until a bot's turn comes u
 
 from __future__ import annotations
 
+import os
+import select
 import sys
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 import typer
 
@@ -21,6 +24,8 @@ from shared.armor import MAX_TEXT_CHARS
 
 EX_TEMPFAIL = 75
 """sysexits.h: a mail server keeps the message and tries the pipe again later."""
+DRAIN_SECONDS = 30.0
+"""How long ``mail-in`` reads and drops the rest of a mail larger than ``MAX_MAIL_BYTES``."""
 
 
 @app.command("submit-armored")
@@ -60,16 +65,30 @@ def submit_armored(
 
 
 @app.command("mail-in")
-def mail_in() -> None:
+def mail_in(
+    sender: Annotated[
+        str | None,
+        typer.Option(
+            help="The envelope sender, if the mail server passes it (Postfix: ${sender}, or "
+            '"$SENDER" in an alias); the null sender of bounces and auto-replies (empty, <> '
+            "or MAILER-DAEMON) drops the mail unread."
+        ),
+    ] = None,
+) -> None:
     """Read one raw mail from standard input (a mail server's pipe delivery) and act on
     the move in it; the answer goes to the player's verified address only.
 
     Exits 0 for every mail it read, answered or ignored (a non-zero exit would make the
-    mail server bounce hostile mail to its forged sender), and 75 (try again later) when
-    the server itself failed."""
+    mail server bounce hostile mail to its forged sender), a mail over 64 KiB included
+    (read to its end and ignored), and 75 (try again later) when the server itself failed
+    or the mail could not be read."""
     from server.app import open_service
 
-    raw = sys.stdin.buffer.read(MAX_MAIL_BYTES + 1)
+    try:
+        raw = read_mail(sys.stdin.buffer)
+    except OSError as exc:
+        typer.echo(f"canasta-server: mail-in could not read the mail: {exc}", err=True)
+        raise typer.Exit(code=EX_TEMPFAIL) from None
     try:
         db, service, bots = open_service(server_config())
     except Exception as exc:  # the database is down: let the mail server retry
@@ -77,7 +96,7 @@ def mail_in() -> None:
         raise typer.Exit(code=EX_TEMPFAIL) from None
     try:
         try:
-            outcome = service.mail.receive(raw)
+            outcome = service.mail.receive(raw, sender)
         except Exception as exc:
             typer.echo(f"canasta-server: mail-in failed: {exc}", err=True)
             raise typer.Exit(code=EX_TEMPFAIL) from None
@@ -89,3 +108,20 @@ def mail_in() -> None:
     finally:
         db.dispose()
     typer.echo(f"mail {outcome.status}: {outcome.detail}")
+
+
+def read_mail(stream: BinaryIO, drain_seconds: float = DRAIN_SECONDS) -> bytes:
+    """The mail on ``stream``, or its first ``MAX_MAIL_BYTES + 1`` bytes (too large: it will
+    be ignored). The rest of a larger mail is read and dropped, for ``drain_seconds`` at most,
+    so that the mail server piping it sees the whole mail taken rather than a broken pipe
+    (and does not bounce it, to a sender who may be forged, or try again)."""
+    raw = stream.read(MAX_MAIL_BYTES + 1)
+    if len(raw) <= MAX_MAIL_BYTES:
+        return raw
+    descriptor = stream.fileno()
+    deadline = time.monotonic() + drain_seconds
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([descriptor], [], [], left)
+        if not ready or not os.read(descriptor, 1 << 16):
+            break  # the time is up, or the end of the mail
+    return raw

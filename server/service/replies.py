@@ -5,7 +5,9 @@ that shows a table where it is their move, a code such as ``canasta-k7p2xq4mzt9a
 (60 bits), stored only as its SHA-256, bound to that player, that match and that version, and
 good for ``CODE_TTL_MS``. A reply that carries it (mail clients keep the subject, where the
 code also is) and whose first unquoted lines hold a move is played for the player, once: the
-code is spent before the move is tried, so every answer carries a fresh one.
+code is spent with the move it stores, and is good for that version of the match only, so it
+can never store a second move; a reply that is refused (an auto-responder's, a typing slip)
+leaves it good, and every answer carries a fresh one besides.
 
 Such a move is signed by the server's attest key (``server.keys``) on the player's behalf:
 what vouches for it is the player's verified address and the secret code, not the player's

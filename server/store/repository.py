@@ -311,6 +311,25 @@ class Repository(PreparedRepository):
         ).all()
         return len(rows)
 
+    def notice_facts(
+        self, player_id: int, kind: str, since: int, limit: int
+    ) -> list[dict[str, object]]:
+        """The facts of the player's latest ``limit`` notifications of ``kind`` since
+        ``since``, newest first: what the answers to their mail said lately."""
+        rows = self.session.exec(
+            select(NotificationRow.detail_json)
+            .where(NotificationRow.player_id == player_id)
+            .where(NotificationRow.kind == kind)
+            .where(col(NotificationRow.created_ms) >= since)
+            .order_by(col(NotificationRow.id).desc())
+            .limit(limit)
+        ).all()
+        found: list[dict[str, object]] = []
+        for detail in rows:
+            facts = json.loads(detail)
+            found.append(facts if isinstance(facts, dict) else {})
+        return found
+
     # -- reply codes (moves by mail reply) ------------------------------------------------------
 
     def add_reply_code(

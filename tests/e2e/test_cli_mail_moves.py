@@ -130,6 +130,12 @@ def test_armored_moves_by_the_operator_and_by_mail(
     stranger = operator(server, "mail-in", stdin=mail_from("eve@example.net", block))
     assert stranger.returncode == 0
     assert b"mail ignored: the sender is no player's verified address" in stranger.stdout
+    # Her own mail nested a thousand deep: one short refusal, exit 0, no traceback.
+    nested = operator(server, "mail-in", stdin=nested_mail(f"Ann <{ANN}>"))
+    assert nested.returncode == 0, nested.stderr
+    assert b"mail refused: the mail has more than 16 parts" in nested.stdout
+    assert b"Traceback" not in nested.stderr
+    assert "more than 16 parts" in box.wait_for("Move refused")
     # The discard, on the table after the draw, as a block in a mail piped to mail-in.
     drawn = ann.json("show")
     assert int(drawn["version"]) == seq
@@ -192,3 +198,49 @@ def test_moves_by_reply_from_the_command_line_to_the_history(
     assert "you (seat 0) [by mail reply, server-attested]: draw" in history, history
     off = ann.run("notify", "email", "each", "--no-allow-reply-moves").stdout
     assert "moves by replying" not in off
+
+
+def test_mail_in_takes_an_oversized_or_nested_mail_whole_and_exits_0(tmp_path: Path) -> None:
+    """Issue 25, 16 and 1: the mail server piping a mail over 64 KiB sees all of it taken (no
+    broken pipe), and a mail nested a thousand deep is read without a traceback; both are
+    ignored with exit 0 (no bounce, no retry)."""
+    command = [CANASTA_SERVER, "--data-dir", str(tmp_path), "mail-in"]
+    big = mail_from("eve@example.net", "x" * 70 + "\n") * 16_000  # about 1.4 MB
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=clean_env(),
+    )  # fmt: skip
+    assert process.stdin is not None
+    try:
+        for start in range(0, len(big), 1 << 16):  # as a mail server pipes it
+            process.stdin.write(big[start : start + (1 << 16)])
+        process.stdin.flush()
+    except BrokenPipeError:
+        process.kill()
+        raise AssertionError("mail-in left the mail server with a broken pipe") from None
+    out, err = process.communicate(timeout=RUN_TIMEOUT)
+    assert process.returncode == 0, err
+    assert b"mail ignored: larger than 65536 bytes" in out
+    done = subprocess.run(
+        command, input=nested_mail("eve@example.net"), capture_output=True, env=clean_env(),
+        timeout=RUN_TIMEOUT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert b"mail ignored: the sender is no player's verified address" in done.stdout
+    assert b"Traceback" not in done.stderr
+    # A bounce (the null envelope sender, as Postfix's pipe passes it): dropped unread.
+    bounce = subprocess.run(
+        [*command, "--sender", "MAILER-DAEMON"], input=nested_mail("Ann <ann@example.org>"),
+        capture_output=True, env=clean_env(), timeout=RUN_TIMEOUT, check=False,
+    )  # fmt: skip
+    assert bounce.returncode == 0, bounce.stderr
+    assert b"mail ignored: a null envelope sender" in bounce.stdout
+
+
+def nested_mail(sender: str) -> bytes:
+    """A mail of a thousand multiparts each inside the last (the standard library's parser
+    runs out of stack on it), under 64 KiB."""
+    levels = "".join(
+        f"Content-Type:multipart/mixed;boundary={n:x}\n\n--{n:x}\n" for n in range(1000)
+    )
+    return f"From: {sender}\nTo: moves@example.org\nSubject: hi\n{levels}\ndraw\n".encode()

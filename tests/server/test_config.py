@@ -49,6 +49,10 @@ def test_file_then_environment_then_options(tmp_path: Path) -> None:
         ("handshake_seconds = 0.01", "handshake_seconds must be 0.1 to 300"),
         ('handshake_seconds = "soon"', "must be a number"),
         ("limit_reads_per_minute = -1", "limit_reads_per_minute must be 0"),
+        ("limit_smtp_connections = 0", "limit_smtp_connections must be 1 to 10000"),
+        ("limit_smtp_connections_per_peer = 1001", "must be 1 to 1000"),
+        ("limit_smtp_mails_per_minute = -1", "limit_smtp_mails_per_minute must be 0 to 100000"),
+        ("limit_smtp_mails_per_minute_per_peer = 100001", "must be 0 to 100000"),
     ],
 )
 def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> None:

@@ -366,7 +366,7 @@ def test_reply_codes_are_single_use_bound_to_their_player_and_expire(
     # Someone else's valid code from another player's address (as a forged From with a
     # stolen code would come), a made-up code, several codes, no code: refused.
     refused(_reply(turn, them, "draw"), "not valid")
-    refused(_reply(turn, them, "draw", code="canasta-aaaaaaaaaaaa"), "not valid")
+    refused(_reply(turn, them, "draw now", code="canasta-aaaaaaaaaaaa"), "not valid")
     code = _code(turn["Subject"])
     refused(_mail(them, f"draw\n{code} canasta-aaaaaaaaaaaa", Subject="Re: hi"), "several")
     refused(_mail(them, "draw\n\nmeld 7h 7c 7d"), "no move found")
@@ -471,9 +471,9 @@ def test_refusals_to_one_player_are_capped_per_hour(
     app.service.ctx.clock = clock
     ann = players("ann")
     verified(app, box, ann, "ann@example.org", "off")
-    statuses = [
-        app.service.mail.receive(_mail("ann@example.org", "no move here")).status
-        for _ in range(REFUSALS_PER_HOUR + 5)
+    statuses = [  # each its own text: the same text again gets no second answer anyway
+        app.service.mail.receive(_mail("ann@example.org", f"no move here ({n})")).status
+        for n in range(REFUSALS_PER_HOUR + 5)
     ]
     assert statuses == ["refused"] * REFUSALS_PER_HOUR + ["ignored"] * 5
     app.service.outbox.deliver()
@@ -535,3 +535,31 @@ def test_a_digest_carries_a_code_for_each_table_where_it_is_your_move(
     assert len(found) == 1
     outcome = app.service.mail.receive(_mail("ann@example.org", f"deal\n\n> {found[0]}"))
     assert outcome.status == "stored", outcome.detail
+
+
+@pytest.mark.parametrize(
+    ("value", "address"),
+    [
+        ("Ann Smith <Ann@Example.org>", "ann@example.org"),
+        ('"Smith, Ann" <ann@example.org>', "ann@example.org"),
+        ("=?utf-8?b?Wm/DqyBNw7xsbGVy?= <ann@example.org>", "ann@example.org"),
+        ("Zoë Müller <ann@example.org>", "ann@example.org"),  # raw UTF-8 (SMTPUTF8)
+        ("ann@example.org (Ann Smith)", "ann@example.org"),
+        ("<ann@example.org>", "ann@example.org"),
+        ("ann@example.org <eve@example.net>", None),  # clients show eve's
+        ("eve@example.net <ann@example.org>", None),
+        ('"eve@example.net" <ann@example.org>', None),
+        ("=?utf-8?q?eve=40example.net?= <ann@example.org>", None),
+        ("Ann <ann@example.org>, Eve <eve@example.net>", None),
+        ("Ann <ann@example.org> <eve@example.net>", None),
+        ("friends: ann@example.org;", None),
+        ("Ann <ann@example.org", None),
+        ("(" * 600 + ")" * 600 + " ann@example.org", None),  # the parser recurses per level
+        ("x" * 1000 + " <ann@example.org>", None),
+    ],
+)
+def test_from_is_read_by_its_address_part_alone(value: str, address: str | None) -> None:
+    from server.service.mailin import _HEADERS, _sender
+
+    headers = _HEADERS.parsebytes(f"From: {value}\r\n\r\n".encode(), headersonly=True)
+    assert _sender(headers) == address
