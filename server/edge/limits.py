@@ -69,17 +69,6 @@ class RateLimit:
 
     def spend(self, key: str) -> None:
         """Count one call of ``key``; raise ``LimitExceededError`` when its bucket is empty."""
-        self._take(key, spend=True, strict=True)
-
-    def check(self, key: str) -> None:
-        """Raise ``LimitExceededError`` if ``key``'s bucket is empty; count nothing."""
-        self._take(key, spend=False, strict=True)
-
-    def charge(self, key: str) -> None:
-        """Count one call of ``key`` that already happened (never raises)."""
-        self._take(key, spend=True, strict=False)
-
-    def _take(self, key: str, *, spend: bool, strict: bool) -> None:
         if self.per_minute <= 0:
             return
         capacity = float(self.per_minute)
@@ -89,12 +78,12 @@ class RateLimit:
             tokens, then = self._buckets.pop(key, (capacity, now))
             tokens = min(capacity, tokens + (now - then) * rate)
             wait = 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
-            if spend and (tokens >= 1.0 or not strict):
-                tokens = max(0.0, tokens - 1.0)
+            if tokens >= 1.0:
+                tokens -= 1.0
             self._buckets[key] = (tokens, now)
             while len(self._buckets) > self._max_tracked:
                 self._buckets.popitem(last=False)
-        if wait and strict:
+        if wait:
             raise LimitExceededError(
                 f"too many requests from {self.what}: at most {self.per_minute} a minute; "
                 f"try again in {max(1, round(wait))} s"

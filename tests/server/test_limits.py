@@ -30,19 +30,6 @@ def test_a_burst_of_n_then_n_a_minute() -> None:
         limit.spend("a")
 
 
-def test_check_counts_nothing_and_charge_never_raises() -> None:
-    clock = Clock()
-    limit = RateLimit(2, "you", clock=clock)
-    limit.check("a")
-    limit.charge("a")
-    limit.charge("a")
-    limit.charge("a")  # already empty: stays at empty, no error
-    with pytest.raises(LimitExceededError):
-        limit.check("a")
-    clock.now += 30
-    limit.check("a")
-
-
 def test_zero_is_no_limit_and_the_map_is_bounded() -> None:
     unlimited = RateLimit(0, "you")
     for _ in range(1000):
