@@ -211,7 +211,11 @@ def _data_version(connection: sqlite3.Connection) -> int:
 @pytest.mark.parametrize("engine", ["sqlite"])
 def test_fuzzed_requests_to_every_rpc(make_app: AppFactory) -> None:
     app = make_app(
-        bots=False, limit_anonymous_per_minute=0, limit_writes_per_minute=0, max_workers=8
+        bots=False,
+        limit_anonymous_per_minute=0,
+        limit_writes_per_minute=0,
+        limit_reads_per_minute=0,
+        max_workers=8,
     )
     target = f"127.0.0.1:{app.port}"
     with grpc.insecure_channel(target) as channel:
@@ -347,7 +351,9 @@ def _table(make_app: AppFactory) -> tuple[App, PlayerClient]:
     """The server and signed-in player of this test call (made by its first example)."""
     key = id(make_app)
     if key not in _TABLES:
-        app = make_app(limit_open_matches=10_000, limit_writes_per_minute=0)
+        app = make_app(
+            limit_open_matches=10_000, limit_writes_per_minute=0, limit_reads_per_minute=0
+        )
         channel = grpc.insecure_channel(f"127.0.0.1:{app.port}")
         _TABLES.clear()
         _TABLES[key] = (app, PlayerClient(channel).join_server("alice"))
