@@ -295,6 +295,9 @@ class RuleConfig:
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _ruleset: str = field(default="classic", repr=False, compare=False)
+    _hooks: Any = field(default=None, repr=False, compare=False)
+    """The ``ruleset.Ruleset`` playing this config, kept here by ``ruleset.rules_of`` on first
+    use: the engine asks for it at nearly every rule, and this module cannot import it."""
 
     def __post_init__(self) -> None:
         self._validate()

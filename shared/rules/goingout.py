@@ -40,7 +40,7 @@ from .cards import (
 )
 from .config import RuleConfig
 from .edits import EXTRA_BIT
-from .errors import IllegalMoveError, WrongPhaseError
+from .errors import CanastaError, IllegalMoveError, WrongPhaseError
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
 from .ruleset import rules, rules_of
@@ -51,19 +51,28 @@ from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidd
 
 
 def check_discard_allowed(s: GameState, seat: int) -> None:
+    """The rules on discarding that do not depend on which card (§1.11): raise the refusal."""
+    refusal = discard_refusal(s, seat)
+    if refusal is not None:
+        raise refusal
+
+
+def discard_refusal(s: GameState, seat: int) -> CanastaError | None:
     """The rules on discarding that do not depend on which card (§1.11): the last card only
-    when going out is allowed, and no discard that keeps cards when one must go out."""
+    when going out is allowed, and no discard that keeps cards when one must go out. The
+    refusal is returned, not raised, so that the move lists ask without an exception."""
     side = s.side_of[seat]
     if rules(s).holds_reserve(s, seat):
-        return  # the last card of the hand brings up the reserve (Hand and Foot's foot, §3.8a)
+        return None  # the last card of the hand brings up the reserve (Hand and Foot's foot)
     if len(s.hands[seat]) == 1:
         if out_forbidden(s) or not enough_canastas(s, side):
-            raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
+            return IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
     elif s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
         )
+    return None
 
 
 def go_out(s: GameState, seat: int) -> None:
@@ -192,42 +201,50 @@ def ask(s: GameState, seat: int) -> None:
 
 
 def check_ask_allowed(s: GameState, seat: int) -> None:
+    """§1.11.2: raise the refusal of asking partner now, if any (``ask_refusal``)."""
+    refusal = ask_refusal(s, seat)
+    if refusal is not None:
+        raise refusal
+
+
+def ask_refusal(s: GameState, seat: int) -> CanastaError | None:
     """§1.11.2: once per turn, after the draw and before the first meld (D22), and only when
     either answer can be obeyed [engine policy]: going out must be possible (for a "yes")
     and at least two cards must be in hand, so that one can be discarded and one kept (for
-    a "no")."""
+    a "no"). Returned, not raised, so that the move lists ask without an exception."""
     config = s.config
     if not config.has_partners:
-        raise IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
+        return IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
     if s.phase is Phase.DRAW and config.ask_timing != "before_or_after_draw":
-        raise WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
+        return WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
     if s.asked:
-        raise IllegalMoveError("you have already asked your partner this turn", "1.11.2")
+        return IllegalMoveError("you have already asked your partner this turn", "1.11.2")
     if s.must_go_out:
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you must go out this turn anyway (you melded black threes), so there is nothing "
             "to ask",
             "1.11.2",
         )
     if s.turn_melded:
-        raise IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
+        return IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
     limit = config.ask_limit_per_hand
     if limit is not None and s.asks[seat] >= limit:
-        raise IllegalMoveError("you may not ask your partner again this hand", "D22")
+        return IllegalMoveError("you may not ask your partner again this hand", "D22")
     if rules(s).holds_reserve(s, seat):
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you are still playing your hand: only a player on the foot may go out", "3.7"
         )
     if len(s.hands[seat]) < 2:
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "with one card in hand you could not obey a 'no' (discarding it would take you "
             "out), so you may not ask; go out or play on",
             "1.11.3",
         )
     if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat)):
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you could not go out this turn, so there is nothing to ask", "1.11.2"
         )
+    return None
 
 
 def answer(s: GameState, action: Answer) -> None:

@@ -12,7 +12,6 @@ the best opening is ``opening``'s: the end of the stock and the bot use them too
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .actions import (
@@ -35,8 +34,7 @@ from .actions import (
 )
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .errors import IllegalMoveError
-from .goingout import check_ask_allowed, check_discard_allowed
+from .goingout import ask_refusal, discard_refusal
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -102,29 +100,20 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if may_ask and _allowed(check_ask_allowed, state, seat):
+        if may_ask and ask_refusal(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
         candidates.extend(unsure)
         if state.no_discard:
             candidates.append(PASS)
-        elif _allowed(check_discard_allowed, state, seat):
+        elif discard_refusal(state, seat) is None:
             discards = [DISCARDS[c] for c in dict.fromkeys(state.hands[seat])]
             if rules(state).discards_need_check(state):  # a ruleset's limit on discards
                 candidates.extend(discards)
             else:
                 known.extend(discards)
     return known, list(dict.fromkeys(candidates))
-
-
-def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int) -> bool:
-    """Run one of the rule modules' check functions as a yes/no question."""
-    try:
-        rule(state, seat)
-    except IllegalMoveError:
-        return False
-    return True
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:

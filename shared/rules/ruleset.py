@@ -230,31 +230,29 @@ class MeldShown(NamedTuple):
 
 
 _REGISTRY: dict[str, Ruleset] = {"classic": Ruleset()}
-_COMBINED: dict[tuple[str, bool], Ruleset] = {}
 
 
 def register(ruleset: type[Ruleset]) -> type[Ruleset]:
     """Make a ruleset class the one its name plays (a class decorator for the variants)."""
     _REGISTRY[ruleset.name] = ruleset()
-    _COMBINED.clear()
     return ruleset
 
 
 def rules_of(config: RuleConfig) -> Ruleset:
     """The ruleset ``config`` plays. Cutthroat's sides (§3.2) combine with a game that has
     feet (a stored option set), so such a config gets both rulesets' hooks."""
-    key = (config.ruleset, config.cutthroat)
-    found = _COMBINED.get(key)
+    found: Ruleset | None = config._hooks
     if found is None:
         found = _REGISTRY[config.ruleset]
         cutthroat = _REGISTRY.get("cutthroat")
         if config.cutthroat and cutthroat is not None and found is not cutthroat:
             mixed = type(f"Cutthroat{type(found).__name__}", (type(cutthroat), type(found)), {})
             found = mixed()
-        _COMBINED[key] = found
+        object.__setattr__(config, "_hooks", found)  # (a frozen dataclass: set once, here)
     return found
 
 
 def rules(s: GameState) -> Ruleset:
     """The ruleset of a position (``rules_of(s.config)``)."""
-    return rules_of(s.config)
+    found: Ruleset | None = s.config._hooks
+    return found if found is not None else rules_of(s.config)
