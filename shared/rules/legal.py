@@ -113,7 +113,9 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
                 candidates.extend(discards)
             else:
                 known.extend(discards)
-    return known, list(dict.fromkeys(candidates))
+    # (one action may be offered twice: sure by one list, to check by another)
+    unique = dict.fromkeys(known)
+    return list(unique), [a for a in dict.fromkeys(candidates) if a not in unique]
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
@@ -142,8 +144,8 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
         known, check = _opening_candidates(state, seat, hand, simple)
     else:
         known, check = _group_candidates(state, seat, hand, state.melds[side], simple)
-    further = rules(state).further_candidates(state, side, hand)
-    return known, check + further
+    sure, unsure = rules(state).further_candidates(state, side, hand)
+    return known + sure, check + unsure
 
 
 def _opening_candidates(

@@ -127,10 +127,13 @@ class Ruleset:
         ``None``: ``legal``'s classic candidates."""
         return None
 
-    def further_candidates(self, s: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    def further_candidates(
+        self, s: GameState, side: int, hand: Sequence[Card]
+    ) -> tuple[list[Action], list[Action]]:
         """Moves beyond one group meld per rank worth listing (sequences, further melds,
-        books, the steps of a way out), each checked by the engine; none in classic."""
-        return []
+        books, the steps of a way out): ``(legal_by_construction, to_check)``, the second
+        checked by the engine; none in classic."""
+        return [], []
 
     def discards_need_check(self, s: GameState) -> bool:
         """Whether the listed discards need the engine's check (a ruleset's card limit on

@@ -507,13 +507,21 @@ def unplayed_foot_penalty(state: GameState, side: int) -> int:
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
 
 
-def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
-    """Moves worth listing once books close at seven (each still checked by the engine): the
-    cards of a rank onto each open meld of that rank (as many as fit), or a new meld of them
-    when every meld of the rank is closed, and the cheapest wild card onto each open meld.
-    Every open meld is offered, not only the first of its rank, so that a player left with
-    one card that must go out (black threes melded, §1.9) always finds its move listed.
-    Wild melds (``allow_wild_melds``) are ``samba.sequence_candidates``' to list."""
+def foot_candidates(
+    state: GameState, side: int, hand: Sequence[Card]
+) -> tuple[list[Action], list[Action]]:
+    """Moves worth listing once books close at seven: the cards of a rank onto each open
+    meld of that rank (as many as fit), or a new meld of them when every meld of the rank
+    is closed, and the cheapest wild card onto each open meld. Every open meld is offered,
+    not only the first of its rank, so that a player left with one card that must go out
+    (black threes melded, §1.9) always finds its move listed. Wild melds
+    (``allow_wild_melds``) are ``samba.sequence_candidates``' to list.
+
+    ``(legal_by_construction, to_check)``: naturals onto an open book of their rank, within
+    its seven cards, are legal by construction while nothing obliges the player to go out,
+    no black-three meld is down (a player still on the hand may not have one, §3.7) and two
+    cards stay in hand (§1.11.3): naturals never break a wild limit, and the book stays
+    open or closes at seven. The rest goes to the engine's check."""
     open_melds: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
     closed: set[int] = set()
     counts: dict[int, int] = {}
@@ -532,10 +540,14 @@ def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[A
         if IS_NATURAL[card]:
             by_rank.setdefault(RANK[card], []).append(card)
     out: list[Action] = []
+    sure: list[Action] = []
+    simple = not state.must_go_out and not state.no_discard and not state.melds[side][THREE]
     for rank, cards in by_rank.items():
         if rank in open_melds:
             for which, size in open_melds[rank]:
-                out.append(LayOff(rank, tuple(cards[: CANASTA_SIZE - size]), which))
+                added = tuple(cards[: CANASTA_SIZE - size])
+                safe = simple and len(hand) - len(added) >= 2
+                (sure if safe else out).append(LayOff(rank, added, which))
         elif rank in closed:
             if len(cards) >= 3:
                 out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
@@ -544,7 +556,7 @@ def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[A
     if wilds:
         for rank, places in open_melds.items():
             out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
-    return out
+    return sure, out
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -658,14 +670,18 @@ class HandAndFoot(Samba):
             return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
         return super().can_place_out(config, hand, melds, extra, minimum, allow_discard)
 
-    def further_candidates(self, s: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
-        listed = super().further_candidates(s, side, hand)
+    def further_candidates(
+        self, s: GameState, side: int, hand: Sequence[Card]
+    ) -> tuple[list[Action], list[Action]]:
+        known, check = super().further_candidates(s, side, hand)
         if s.config.closed_books:
             if s.extra:
-                listed += foot_candidates(s, side, hand)
+                sure, unsure = foot_candidates(s, side, hand)
+                known += sure
+                check += unsure
             if s.must_go_out:  # every step of a way out, so the list never runs dry
-                listed += way_out_candidates(s, side, hand)
-        return listed
+                check += way_out_candidates(s, side, hand)
+        return known, check
 
     def unplayed_penalty(self, s: GameState, side: int) -> int:
         return unplayed_foot_penalty(s, side)

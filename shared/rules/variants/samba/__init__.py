@@ -54,8 +54,10 @@ class Samba(Ruleset):
     def plan_combine(self, s: GameState, seat: int, action: Combine) -> Plan:
         return plan_combine(s, seat, action)
 
-    def further_candidates(self, s: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
-        return sequence_candidates(s, side, hand) if s.extra else []
+    def further_candidates(
+        self, s: GameState, side: int, hand: Sequence[Card]
+    ) -> tuple[list[Action], list[Action]]:
+        return [], sequence_candidates(s, side, hand) if s.extra else []
 
     def why_melds_keep_in(self, s: GameState, side: int) -> str | None:
         """Bolivia (§3.5): one of the canastas must be an escalera (a seven-card sequence)."""
