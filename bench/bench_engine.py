@@ -20,15 +20,34 @@ Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.p
   the cap, and the mean hands per match. Its penalties can sink every score when bots play
   it badly, and then a match never ends; ``--ma-matches 0`` skips it.
 
+``--compare`` runs instead an interleaved comparison, each timed block in a fresh process
+(``bench/engine_worker.py``), the blocks of every round in one order and the next round's in
+the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands each:
+
+* this engine, every preset of ``--presets`` (default: all) with random legal play, and the
+  share of that play's CPU time spent listing legal actions;
+* ``--baseline PATH``: another checkout of this project (an older engine, from ``git
+  worktree add``), the same presets;
+* ``--peer PATH``: a checkout of jhtschultz/canasta-openspiel (it needs the ``open_spiel``
+  package in this Python; it is no dependency of the project), its four-player classic
+  game with random legal play.
+
+It prints per engine and preset the median hands per CPU second and their range, and the
+ratios (each round's pair, then the median and range of those): classic against the peer
+and against the baseline, and each preset against classic.
+
 Nothing here asserts a time: the figures are for people (bench/README.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
+import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -208,6 +227,87 @@ def bot_only_matches(config: RuleConfig, matches: int, seed: int, hand_cap: int)
     return tally
 
 
+WORKER = Path(__file__).resolve().with_name("engine_worker.py")
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One timed block of the comparison: an engine (``rules`` at a checkout, or the peer)
+    and a preset."""
+
+    label: str
+    kind: str
+    root: Path
+    preset: str
+
+
+def run_block(block: Block, hands: int, seed: int) -> dict[str, float]:
+    """Time ``block`` in a fresh process: its hands per CPU second and listing share."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(WORKER),
+            block.kind,
+            str(block.root),
+            block.preset,
+            str(hands),
+            str(seed),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    result = json.loads(out.stdout)
+    rate = result["hands"] / result["seconds"]
+    share = result["listing"] if result["listing"] is not None else -1.0
+    return {"rate": rate, "share": share}
+
+
+def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None:
+    """Run ``blocks`` interleaved (ABBA) and print medians, ranges and paired ratios."""
+    rates: dict[Block, list[float]] = {b: [] for b in blocks}
+    shares: dict[Block, list[float]] = {b: [] for b in blocks}
+    for number in range(rounds):
+        order = blocks if number % 2 == 0 else list(reversed(blocks))
+        for block in order:
+            timed = run_block(block, hands, seed + number)
+            rates[block].append(timed["rate"])
+            shares[block].append(timed["share"])
+        print(f"round {number + 1}/{rounds} done", file=sys.stderr)
+    print(
+        f"interleaved comparison: {rounds} rounds (ABBA), {hands} hands per block, random legal "
+        f"play, CPU time, seed {seed}"
+    )
+    print(f"{'engine':<10} {'preset':<16} {'median h/s':>11} {'range':>17} {'listing':>9}")
+    for block in blocks:
+        found = rates[block]
+        share = statistics.median(shares[block])
+        listed = f"{100 * share:>8.0f}%" if share >= 0 else f"{'-':>9}"
+        print(
+            f"{block.label:<10} {block.preset:<16} {statistics.median(found):>11.1f} "
+            f"{min(found):>8.1f}-{max(found):<8.1f} {listed}"
+        )
+    by_key = {(b.label, b.preset): b for b in blocks}
+    classic = by_key.get(("new", "classic"))
+    if classic is None:
+        return
+    print("\nratios (each round's pair; median and range over the rounds)")
+    pairs = [(b, classic) for b in blocks if b.label == "new" and b is not classic]
+    pairs += [(classic, b) for b in blocks if b.label != "new" and b.preset == "classic"]
+    pairs += [
+        (by_key[("new", b.preset)], b)
+        for b in blocks
+        if b.label == "before" and b.preset != "classic" and ("new", b.preset) in by_key
+    ]
+    for top, bottom in pairs:
+        ratios = [x / y for x, y in zip(rates[top], rates[bottom], strict=True)]
+        print(
+            f"{top.label} {top.preset} / {bottom.label} {bottom.preset}: "
+            f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+        )
+
+
 def nproc() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -237,7 +337,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PRESET",
         help="time only these presets (default: every preset in the registry)",
     )
+    parser.add_argument(
+        "--compare", action="store_true", help="only the interleaved comparison (see above)"
+    )
+    parser.add_argument("--peer", type=Path, help="a checkout of canasta-openspiel")
+    parser.add_argument("--baseline", type=Path, help="another checkout of this project")
+    parser.add_argument("--rounds", type=int, default=6, help="ABBA rounds of the comparison")
+    parser.add_argument(
+        "--compare-hands", type=int, default=200, help="hands per block of the comparison"
+    )
     args = parser.parse_args(argv)
+    if args.compare or args.peer or args.baseline:
+        presets = args.presets or list(PRESETS)
+        if "classic" not in presets:
+            presets = ["classic", *presets]
+        blocks = [Block("new", "rules", REPO, name) for name in presets]
+        if args.baseline:
+            root = args.baseline.resolve()
+            blocks += [Block("before", "rules", root, name) for name in presets]
+        if args.peer:
+            blocks.append(Block("openspiel", "openspiel", args.peer.resolve(), "classic"))
+        compare(blocks, max(args.rounds, 1), args.compare_hands, args.seed)
+        return 0
     config = make_config("classic")
     repeat = max(args.repeat, 1)
 

@@ -30,23 +30,27 @@ Where each rule is (RULES.md section: module); every module's docstring names it
 * going out, concealed, asking partner, the dead-end guard (§1.11; D11, D22):
   ``goingout``
 * scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
-* three-handed cutthroat sides (§3.2): ``cutthroat``
-* Samba and Bolivia's sequences, further melds of a rank, wild melds (§3.4, §3.5): ``samba``
-* Hand and Foot's foot, closed books, the top-seven pile take, books to go out, the unplayed
-  foot and the match of four hands (§3.7, §3.8a): ``handfoot``
-* Modern American, its own ruleset (§3.6, §3.8a: talon, threes, always-frozen pile, seven-card
-  melds, special canastas, penalties, its scoring), dispatched to from the modules above at
-  one line each: ``american``
+* the variants' seam: the named hooks on which the forms of the game differ, classic's
+  answers, and which ruleset a configuration plays (Part 3): ``ruleset``
+* each variant in its own place under ``variants``, a ``Ruleset`` subclass answering the
+  hooks: three-handed cutthroat sides (§3.2): ``variants.cutthroat``; Samba and Bolivia's
+  sequences, further melds of a rank, wild melds, their going-out search (§3.4, §3.5):
+  ``variants.samba``; Hand and Foot's foot, closed books, books to go out, the unplayed
+  foot (§3.7, §3.8a): ``variants.hand_and_foot``; Modern American (§3.6, §3.8a: talon,
+  threes, always-frozen pile, seven-card melds, special canastas, penalties, its scoring):
+  ``variants.modern_american``
 * resigning the match (RULES.md is silent; a correspondence server needs it): ``concede``
 * edits of a position that every move shares: ``edits``; refusals: ``errors``
 * what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:
   ``bot``; scenario files (Part 4's test vectors): ``scenario``
 
 Imports go one way, from the rule modules up to ``engine``, then ``legal`` and its users
-(``view``, ``bot``); tests/shared/rules/test_layout.py checks that no cycle and no private
-name crosses between modules.
+(``view``, ``bot``); the variants stand above the classic modules they build on, and no
+classic module imports a variant (it asks ``ruleset``'s hooks). tests/shared/rules/
+test_layout.py checks that, and that no cycle and no private name crosses between modules.
 """
 
+from . import variants  # noqa: F401  (each variant registers its ruleset on import)
 from .actions import (
     Action,
     Answer,

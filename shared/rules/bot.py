@@ -44,7 +44,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .actions import DISCARDS, DRAW, NO, PASS, YES, Action, AskPartner, LayOff, Meld, TakePile
-from .american import aces_meld_takes_wilds, score_side
 from .cards import ACE, FOUR, IS_BLACK3, IS_RED3, IS_WILD, JOKER, RANK, SEVEN, THREE, VALUE, Card
 from .config import RuleConfig
 from .engine import is_legal
@@ -52,6 +51,7 @@ from .legal import legal_actions
 from .melds import CANASTA_SIZE
 from .opening import best_opening
 from .pile import pile_takes
+from .ruleset import rules
 from .state import GameState, Phase
 
 # -- tuning knobs ----------------------------------------------------------------------------------
@@ -199,7 +199,9 @@ def _american_table_points(state: GameState, side: int) -> int:
     with empty hands and no one out."""
     public = state._clone()
     public.hands = tuple(() for _ in state.hands)
-    return score_side(public, side, None)["hand_total"]
+    parts = rules(state).score_side(public, side, None)
+    assert parts is not None  # (called for Modern American only, which scores its own way)
+    return parts["hand_total"]
 
 
 def _out_margin(state: GameState, seat: int, out_seat: int) -> int:
@@ -523,7 +525,7 @@ def _american_meld_candidates(seen: _Seen) -> Iterator[Action]:
             yield Meld((tuple(cards[:CANASTA_SIZE]),))
     if not wilds:
         return
-    aces_wild = aces_meld_takes_wilds(state, seen.side)
+    aces_wild = rules(state).wilds_may_join(state, seen.side, ACE)
     late = seen.late() or size <= 3
     ace_meld = melds[ACE]
     natural_aces = ace_meld and not _has_wild(ace_meld) and len(ace_meld) < CANASTA_SIZE

@@ -294,9 +294,14 @@ class RuleConfig:
     asking in that turn (§1.11.2: after the draw, before the first meld) and hearing yes."""
     _seat_side: tuple[int, ...] = field(default=(), repr=False, compare=False)
     _partner: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    _ruleset: str = field(default="classic", repr=False, compare=False)
+    _hooks: Any = field(default=None, repr=False, compare=False)
+    """The ``ruleset.Ruleset`` playing this config, kept here by ``ruleset.rules_of`` on first
+    use: the engine asks for it at nearly every rule, and this module cannot import it."""
 
     def __post_init__(self) -> None:
         self._validate()
+        object.__setattr__(self, "_ruleset", _ruleset_named_by(self))
         seat_side = [0] * self.players
         for side, seats in enumerate(self.partnerships):
             for seat in seats:
@@ -316,6 +321,14 @@ class RuleConfig:
         )
 
     # -- derived facts ---------------------------------------------------------------------
+
+    @property
+    def ruleset(self) -> str:
+        """The ruleset this configuration plays (``shared.rules.ruleset``, RULES.md Part 3):
+        ``classic``, ``samba`` (Bolivia too), ``modern_american``, ``hand_and_foot`` or
+        ``cutthroat``. Named by the options that define each form, so that a stored match or
+        a transcript header, which never carried the name, plays the same ruleset again."""
+        return self._ruleset
 
     @property
     def deck_size(self) -> int:
@@ -519,6 +532,26 @@ class RuleConfig:
                 "Modern American rules (§3.6) go out on canastas of any kind: "
                 "clean_books_to_go_out and dirty_books_to_go_out must be 0"
             )
+
+
+def _ruleset_named_by(config: RuleConfig) -> str:
+    """The ruleset the defining options name: Modern American's rules; feet or closed books
+    (Hand and Foot, §3.7); sequences, several melds of a rank or wild melds (Samba and
+    Bolivia, §3.4, §3.5), or a going-out condition only Samba's search knows (an escalera,
+    a wild limit that grows with the naturals); cutthroat's sides (§3.2); else classic."""
+    if config.modern_american:
+        return "modern_american"
+    if config.closed_books or config.foot_size:
+        return "hand_and_foot"
+    if (
+        config.variant_melds
+        or config.sequence_canastas_to_go_out
+        or config.wild_limit == "fewer_than_naturals_max3"
+    ):  # (Samba's going-out search is the one that knows those limits)
+        return "samba"
+    if config.cutthroat:
+        return "cutthroat"
+    return "classic"
 
 
 def _shown(value: Any) -> str:

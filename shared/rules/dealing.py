@@ -14,11 +14,9 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
-from .american import TALON_PACKETS, WILD_MELD, set_aside_talon
 from .cards import (
     IS_BLACK3,
     IS_RED3,
-    IS_THREE,
     IS_WILD,
     RANK,
     SORT_KEY,
@@ -29,7 +27,7 @@ from .cards import (
 )
 from .config import RuleConfig
 from .errors import ConfigError, WrongPhaseError
-from .handfoot import deal_feet
+from .ruleset import rules_of
 from .state import EMPTY_MELDS, Event, GameState, Melds, Phase
 from .threes import lay_out_red_threes
 
@@ -102,7 +100,7 @@ def deal_hand(state: GameState, order: Sequence[Card]) -> GameState:
     hands: list[list[Card]] = [[] for _ in range(n)]
     for i in range(dealt):
         hands[(state.dealer + 1 + i) % n].append(order[i])
-    feet, in_feet = deal_feet(config, order, dealt, state.dealer)
+    feet, in_feet = rules_of(config).deal_extras(config, order, dealt, state.dealer)
     return _start_hand(state, hands, tuple(order[dealt + in_feet :]), feet=feet)
 
 
@@ -136,14 +134,16 @@ def deal_position(
         raise ConfigError(f"the position names {len(hands)} hands for {n} players")
     side_melds: list[Melds] = [EMPTY_MELDS] * config.sides
     side_extra: list[list[tuple[Card, ...]]] = [[] for _ in range(config.sides)]
+    ruleset = rules_of(config)
+    wild_slot = ruleset.wild_meld_slot()
     for side, groups in enumerate(melds or ()):
         table = list(EMPTY_MELDS)
         for group in groups:
             if not group:
                 continue
             ranks = {RANK[c] for c in group if not IS_WILD[c]}
-            if not ranks and config.modern_american and not table[WILD_MELD]:
-                table[WILD_MELD] = tuple(group)  # §3.6: the side's wild meld
+            if not ranks and wild_slot is not None and not table[wild_slot]:
+                table[wild_slot] = tuple(group)  # §3.6: the side's wild meld
                 continue
             if not ranks and not config.allow_wild_melds:
                 raise ConfigError("a meld in the position has no natural card")
@@ -174,12 +174,7 @@ def deal_position(
     if over:
         raise ConfigError(f"the position uses more copies than the deck has of: {', '.join(over)}")
     rest = tuple(sorted(remaining.elements()))
-    packets = None
-    if config.modern_american:
-        if talon is None:
-            first, second = TALON_PACKETS
-            talon, rest = (rest[:first], rest[first : first + second]), rest[first + second :]
-        packets = tuple(tuple(p) for p in talon)
+    packets, rest = ruleset.packets_aside(rest, talon)
     full_stock = tuple(stock) + (rest if fill == "stock" else ())
     start = _start_hand(
         state,
@@ -248,15 +243,14 @@ def _start_hand(
         for seat in range(n)
     )
     reset_turn(s)
-    if config.modern_american:  # §3.6: no upcard; the talon is set aside
-        set_aside_talon(s, talon)
-    elif turn_upcard:
+    ruleset = rules_of(config)
+    if not ruleset.set_aside(s, talon) and turn_upcard:  # (Modern American: no upcard, §3.6)
         _turn_upcard(s)
     if config.red3_deal_timing == "immediate":
         for step in range(n):
             lay_out_red_threes(s, (s.turn + step) % n)
     else:
-        out = IS_THREE if config.modern_american else IS_RED3  # §3.6: black threes too
+        out = ruleset.laid_out_threes()  # (Modern American: black threes too, §3.6)
         s.pending_red3 = tuple(any(out[c] for c in h) for h in s.hands)
         if s.pending_red3[s.turn]:
             lay_out_red_threes(s, s.turn)

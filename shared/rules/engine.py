@@ -28,16 +28,15 @@ from .actions import (
     Resign,
     TakePile,
 )
-from .american import check_discard, draw_talon
 from .cards import Card
 from .concede import concede
 from .dealing import reset_turn
 from .edits import remove_cards, set_hand
 from .errors import IllegalMoveError, NotYourTurnError, WrongPhaseError
 from .goingout import answer, ask, check_discard_allowed, go_out
-from .handfoot import foot_waiting, pick_up_foot
 from .melding import combine, lay_off, meld, plan_lay_off, plan_meld
 from .pile import discard_freezes, plan_take, take_pile
+from .ruleset import rules
 from .scoring import end_hand
 from .state import EndReason, Event, GameState, Phase
 from .stock import draw, pass_at_stock_end, start_turn_without_stock
@@ -176,8 +175,8 @@ def _quick_check(s: GameState, seat: int, action: Action) -> bool:
 
 
 def _discard(s: GameState, seat: int, card: Card) -> None:
-    """§1.6 T3 DISCARD; an empty hand afterwards means going out (§1.11.1), or in Hand and
-    Foot, for a player still on the hand, picking up the foot before the turn passes (§3.8a)."""
+    """§1.6 T3 DISCARD; an empty hand afterwards means going out (§1.11.1), unless the
+    ruleset holds cards in reserve for the seat (Hand and Foot's foot, §3.8a)."""
     if s.no_discard:
         raise IllegalMoveError(
             "you drew a red three as the last card of the stock: you may meld but not "
@@ -186,18 +185,18 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
         )
     hand = remove_cards(s.hands[seat], (card,), "to discard")
     check_discard_allowed(s, seat)
-    if s.talon:  # Modern American's optional empty-pile limit (§3.8a)
-        check_discard(s, seat, card)
+    ruleset = rules(s)
+    ruleset.check_discard(s, seat, card)
     set_hand(s, seat, hand)
     s.pile = (*s.pile, card)
     if discard_freezes(s.config, card):
         s.pile_frozen = True
     s.events = (*s.events, Event(seat, "discard", (card,)))
     if not hand:
-        if not foot_waiting(s, seat):
+        if not ruleset.holds_reserve(s, seat):
             go_out(s, seat)
             return
-        pick_up_foot(s, seat)
+        ruleset.take_up_reserve(s, seat)
     _next_turn(s)
 
 
@@ -210,8 +209,7 @@ def _next_turn(s: GameState) -> None:
     reset_turn(s)
     if s.pending_red3[s.turn]:
         lay_out_red_threes(s, s.turn)
-    if s.talon_owed and s.talon_owed[s.turn]:  # Modern American's bonus cards (§3.6)
-        draw_talon(s, s.turn)
+    rules(s).start_turn(s, s.turn)
     if not s.stock:
         start_turn_without_stock(s)
 

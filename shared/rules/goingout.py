@@ -15,8 +15,8 @@ aside, every other card must be placed. Naturals of a rank join the side's meld 
 or form a new meld (two or more naturals); black threes form one meld of three or more; wild
 cards are spread over the melds within the wild limit; and enough melds must reach seven
 cards for the canastas required. Samba and Bolivia search their own melds too (sequences,
-several melds of a rank, wild melds, the escalera: ``sambaout``); Modern American and Hand
-and Foot have their own searches.
+several melds of a rank, wild melds, the escalera: ``variants.samba``); Modern
+American and Hand and Foot have their own searches (each ruleset's ``can_place_out``).
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from .actions import Answer
-from .american import can_go_out as american_can_go_out
-from .american import unfinished_special
 from .cards import (
     ACE,
     FOUR,
@@ -41,14 +39,11 @@ from .cards import (
     Card,
 )
 from .config import RuleConfig
-from .cutthroat import form_cutthroat_sides
 from .edits import EXTRA_BIT
-from .errors import IllegalMoveError, WrongPhaseError
-from .handfoot import books_missing, foot_can_go_out, foot_waiting, pick_up_foot
+from .errors import CanastaError, IllegalMoveError, WrongPhaseError
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
-from .samba import side_canastas
-from .sambaout import useful_discards, variant_can_go_out
+from .ruleset import rules, rules_of
 from .scoring import end_hand
 from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidden
 
@@ -56,19 +51,28 @@ from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidd
 
 
 def check_discard_allowed(s: GameState, seat: int) -> None:
+    """The rules on discarding that do not depend on which card (§1.11): raise the refusal."""
+    refusal = discard_refusal(s, seat)
+    if refusal is not None:
+        raise refusal
+
+
+def discard_refusal(s: GameState, seat: int) -> CanastaError | None:
     """The rules on discarding that do not depend on which card (§1.11): the last card only
-    when going out is allowed, and no discard that keeps cards when one must go out."""
+    when going out is allowed, and no discard that keeps cards when one must go out. The
+    refusal is returned, not raised, so that the move lists ask without an exception."""
     side = s.side_of[seat]
-    if s.feet and foot_waiting(s, seat):  # (``s.feet`` first: no call on classic's hot path)
-        return  # Hand and Foot: the last card of the hand brings up the foot (§3.8a)
+    if rules(s).holds_reserve(s, seat):
+        return None  # the last card of the hand brings up the reserve (Hand and Foot's foot)
     if len(s.hands[seat]) == 1:
         if out_forbidden(s) or not enough_canastas(s, side):
-            raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
+            return IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
     elif s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
         )
+    return None
 
 
 def go_out(s: GameState, seat: int) -> None:
@@ -92,8 +96,7 @@ def go_out(s: GameState, seat: int) -> None:
             )
         )
     )
-    if s.config.cutthroat and s.lone_seat is None:
-        form_cutthroat_sides(s, seat)
+    rules(s).form_sides(s, seat)
     s.events = (
         *s.events,
         Event(seat, "out", text="went out concealed" if concealed else "went out"),
@@ -104,23 +107,19 @@ def go_out(s: GameState, seat: int) -> None:
 def enough_canastas(s: GameState, side: int) -> bool:
     """Whether ``side`` has the canastas going out needs (§1.11.1; §3.5: in Bolivia one of
     them a sequence, an escalera)."""
-    config = s.config
-    if s.talon and unfinished_special(s, side):  # a Modern American option (§3.8a)
-        return False
-    if config.clean_books_to_go_out or config.dirty_books_to_go_out:
-        return not books_missing(s, side)  # §3.7 Hand and Foot
-    if not s.extra or not config.sequence_canastas_to_go_out:
-        return s.canastas(side) >= config.canastas_to_go_out
-    total, sequences = side_canastas(config, s, side)
-    return total >= config.canastas_to_go_out and sequences >= config.sequence_canastas_to_go_out
+    reason = rules(s).why_melds_keep_in(s, side)
+    if reason is not None:
+        return not reason
+    return s.canastas(side) >= s.config.canastas_to_go_out
 
 
 def _no_going_out_reason(s: GameState, side: int) -> str:
-    return "you cannot go out: " + _why_not_out(s, side)
+    return "you cannot go out: " + why_not_out(s, side)
 
 
-def _why_not_out(s: GameState, side: int) -> str:
-    """Why the side may not go out now, as a clause that completes any sentence before it."""
+def why_not_out(s: GameState, side: int) -> str:
+    """Why the side may not go out now, as a clause that completes any sentence before it
+    (a ruleset's own dead-end guard words its refusals with it too)."""
     if s.permission == "no":
         return "your partner said no this turn"
     if out_forbidden(s) and enough_canastas(s, side):  # (else the melds are the reason)
@@ -128,19 +127,11 @@ def _why_not_out(s: GameState, side: int) -> str:
             "under these rules you go out only after asking your partner (after you draw, "
             "before you meld) and hearing yes"
         )
-    if s.talon and unfinished_special(s, side):
-        return unfinished_special(s, side) + " (no going out with it, §3.8a)"
-    config = s.config
-    if config.clean_books_to_go_out or config.dirty_books_to_go_out:  # §3.7 Hand and Foot
-        return books_missing(s, side) or "your side may not go out now"
-    need = config.canastas_to_go_out
-    total, sequences = side_canastas(config, s, side)
-    if total >= need and config.sequence_canastas_to_go_out:  # not of the kind asked (§3.5)
-        wanted = config.sequence_canastas_to_go_out
-        return (
-            f"your side needs {wanted} escalera{'s' if wanted > 1 else ''} (a seven-card "
-            f"sequence) among its canastas and has {sequences}"
-        )
+    reason = rules(s).why_melds_keep_in(s, side)
+    if reason is not None:
+        return reason or "your side may not go out now"
+    need = s.config.canastas_to_go_out
+    total = s.canastas(side)
     return f"your side needs {need} canasta{'s' if need > 1 else ''} and has {total}"
 
 
@@ -149,39 +140,11 @@ def _why_not_out(s: GameState, side: int) -> str:
 
 def after_put_down(s: GameState, seat: int) -> None:
     """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
+    if rules(s).guard_turn_end(s, seat):
+        return
     hand = s.hands[seat]
     side = s.side_of[seat]
-    if s.feet and foot_waiting(s, seat):  # Hand and Foot, still on the hand (§3.7, §3.8a)
-        if s.must_go_out or s.melds[side][THREE]:  # (even one that empties the hand)
-            raise IllegalMoveError(
-                "black threes are melded only when going out, and you are still playing "
-                "your hand, not your foot",
-                "3.7",
-            )
-        if not hand:
-            pick_up_foot(s, seat)
-        return
     may_go_out = enough_canastas(s, side) and not out_forbidden(s)
-    if s.talon:  # Modern American: a final discard is required (§3.6)
-        if not hand:
-            raise IllegalMoveError(
-                "in Modern American you go out by discarding your last card: keep one", "3.6"
-            )
-        if s.no_discard:
-            return  # the turn ends with a pass, not a discard (D13 option)
-        if len(hand) == 1 and not may_go_out:
-            raise IllegalMoveError(
-                "that would leave you one card, and discarding it would take you out, which "
-                f"you may not do: {_why_not_out(s, side)}",
-                "1.11.3",
-            )
-        if s.must_go_out and not american_can_go_out(s, seat, hand, None):
-            raise IllegalMoveError(
-                "your partner said yes, so you must go out this turn, and after that play you "
-                "could not",
-                "1.11.2",
-            )
-        return
     if not hand:
         if not may_go_out:
             raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
@@ -201,7 +164,7 @@ def after_put_down(s: GameState, seat: int) -> None:
     ):
         raise IllegalMoveError(
             "that would leave you one card, and discarding it would take you out, which you "
-            f"may not do: {_why_not_out(s, side)}",
+            f"may not do: {why_not_out(s, side)}",
             "1.11.3",
         )
     if s.must_go_out and (
@@ -238,42 +201,50 @@ def ask(s: GameState, seat: int) -> None:
 
 
 def check_ask_allowed(s: GameState, seat: int) -> None:
+    """§1.11.2: raise the refusal of asking partner now, if any (``ask_refusal``)."""
+    refusal = ask_refusal(s, seat)
+    if refusal is not None:
+        raise refusal
+
+
+def ask_refusal(s: GameState, seat: int) -> CanastaError | None:
     """§1.11.2: once per turn, after the draw and before the first meld (D22), and only when
     either answer can be obeyed [engine policy]: going out must be possible (for a "yes")
     and at least two cards must be in hand, so that one can be discarded and one kept (for
-    a "no")."""
+    a "no"). Returned, not raised, so that the move lists ask without an exception."""
     config = s.config
     if not config.has_partners:
-        raise IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
+        return IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
     if s.phase is Phase.DRAW and config.ask_timing != "before_or_after_draw":
-        raise WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
+        return WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
     if s.asked:
-        raise IllegalMoveError("you have already asked your partner this turn", "1.11.2")
+        return IllegalMoveError("you have already asked your partner this turn", "1.11.2")
     if s.must_go_out:
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you must go out this turn anyway (you melded black threes), so there is nothing "
             "to ask",
             "1.11.2",
         )
     if s.turn_melded:
-        raise IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
+        return IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
     limit = config.ask_limit_per_hand
     if limit is not None and s.asks[seat] >= limit:
-        raise IllegalMoveError("you may not ask your partner again this hand", "D22")
-    if foot_waiting(s, seat):
-        raise IllegalMoveError(
+        return IllegalMoveError("you may not ask your partner again this hand", "D22")
+    if rules(s).holds_reserve(s, seat):
+        return IllegalMoveError(
             "you are still playing your hand: only a player on the foot may go out", "3.7"
         )
     if len(s.hands[seat]) < 2:
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "with one card in hand you could not obey a 'no' (discarding it would take you "
             "out), so you may not ask; go out or play on",
             "1.11.3",
         )
     if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat)):
-        raise IllegalMoveError(
+        return IllegalMoveError(
             "you could not go out this turn, so there is nothing to ask", "1.11.2"
         )
+    return None
 
 
 def answer(s: GameState, action: Answer) -> None:
@@ -289,10 +260,11 @@ def answer(s: GameState, action: Answer) -> None:
 
 
 def _can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | None = None) -> bool:
-    """``can_go_out`` for the seat's side in ``s``; Modern American searches its own rules
-    (a final discard, seven-card melds, §3.6)."""
-    if s.talon:
-        return american_can_go_out(s, seat, hand, minimum)
+    """``can_go_out`` for the seat's side in ``s``, or the ruleset's own search where it needs
+    the whole position (Modern American's final discard and seven-card melds, §3.6)."""
+    answer = rules(s).can_go_out(s, seat, hand, minimum)
+    if answer is not None:
+        return answer
     side = s.side_of[seat]
     return can_go_out(s.config, hand, s.melds[side], minimum=minimum, extra=s.extra_of(side))
 
@@ -313,18 +285,12 @@ def can_go_out(
     for a player who may not discard (a red three drawn as the last card, D13 option).
 
     ``extra`` are the side's further melds in Samba and Bolivia (§3.4, §3.5), whose search
-    (``sambaout``) also builds and grows sequences, several melds of a rank and wild melds.
+    (``variants.samba``) also builds and grows sequences, several melds of a rank and
+    wild melds.
     """
-    if config.closed_books:  # §3.7: books close at seven, and may need to be of each kind
-        return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
-    # The search below knows fixed wild limits only (§1.9, D9); a limit that depends on the
-    # naturals (§3.7's, as an option outside Hand and Foot) goes to the general search.
-    if (
-        config.sequence_canastas_to_go_out
-        or config.variant_melds
-        or config.wild_limit == "fewer_than_naturals_max3"
-    ):
-        return variant_can_go_out(config, hand, melds, extra, minimum, allow_discard)
+    answer = rules_of(config).can_place_out(config, hand, melds, extra, minimum, allow_discard)
+    if answer is not None:
+        return answer
     need = config.canastas_to_go_out
     limit = config.wild_limit
     cap = 3 if limit == "max3" else 2 if limit == "max2" else -1
@@ -455,3 +421,29 @@ def _might_go_out(
             continue
         possible += 1
     return possible >= need
+
+
+def useful_discards(hand: Sequence[Card], held: Sequence[object], most: int) -> list[Card]:
+    """The only final discards worth trying when melding everything fails: the cheapest wild
+    card (to keep the melded value high), a black three, or a natural of a rank held at most
+    ``most`` times with nothing of its rank on the table (``held``, by rank). More naturals
+    of a rank never make going out harder: they could join a meld of it (the side's, or a
+    new one), which never stops the rest from going down. Classic's search asks for lone
+    naturals; Samba's (``variants.samba_going_out``), where a new meld of a rank needs
+    three, two."""
+    counts = [0] * 14
+    for card in hand:
+        counts[RANK[card]] += 1
+    out: list[Card] = []
+    wilds = [c for c in hand if IS_WILD[c]]
+    if wilds:
+        out.append(min(wilds, key=VALUE.__getitem__))
+    out.extend(dict.fromkeys(c for c in hand if IS_BLACK3[c]))
+    out.extend(
+        dict.fromkeys(
+            c
+            for c in hand
+            if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] <= most and not held[RANK[c]]
+        )
+    )
+    return out

@@ -12,7 +12,6 @@ the best opening is ``opening``'s: the end of the stock and the bot use them too
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .actions import (
@@ -33,16 +32,13 @@ from .actions import (
     Pass,
     TakePile,
 )
-from .american import meld_candidates as american_candidates
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .errors import IllegalMoveError
-from .goingout import check_ask_allowed, check_discard_allowed
-from .handfoot import foot_candidates, way_out_candidates
+from .goingout import ask_refusal, discard_refusal
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
-from .samba import sequence_candidates
+from .ruleset import rules
 from .state import GameState, Melds, Phase
 
 
@@ -104,29 +100,22 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if may_ask and _allowed(check_ask_allowed, state, seat):
+        if may_ask and ask_refusal(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
         candidates.extend(unsure)
         if state.no_discard:
             candidates.append(PASS)
-        elif _allowed(check_discard_allowed, state, seat):
+        elif discard_refusal(state, seat) is None:
             discards = [DISCARDS[c] for c in dict.fromkeys(state.hands[seat])]
-            if state.talon and state.config.swad_empty_pile:  # Modern American's option
+            if rules(state).discards_need_check(state):  # a ruleset's limit on discards
                 candidates.extend(discards)
             else:
                 known.extend(discards)
-    return known, list(dict.fromkeys(candidates))
-
-
-def _allowed(rule: Callable[[GameState, int], None], state: GameState, seat: int) -> bool:
-    """Run one of the rule modules' check functions as a yes/no question."""
-    try:
-        rule(state, seat)
-    except IllegalMoveError:
-        return False
-    return True
+    # (one action may be offered twice: sure by one list, to check by another)
+    unique = dict.fromkeys(known)
+    return list(unique), [a for a in dict.fromkeys(candidates) if a not in unique]
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
@@ -143,39 +132,20 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     (§1.11.3), naturals never make a meld invalid, and a wild is safe while the meld has
     room under ``config.max_wilds`` (§1.9). Everything else goes through ``is_legal``.
     """
+    own = rules(state).meld_candidates(state, seat)
+    if own is not None:  # a ruleset whose limits make nothing legal by construction
+        return own
     hand = state.hands[seat]
     side = state.side_of[seat]
-    melds = state.melds[side]
     # Hand and Foot's closed books (§3.7) make a lay-off of naturals fail when the book is
     # full, so there nothing is legal by construction: the engine checks every candidate.
     simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
-    if state.talon:  # Modern American (§3.6): its limits make nothing legal by construction
-        return [], american_candidates(state, seat)
-    if state.config.closed_books and state.must_go_out:
-        # §1.11.2, §3.7: a player who must go out is offered every step of a way out, so the
-        # list never runs dry while the going-out search still finds one.
-        known, check = _listed_melds(state, seat, hand, melds, simple)
-        return known, check + way_out_candidates(state, side, hand)
-    return _listed_melds(state, seat, hand, melds, simple)
-
-
-def _listed_melds(
-    state: GameState, seat: int, hand: tuple[Card, ...], melds: Melds, simple: bool
-) -> tuple[list[Action], list[Action]]:
-    """``_meld_candidates`` for every game but Modern American."""
-    side = state.side_of[seat]
-    if state.extra:
-        sequences = sequence_candidates(state, side, hand)
-        if state.config.closed_books:
-            sequences += foot_candidates(state, side, hand)
-        if not state.opened(side):
-            known, check = _opening_candidates(state, seat, hand, simple)
-        else:
-            known, check = _group_candidates(state, seat, hand, melds, simple)
-        return known, check + sequences
-    if not any(melds):  # the side's first meld must reach the minimum: offer the best opening
-        return _opening_candidates(state, seat, hand, simple)
-    return _group_candidates(state, seat, hand, melds, simple)
+    if not state.opened(side):  # the first meld must reach the minimum: the best opening
+        known, check = _opening_candidates(state, seat, hand, simple)
+    else:
+        known, check = _group_candidates(state, seat, hand, state.melds[side], simple)
+    sure, unsure = rules(state).further_candidates(state, side, hand)
+    return known + sure, check + unsure
 
 
 def _opening_candidates(

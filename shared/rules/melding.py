@@ -10,26 +10,22 @@ and afterwards the dead-end guard must let the turn end (``goingout``, §1.11.3)
 from __future__ import annotations
 
 from .actions import Combine, LayOff, Meld
-from .american import note_opening
-from .american import plan_lay_off as plan_american_lay_off
-from .american import plan_meld as plan_american_meld
 from .cards import IS_RED3, IS_WILD, RANK, THREE, card_text, rank_name
 from .edits import Plan, put_down, remove_cards, set_hand
 from .errors import IllegalMoveError
 from .goingout import after_put_down
 from .melds import check_meld, group_melds, wild_count
 from .opening import check_opening_meld
-from .samba import plan_combine, plan_variant_lay_off, plan_variant_meld
+from .ruleset import rules
 from .state import Event, GameState
 from .threes import check_black_threes
 
 
 def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
     """§1.9, §1.10: validate new melds (or cards joining melds of their rank)."""
-    if s.extra:  # Samba and Bolivia (§3.4, §3.5): only their positions have further melds
-        return plan_variant_meld(s, seat, action)
-    if s.talon:  # Modern American (§3.6): only its positions set a talon aside
-        return plan_american_meld(s, seat, action)
+    planned = rules(s).plan_meld(s, seat, action)
+    if planned is not None:
+        return planned
     config = s.config
     side = s.side_of[seat]
     if not action.melds:
@@ -53,14 +49,14 @@ def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
 def meld(s: GameState, seat: int, action: Meld) -> None:
     """§1.6 T2 MELD."""
     plan = plan_meld(s, seat, action)
-    opening = bool(s.talon) and not s.opened(plan.side)  # Modern American's talon (§3.6)
+    opening = not s.opened(plan.side)
     put_down(s, plan)
     set_hand(s, seat, plan.hand)
     s.turn_melded = True
     cards_down = tuple(c for g in action.melds for c in g)
     s.events = (*s.events, Event(seat, "meld", cards_down))
     if opening:
-        note_opening(s, seat, cards_down, by_take=False)
+        rules(s).side_opened(s, seat, cards_down, False)
     if plan.obliges_out:
         s.must_go_out = True
     after_put_down(s, seat)
@@ -68,10 +64,9 @@ def meld(s: GameState, seat: int, action: Meld) -> None:
 
 def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
     """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld."""
-    if s.extra:
-        return plan_variant_lay_off(s, seat, action)
-    if s.talon:
-        return plan_american_lay_off(s, seat, action)
+    planned = rules(s).plan_lay_off(s, seat, action)
+    if planned is not None:
+        return planned
     if action.which != 1 or action.suit >= 0:
         raise IllegalMoveError("in this game a side has one meld per rank: name it by its rank")
     side = s.side_of[seat]
@@ -111,7 +106,7 @@ def lay_off(s: GameState, seat: int, action: LayOff) -> None:
 
 def combine(s: GameState, seat: int, action: Combine) -> None:
     """§3.4: join two group melds of one rank (Samba and Bolivia)."""
-    plan = plan_combine(s, seat, action)
+    plan = rules(s).plan_combine(s, seat, action)
     put_down(s, plan)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "combine", text=str(action)))

@@ -121,3 +121,40 @@ def is_natural(meld: Sequence[Card]) -> bool:
 
 def wild_count(meld: Sequence[Card]) -> int:
     return sum(1 for c in meld if IS_WILD[c])
+
+
+# -- the kinds of meld beyond one group per rank (Samba, Bolivia, Modern American, Hand and Foot) --
+
+GROUP, SEQUENCE, WILD = "group", "sequence", "wild"
+
+
+def meld_kind(cards: Sequence[Card]) -> str:
+    """``GROUP``, ``SEQUENCE`` or ``WILD``, read from a meld's cards."""
+    rank = -1
+    for card in cards:
+        if IS_WILD[card]:
+            continue
+        if rank == -1:
+            rank = RANK[card]
+        elif RANK[card] != rank:
+            return SEQUENCE
+    return WILD if rank == -1 else GROUP
+
+
+def check_wild_meld(cards: Sequence[Card], old: int, books: bool = False) -> None:
+    """§3.5: three to seven wild cards; a bolivia (seven) takes nothing more. With ``books``
+    (Hand and Foot's closed books, §3.7) the seven-card meld is a wild book, closed."""
+    if not all(IS_WILD[c] for c in cards):
+        raise IllegalMoveError("a wild-card meld holds only twos and jokers", "3.5")
+    if old >= CANASTA_SIZE:
+        if books:
+            raise IllegalMoveError("a wild book is closed at 7 cards: nothing may be added", "3.7")
+        raise IllegalMoveError("a bolivia is complete: nothing may be added to it", "3.5")
+    if len(cards) < 3:
+        raise IllegalMoveError("a new wild-card meld needs at least three wild cards", "3.5")
+    if len(cards) > CANASTA_SIZE:
+        if books:
+            raise IllegalMoveError(
+                f"a wild book closes at 7 cards; this one would hold {len(cards)}", "3.7"
+            )
+        raise IllegalMoveError("a wild-card meld holds at most seven cards", "3.5")

@@ -14,10 +14,9 @@ Move listing lives here too, because the end of the stock (``stock``) needs it a
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .actions import TakePile
-from .american import note_opening
-from .american import plan_take as plan_american_take
-from .american import take_candidates as american_take_candidates
 from .cards import (
     IS_BLACK3,
     IS_NATURAL,
@@ -31,11 +30,9 @@ from .cards import (
     rank_name,
 )
 from .config import RuleConfig
-from .cutthroat import form_cutthroat_sides
 from .edits import Plan, give, put_down, remove_cards, set_hand
 from .errors import IllegalMoveError
 from .goingout import after_put_down
-from .handfoot import pile_cards_taken
 from .melds import check_meld, group_melds, wild_count
 from .opening import (
     best_opening,
@@ -43,15 +40,16 @@ from .opening import (
     opening_target,
     require_minimum,
 )
-from .samba import plan_variant_take
+from .ruleset import rules
 from .state import Event, GameState, Phase
 from .threes import add_red_threes, check_black_threes
 
 
 def frozen_reason(s: GameState, side: int) -> str:
     """Why the pile is frozen for ``side`` (§1.8.1), or ``""`` when it is not."""
-    if s.talon:
-        return "it is always frozen in Modern American" if s.pile else ""
+    reason = rules(s).frozen_reason(s, side)
+    if reason is not None:
+        return reason
     if s.pile_frozen:
         if any(IS_WILD[c] for c in s.pile):
             return "it holds a wild card"
@@ -70,24 +68,39 @@ def discard_freezes(config: RuleConfig, card: Card) -> bool:
     return (IS_WILD[card] and config.pile_freezes) or (IS_BLACK3[card] and config.black3_freezes)
 
 
-def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
-    """§1.8.2: every check on taking the pile, in order, without changing anything."""
-    if s.extra:  # Samba and Bolivia (§3.4): only their positions have further melds
-        return plan_variant_take(s, seat, action)
-    if s.talon:  # Modern American (§3.6): only its positions set a talon aside
-        return plan_american_take(s, seat, action)
-    config = s.config
-    side = s.side_of[seat]
+class TakeStart(NamedTuple):
+    """What every ruleset's take of the pile starts from (``take_prologue``)."""
+
+    side: int
+    top: Card
+    rank: int
+    hand: tuple[Card, ...]
+    """The hand without the support cards."""
+    opened: bool
+    naturals: int
+    """Support cards of the top card's rank."""
+    wilds: int
+
+
+def take_prologue(
+    s: GameState, seat: int, action: TakePile, *, refuse_black_top: bool, onto: bool = False
+) -> TakeStart:
+    """The checks that open every ruleset's take of the pile, in order (§1.8.2): a pile to
+    take, no wild card (nor, with ``refuse_black_top``, a black three) on top, the
+    one-card rule (D15), a meld named with ``onto`` only where a side may have several of a
+    rank, an opening by the pile allowed (D21), the support cards in hand, and every one
+    of them of the top card's rank or wild."""
     if not s.pile:
         raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+    config = s.config
+    side = s.side_of[seat]
     top = s.pile[-1]
     rank = RANK[top]
     if IS_WILD[top]:
         raise IllegalMoveError(
             f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
         )
-    black_top = IS_BLACK3[top]
-    if black_top and not config.black3_top_takeable_to_go_out:
+    if refuse_black_top and IS_BLACK3[top]:
         raise IllegalMoveError(
             "a black three is on top of the pile, so it cannot be taken this turn", "1.8.2"
         )
@@ -96,7 +109,7 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
         raise IllegalMoveError(
             "with one card in your hand you may not take a pile of one card", "1.8.2"
         )
-    if action.onto is not None:
+    if action.onto is not None and not onto:
         raise IllegalMoveError(
             "in this game the top card joins your side's one meld of its rank: leave out 'to'"
         )
@@ -113,6 +126,20 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
             f"(the top card is {card_text(top)})",
             "1.8.2",
         )
+    return TakeStart(side, top, rank, hand, opened, naturals, wilds)
+
+
+def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
+    """§1.8.2: every check on taking the pile, in order, without changing anything."""
+    planned = rules(s).plan_take(s, seat, action)
+    if planned is not None:
+        return planned
+    config = s.config
+    side, top, rank, hand, opened, naturals, wilds = take_prologue(
+        s, seat, action, refuse_black_top=not config.black3_top_takeable_to_go_out
+    )
+    black_top = IS_BLACK3[top]
+    support = action.cards
     melds = list(s.melds[side])
     existing = melds[rank]
     frozen_why = frozen_reason(s, side)
@@ -175,15 +202,26 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     )
 
 
+def pile_cards_taken(s: GameState) -> tuple[Card, ...]:
+    """The cards under the top card that taking the pile takes: all of them, or with
+    ``pile_take_count`` (Hand and Foot, §3.7, §3.8a) only so many from the top, the top card
+    counted."""
+    count = s.config.pile_take_count
+    if count is None:
+        return s.pile[:-1]
+    return s.pile[max(0, len(s.pile) - count) : -1]
+
+
 def take_pile(s: GameState, seat: int, action: TakePile) -> None:
     """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest (in Hand
     and Foot only the top seven cards, the top card counted, §3.7)."""
     plan = plan_take(s, seat, action)
-    opening = bool(s.talon) and not s.opened(plan.side)  # no talon for it (§3.6)
+    ruleset = rules(s)
+    opening = not s.opened(plan.side)
     put_down(s, plan)
     if opening:
         cards = (*action.cards, *(c for g in action.melds for c in g))
-        note_opening(s, seat, cards, by_take=True)
+        ruleset.side_opened(s, seat, cards, True)
     rest = pile_cards_taken(s)
     left = s.pile[: len(s.pile) - 1 - len(rest)]
     threes = [c for c in rest if IS_RED3[c]]
@@ -202,8 +240,7 @@ def take_pile(s: GameState, seat: int, action: TakePile) -> None:
     s.phase = Phase.PLAY
     if plan.obliges_out:
         s.must_go_out = True
-    if s.config.cutthroat and s.lone_seat is None:
-        form_cutthroat_sides(s, seat)
+    ruleset.form_sides(s, seat)
     after_put_down(s, seat)
 
 
@@ -234,8 +271,9 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     """
     if not state.pile:
         return []
-    if state.talon:  # Modern American (§3.6)
-        return american_take_candidates(state, seat)
+    listed = rules(state).take_candidates(state, seat)
+    if listed is not None:
+        return listed
     top = state.pile[-1]
     config = state.config
     if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):

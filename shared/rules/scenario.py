@@ -168,15 +168,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .american import TALON_PACKETS
-from .cards import IS_RED3, IS_THREE, THREE, Card, card_text, parse_card
+from .cards import THREE, Card, card_text, parse_card
 from .config import RuleConfig, make_config
 from .dealing import deal_position, new_match
 from .engine import apply_turn
 from .errors import CanastaError
-from .melds import check_meld, meld_rank
+from .melds import GROUP, check_meld, meld_kind, meld_rank
 from .notation import parse_turn
-from .samba import GROUP, SEQUENCE, WILD, check_sequence, check_wild_meld, meld_kind
+from .ruleset import rules_of
 from .state import GameState, Phase
 
 _TOP_KEYS = frozenset(
@@ -377,22 +376,23 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
             read_cards(r, f"deal.red3[{i}]")
             for i, r in enumerate(_per(deal["red3"], n, "deal.red3"))
         ]
-        laid = IS_THREE if config.modern_american else IS_RED3
+        laid = rules_of(config).laid_out_threes()
         if any(not laid[c] for r in red3 for c in r):
             raise ScenarioError(
                 "deal.red3 may hold only threes"
                 if config.modern_american
                 else "deal.red3 may hold only red threes (3d, 3h)"
             )
+    packet_sizes = rules_of(config).packet_sizes
     for name in ("talon", "talon_owed", "wild_opening"):
-        if name in deal and not config.modern_american:
+        if name in deal and not packet_sizes:
             raise ScenarioError(f"deal.{name}: a {config.preset} game has no talon (§3.6)")
     talon = None
     if "talon" in deal:
         talon = [
             read_cards(p, "deal.talon") for p in _per(deal["talon"], 2, "deal.talon", "packet")
         ]
-        if any(len(p) not in (0, size) for p, size in zip(talon, TALON_PACKETS, strict=True)):
+        if any(len(p) not in (0, size) for p, size in zip(talon, packet_sizes, strict=True)):
             raise ScenarioError(
                 "deal.talon holds the packets of 4 and 3 bonus cards (one empty once drawn)"
             )
@@ -452,13 +452,8 @@ def _deal(config: RuleConfig, data: Mapping[str, Any]) -> GameState:
 def _meld(config: RuleConfig, value: Any, what: str) -> tuple[Card, ...]:
     cards = read_cards(value, what)
     try:
-        kind = meld_kind(cards)
-        if kind == SEQUENCE and config.allow_sequences:
-            check_sequence(cards)
-            return cards
-        if kind == WILD and (config.allow_wild_melds or config.modern_american):
-            check_wild_meld(cards, 0)
-            return cards
+        if rules_of(config).check_position_meld(config, cards):
+            return cards  # a sequence or a wild meld, checked by the ruleset that has them
         rank = meld_rank(cards)
         if rank == THREE:
             raise ScenarioError(f"{what}: black threes are only melded while going out")

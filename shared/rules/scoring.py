@@ -9,11 +9,12 @@ for the next deal. Red threes' own scoring rules are in ``threes``.
 
 from __future__ import annotations
 
-from .american import score_side as american_score_side
-from .cards import IS_BLACK3, VALUE
-from .handfoot import hand_count_winners, sevens_bonus, unplayed_foot_penalty
-from .melds import is_canasta, is_natural
-from .samba import SEQUENCE, WILD, meld_kind
+from collections.abc import Sequence
+
+from .cards import IS_BLACK3, IS_WILD, RANK, SEVEN, VALUE, Card
+from .config import RuleConfig
+from .melds import CANASTA_SIZE, is_canasta, is_natural
+from .ruleset import rules
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
 from .threes import lay_out_threes_left_in_hands, red_three_score
 
@@ -32,11 +33,12 @@ def score_hand(
     Cutthroat (§3.2): each partner scores the partnership's total, red threes individually.
     """
     config = state.config
+    ruleset = rules(state)
     columns = []
     for column, seats in enumerate(config.partnerships):
         side = state.side_of[seats[0]]
-        if state.talon:  # Modern American's state-dependent scoring (§3.6)
-            parts = american_score_side(state, side, went_out)
+        parts = ruleset.score_side(state, side, went_out)
+        if parts is not None:  # a ruleset that scores in its own way (Modern American, §3.6)
             columns.append(
                 SideScore(
                     column=column,
@@ -50,19 +52,10 @@ def score_hand(
         meld_points = sum(VALUE[c] for meld in melds for c in meld)
         naturals = sum(1 for m in melds if is_canasta(m) and is_natural(m))
         mixed = sum(1 for m in melds if is_canasta(m) and not is_natural(m))
-        sequences = wild = 0
-        for m in state.extra_of(side):  # Samba and Bolivia's further melds (§3.4, §3.5)
-            meld_points += sum(VALUE[c] for c in m)
-            if is_canasta(m):
-                kind = meld_kind(m)
-                if kind == SEQUENCE:
-                    sequences += 1
-                elif kind == WILD:
-                    wild += 1
-                elif is_natural(m):
-                    naturals += 1
-                else:
-                    mixed += 1
+        points, more_naturals, more_mixed, sequences, wild = ruleset.further_canastas(state, side)
+        meld_points += points
+        naturals += more_naturals
+        mixed += more_mixed
         canasta_bonus = naturals * config.natural_canasta_bonus + mixed * config.mixed_canasta_bonus
         canasta_bonus += sequences * config.sequence_canasta_bonus
         canasta_bonus += wild * config.wild_canasta_bonus
@@ -75,7 +68,7 @@ def score_hand(
         if went_out is not None and state.side_of[went_out] == side:
             bonus = config.concealed_bonus_total if concealed else config.going_out_bonus
         penalty = sum(VALUE[c] for s in state.side_seats(side) for c in state.hands[s])
-        penalty += unplayed_foot_penalty(state, side)  # Hand and Foot (§3.8a)
+        penalty += ruleset.unplayed_penalty(state, side)  # Hand and Foot's feet (§3.8a)
         if went_out is not None and config.black3_went_out_value != 5:
             # §3.5, §3.8a: Bolivia's black threes cost 100 each when someone went out
             black = sum(1 for s in state.side_seats(side) for c in state.hands[s] if IS_BLACK3[c])
@@ -106,6 +99,28 @@ def score_hand(
         concealed=concealed,
         columns=tuple(columns),
     )
+
+
+def sevens_bonus(config: RuleConfig, melds: Sequence[Sequence[Card]]) -> int:
+    """What clean books of sevens earn beyond a clean book's bonus (HF-DW's 1500 option)."""
+    if config.clean_sevens_bonus is None:
+        return 0
+    books = sum(
+        1
+        for m in melds
+        if len(m) >= CANASTA_SIZE and all(RANK[c] == SEVEN and not IS_WILD[c] for c in m)
+    )
+    return books * (config.clean_sevens_bonus - config.natural_canasta_bonus)
+
+
+def hand_count_winners(state: GameState) -> tuple[int, ...]:
+    """§3.7: once the match's last hand is scored, the columns with the highest total (two or
+    more: a tie, which ``tie_policy`` settles); empty before that."""
+    limit = state.config.hands_per_match
+    if limit is None or state.hand_number < limit:
+        return ()
+    best = max(state.scores)
+    return tuple(i for i, score in enumerate(state.scores) if score == best)
 
 
 def match_winners(scores: tuple[int, ...], target: int) -> tuple[int, ...]:

@@ -14,10 +14,11 @@ Cutthroat (``stock_out_rule = "end_after_last_discard"``, §3.2) ends the hand a
 from __future__ import annotations
 
 from .actions import TakePile
-from .cards import IS_BLACK3, IS_RED3, IS_THREE, IS_WILD, RANK, Card, rank_name
+from .cards import IS_BLACK3, IS_WILD, RANK, Card, rank_name
 from .edits import give
 from .errors import IllegalMoveError
 from .pile import pile_takes, take_is_legal, take_pile, take_ruled_out
+from .ruleset import rules
 from .scoring import end_hand
 from .state import EndReason, Event, GameState, Phase
 from .threes import add_red_threes
@@ -32,7 +33,7 @@ def draw(s: GameState, seat: int) -> None:
     need = s.config.draw_count
     got: list[Card] = []
     threes: list[Card] = []
-    out = IS_THREE if s.talon else IS_RED3  # Modern American lays out black threes too (§3.6)
+    out = rules(s).laid_out_threes()  # (Modern American: black threes too, §3.6)
     while need and s.stock:
         card = s.stock[0]
         s.stock = s.stock[1:]

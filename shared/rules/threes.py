@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import IS_RED3, IS_THREE, SORT_KEY, Card
+from .cards import SORT_KEY, Card
 from .edits import set_hand
 from .errors import IllegalMoveError
+from .ruleset import rules
 from .state import Event, GameState, out_forbidden
 
 
@@ -27,7 +28,7 @@ def lay_out_red_threes(s: GameState, seat: int) -> None:
     hand = s.hands[seat]
     laid: list[Card] = []
     drawn: list[Card] = []
-    out = IS_THREE if s.talon else IS_RED3  # Modern American lays out black threes too (§3.6)
+    out = rules(s).laid_out_threes()  # (Modern American: black threes too, §3.6)
     while any(out[c] for c in hand):
         threes = [c for c in hand if out[c]]
         hand = tuple(c for c in hand if not out[c])
@@ -64,7 +65,7 @@ def lay_out_threes_left_in_hands(s: GameState) -> None:
     Only the ``red3_deal_timing = "first_turn"`` option (D3) leaves them in a hand: a seat
     whose first turn never came still holds its dealt red threes.
     """
-    out = IS_THREE if s.talon else IS_RED3  # Modern American lays out black threes too (§3.6)
+    out = rules(s).laid_out_threes()  # (Modern American: black threes too, §3.6)
     for seat in range(s.config.players):
         if any(out[c] for c in s.hands[seat]):
             threes = [c for c in s.hands[seat] if out[c]]

@@ -11,13 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .american import WILD_MELD
-from .american import canasta_kind as american_canasta_kind
-from .cards import IS_BLACK3, Card, card_text, rank_text, sort_cards
+from .cards import IS_BLACK3, Card, card_text, sort_cards
 from .legal import legal_action_kinds
-from .melds import is_canasta, is_natural
 from .pile import frozen_reason
-from .samba import SEQUENCE, canasta_kind, meld_kind, meld_label
+from .ruleset import rules
 from .state import Event, GameState, HandResult, Phase
 
 
@@ -161,55 +158,16 @@ def redact_event(event: Event, seat: int) -> Event:
     return event
 
 
-def _further_melds(state: GameState, side: int) -> tuple[MeldView, ...]:
-    """Samba and Bolivia's further melds, named as the notation names them (§3.4, §3.5); a
-    sequence's cards in rank order, as it is laid out."""
-    seen: dict[str, int] = {}
-    out = []
-    for cards in state.extra[side]:
-        if meld_kind(cards) == SEQUENCE:
-            label = meld_label(cards, 1)
-            shown = tuple(sorted(cards, key=lambda c: c % 13))
-        else:
-            base = meld_label(cards, 1)
-            seen[base] = seen.get(base, 1 if base != "wild" else 0) + 1
-            label = meld_label(cards, seen[base])
-            shown = sort_cards(cards)
-        out.append(MeldView(label, shown, canasta_kind(state.config, cards), meld_kind(cards)))
-    return tuple(out)
-
-
 def player_view(state: GameState, seat: int) -> PlayerView:
     """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine")."""
     config = state.config
     in_hand = state.phase not in (Phase.DEAL, Phase.MATCH_OVER)
     my_side = state.side_of[seat]
+    ruleset = rules(state)
     sides = []
     for side in sorted(set(state.side_of)):
         seats = state.side_seats(side)
-        if state.talon:  # Modern American: a wild meld, special canastas (§3.6)
-            melds = tuple(
-                MeldView(
-                    "wild" if rank == WILD_MELD else rank_text(rank),
-                    sort_cards(cards),
-                    american_canasta_kind(rank, cards),
-                    "wild" if rank == WILD_MELD else "group",
-                )
-                for rank, cards in enumerate(state.melds[side])
-                if cards
-            )
-        else:
-            melds = tuple(
-                MeldView(
-                    rank_text(rank),
-                    sort_cards(cards),
-                    ("natural" if is_natural(cards) else "mixed") if is_canasta(cards) else "",
-                )
-                for rank, cards in enumerate(state.melds[side])
-                if cards
-            )
-        if state.extra:
-            melds += _further_melds(state, side)
+        melds = tuple(MeldView(*shown) for shown in ruleset.meld_views(state, side))
         threes = tuple(c for s in seats for c in state.red3[s])
         sides.append(SideView(side, seats, melds, threes, state.opened(side), state.canastas(side)))
     top = state.pile[-1] if state.pile else None

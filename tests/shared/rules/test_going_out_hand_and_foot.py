@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from shared import rules
-from shared.rules import GameState, goingout, handfoot, make_config, parse_cards
+from shared.rules import GameState, goingout, make_config, parse_cards
 from shared.rules.actions import Action, Combine, Discard, Draw, LayOff, Meld, MeldRef
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER_RANK, RANK
 from shared.rules.dealing import deal_position, new_match
@@ -29,6 +29,7 @@ from shared.rules.errors import CanastaError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.opening import minimum_to_go_out
 from shared.rules.state import EMPTY_MELDS
+from shared.rules.variants import hand_and_foot as handfoot
 from tests.testkit import examples
 
 from .asking import engine_goes_out, may_ask

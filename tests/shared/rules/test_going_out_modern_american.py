@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from shared import rules
 from shared.rules import GameState, make_config, parse_cards
 from shared.rules.actions import Discard, Draw, LayOff, Meld
-from shared.rules.american import WILD_MELD, can_go_out, going_out_moves
 from shared.rules.cards import IS_THREE, IS_WILD, JOKER_RANK, RANK, VALUE, Card, card_text
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError
 from shared.rules.state import EndReason
+from shared.rules.variants.modern_american import WILD_MELD, can_go_out, going_out_moves
 from tests.testkit import examples
 
 from .asking import engine_goes_out, may_ask

@@ -10,9 +10,13 @@ that an import moved into a function cannot hide a cycle):
 2. no module imports another one's private name (``from .engine import _frozen_reason``, or
    ``engine._frozen_reason`` through an imported module): what modules share is public;
 3. nothing under ``shared/`` imports from ``tests``: the test suite's helpers (such as the
-   scenario ``expect`` checker) serve only the tests.
+   scenario ``expect`` checker) serve only the tests;
+4. no classic module imports a variant (``shared.rules.variants``): the classic modules ask
+   the ruleset's hooks (``shared.rules.ruleset``) and each variant builds on them, so the
+   arrows between the two run one way only. (The package face, ``__init__``, imports the
+   variants so that they register.)
 
-The last test runs the three checks on a small tree with one fault of each kind, so a check
+The last test runs the checks on a small tree with one fault of each kind, so a check
 that silently stopped finding anything would fail too.
 """
 
@@ -176,6 +180,23 @@ def private_uses(uses: list[Use]) -> list[str]:
     ]
 
 
+VARIANTS = "variants"
+
+
+def classic_uses_of_variants(uses: list[Use]) -> list[str]:
+    """Every use of a variant module by a classic one (any module outside ``variants`` but
+    the package face, which imports them so that they register)."""
+    return [
+        f"{use.module}:{use.line} imports {use.target}"
+        for use in uses
+        if use.module != "__init__" and not _is_variant(use.module) and _is_variant(use.target)
+    ]
+
+
+def _is_variant(module: str) -> bool:
+    return module == VARIANTS or module.startswith(VARIANTS + ".")
+
+
 def imports_of_tests(root: Path) -> list[str]:
     """Every import of the ``tests`` package from a module under ``root/shared``."""
     found = []
@@ -205,6 +226,12 @@ def test_no_rules_module_takes_a_private_name_from_another() -> None:
     assert private_uses(package_uses(REPO_ROOT)) == []
 
 
+def test_no_classic_module_imports_a_variant() -> None:
+    uses = package_uses(REPO_ROOT)
+    assert any(_is_variant(use.module) for use in uses), "the checker found no variant"
+    assert classic_uses_of_variants(uses) == []
+
+
 def test_nothing_in_shared_imports_the_tests() -> None:
     assert imports_of_tests(REPO_ROOT) == []
 
@@ -224,6 +251,12 @@ def test_the_checks_find_each_kind_of_fault(tmp_path: Path) -> None:
     (rules / "scenario.py").write_text(
         "def check():\n    from tests.shared.rules.expectations import check_expectations\n"
     )
+    (rules / "variants").mkdir()
+    (rules / "variants" / "__init__.py").write_text("from . import samba\n")
+    (rules / "variants" / "samba.py").write_text("from ..engine import apply\n")
+    (rules / "pile.py").write_text(
+        "def plan():\n    from .variants.samba import apply  # a classic module reaching up\n"
+    )
     uses = package_uses(tmp_path)
     assert import_cycle(uses) in (
         ["engine", "legal", "engine"],
@@ -233,6 +266,7 @@ def test_the_checks_find_each_kind_of_fault(tmp_path: Path) -> None:
         "view:2 uses engine._frozen",
         "view:4 uses engine._reason",
     ]
+    assert classic_uses_of_variants(uses) == ["pile:2 imports variants.samba"]
     assert imports_of_tests(tmp_path) == [
         "shared/rules/scenario.py:2 imports tests.shared.rules.expectations"
     ]

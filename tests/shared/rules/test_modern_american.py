@@ -20,10 +20,10 @@ from shared.rules import (
     make_config,
     parse_cards,
 )
-from shared.rules.american import canasta_kind, threes_points
 from shared.rules.cards import ACE, FIVE, IS_THREE, KING, SEVEN, TWO
 from shared.rules.config import LATER_OPTIONS
 from shared.rules.dealing import deal_position, new_match
+from shared.rules.variants.modern_american import canasta_kind, threes_points
 from tests.shared.rules import playout
 
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
-from .cards import (
-    IS_BLACK3,
+from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
+from ...cards import (
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
@@ -33,16 +32,25 @@ from .cards import (
     rank_name,
     rank_text,
 )
-from .config import RuleConfig
-from .edits import EXTRA_BIT, Plan, remove_cards
-from .errors import IllegalMoveError
-from .handfoot import pile_cards_taken
-from .melds import CANASTA_SIZE, check_meld, meld_rank, wild_count
-from .opening import check_opening_by_take_allowed, check_opening_meld, require_minimum
-from .state import GameState
-from .threes import check_black_threes
+from ...config import RuleConfig
+from ...edits import EXTRA_BIT, Plan, remove_cards
+from ...errors import IllegalMoveError
+from ...melds import (
+    CANASTA_SIZE,
+    GROUP,
+    SEQUENCE,
+    WILD,
+    check_meld,
+    check_wild_meld,
+    meld_kind,
+    meld_rank,
+    wild_count,
+)
+from ...opening import check_opening_meld, require_minimum
+from ...pile import pile_cards_taken, take_prologue
+from ...state import GameState
+from ...threes import check_black_threes
 
-GROUP, SEQUENCE, WILD = "group", "sequence", "wild"
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 
 Where = tuple[bool, int]
@@ -50,19 +58,6 @@ Where = tuple[bool, int]
 
 
 # -- what a meld is --------------------------------------------------------------------------------
-
-
-def meld_kind(cards: Sequence[Card]) -> str:
-    """``GROUP``, ``SEQUENCE`` or ``WILD``, read from a meld's cards."""
-    rank = -1
-    for card in cards:
-        if IS_WILD[card]:
-            continue
-        if rank == -1:
-            rank = RANK[card]
-        elif RANK[card] != rank:
-            return SEQUENCE
-    return WILD if rank == -1 else GROUP
 
 
 def sequence_span(cards: Sequence[Card]) -> tuple[int, int, int]:
@@ -135,25 +130,6 @@ def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: i
                 "touching sequences of one suit must be one sequence (add to it instead)",
                 "3.8a",
             )
-
-
-def check_wild_meld(cards: Sequence[Card], old: int, books: bool = False) -> None:
-    """§3.5: three to seven wild cards; a bolivia (seven) takes nothing more. With ``books``
-    (Hand and Foot's closed books, §3.7) the seven-card meld is a wild book, closed."""
-    if not all(IS_WILD[c] for c in cards):
-        raise IllegalMoveError("a wild-card meld holds only twos and jokers", "3.5")
-    if old >= CANASTA_SIZE:
-        if books:
-            raise IllegalMoveError("a wild book is closed at 7 cards: nothing may be added", "3.7")
-        raise IllegalMoveError("a bolivia is complete: nothing may be added to it", "3.5")
-    if len(cards) < 3:
-        raise IllegalMoveError("a new wild-card meld needs at least three wild cards", "3.5")
-    if len(cards) > CANASTA_SIZE:
-        if books:
-            raise IllegalMoveError(
-                f"a wild book closes at 7 cards; this one would hold {len(cards)}", "3.7"
-            )
-        raise IllegalMoveError("a wild-card meld holds at most seven cards", "3.5")
 
 
 def check_group(
@@ -386,37 +362,10 @@ def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
     ``unfrozen_take_methods``). Only the top card joins a sequence during the take (§3.8a).
     """
     config = s.config
-    side = s.side_of[seat]
-    if not s.pile:
-        raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
-    top = s.pile[-1]
-    rank = RANK[top]
-    if IS_WILD[top]:
-        raise IllegalMoveError(
-            f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
-        )
-    if IS_BLACK3[top]:
-        raise IllegalMoveError(
-            "a black three is on top of the pile, so it cannot be taken this turn", "1.8.2"
-        )
-    hand = s.hands[seat]
-    if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
-        raise IllegalMoveError(
-            "with one card in your hand you may not take a pile of one card", "1.8.2"
-        )
-    opened = s.opened(side)
-    if not opened:
-        check_opening_by_take_allowed(config)
+    side, top, rank, hand, opened, naturals, wilds = take_prologue(
+        s, seat, action, refuse_black_top=True, onto=True
+    )
     support = action.cards
-    hand = remove_cards(hand, support, "to take the pile with")
-    naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c])
-    wilds = sum(1 for c in support if IS_WILD[c])
-    if naturals + wilds != len(support):
-        raise IllegalMoveError(
-            f"the cards you take the pile with must be {rank_name(rank)} or wild cards "
-            f"(the top card is {card_text(top)})",
-            "1.8.2",
-        )
     frozen = s.pile_frozen or not opened
     table = _Table(s, side)
     if naturals >= 2 or (naturals == 1 and wilds and not frozen):

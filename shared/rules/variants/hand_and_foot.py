@@ -30,8 +30,8 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .actions import Action, Combine, LayOff, Meld, MeldRef
-from .cards import (
+from ..actions import Action, Combine, LayOff, Meld, MeldRef
+from ..cards import (
     ACE,
     FOUR,
     IS_NATURAL,
@@ -39,18 +39,20 @@ from .cards import (
     IS_WILD,
     JOKER_RANK,
     RANK,
-    SEVEN,
     SORT_KEY,
     THREE,
     TWO,
     VALUE,
     Card,
 )
-from .config import RuleConfig, wild_cap
-from .edits import set_hand
-from .melds import CANASTA_SIZE
-from .state import Event, Extra, GameState, Melds
-from .threes import lay_out_red_threes
+from ..config import RuleConfig, wild_cap
+from ..edits import set_hand
+from ..errors import IllegalMoveError
+from ..melds import CANASTA_SIZE
+from ..ruleset import register
+from ..state import Event, Extra, GameState, Melds
+from ..threes import lay_out_red_threes
+from .samba import Samba
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -93,15 +95,6 @@ def pick_up_foot(s: GameState, seat: int) -> None:
     )
     if any(IS_RED3[c] for c in foot):
         lay_out_red_threes(s, seat)
-
-
-def pile_cards_taken(s: GameState) -> tuple[Card, ...]:
-    """The cards under the top card that taking the pile takes (§3.7, §3.8a): all of them,
-    or with ``pile_take_count`` only so many from the top, the top card counted."""
-    count = s.config.pile_take_count
-    if count is None:
-        return s.pile[:-1]
-    return s.pile[max(0, len(s.pile) - count) : -1]
 
 
 # -- books and going out ---------------------------------------------------------------------------
@@ -511,38 +504,24 @@ def unplayed_foot_penalty(state: GameState, side: int) -> int:
     )
 
 
-def sevens_bonus(config: RuleConfig, melds: Sequence[Sequence[Card]]) -> int:
-    """What clean books of sevens earn beyond a clean book's bonus (HF-DW's 1500 option)."""
-    if config.clean_sevens_bonus is None:
-        return 0
-    books = sum(
-        1
-        for m in melds
-        if len(m) >= CANASTA_SIZE and all(RANK[c] == SEVEN and not IS_WILD[c] for c in m)
-    )
-    return books * (config.clean_sevens_bonus - config.natural_canasta_bonus)
-
-
-def hand_count_winners(state: GameState) -> tuple[int, ...]:
-    """§3.7: once the match's last hand is scored, the columns with the highest total (two or
-    more: a tie, which ``tie_policy`` settles); empty before that."""
-    limit = state.config.hands_per_match
-    if limit is None or state.hand_number < limit:
-        return ()
-    best = max(state.scores)
-    return tuple(i for i, score in enumerate(state.scores) if score == best)
-
-
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
 
 
-def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
-    """Moves worth listing once books close at seven (each still checked by the engine): the
-    cards of a rank onto each open meld of that rank (as many as fit), or a new meld of them
-    when every meld of the rank is closed, and the cheapest wild card onto each open meld.
-    Every open meld is offered, not only the first of its rank, so that a player left with
-    one card that must go out (black threes melded, §1.9) always finds its move listed.
-    Wild melds (``allow_wild_melds``) are ``samba.sequence_candidates``' to list."""
+def foot_candidates(
+    state: GameState, side: int, hand: Sequence[Card]
+) -> tuple[list[Action], list[Action]]:
+    """Moves worth listing once books close at seven: the cards of a rank onto each open
+    meld of that rank (as many as fit), or a new meld of them when every meld of the rank
+    is closed, and the cheapest wild card onto each open meld. Every open meld is offered,
+    not only the first of its rank, so that a player left with one card that must go out
+    (black threes melded, §1.9) always finds its move listed. Wild melds
+    (``allow_wild_melds``) are ``samba.sequence_candidates``' to list.
+
+    ``(legal_by_construction, to_check)``: naturals onto an open book of their rank, within
+    its seven cards, are legal by construction while nothing obliges the player to go out,
+    no black-three meld is down (a player still on the hand may not have one, §3.7) and two
+    cards stay in hand (§1.11.3): naturals never break a wild limit, and the book stays
+    open or closes at seven. The rest goes to the engine's check."""
     open_melds: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
     closed: set[int] = set()
     counts: dict[int, int] = {}
@@ -561,10 +540,14 @@ def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[A
         if IS_NATURAL[card]:
             by_rank.setdefault(RANK[card], []).append(card)
     out: list[Action] = []
+    sure: list[Action] = []
+    simple = not state.must_go_out and not state.no_discard and not state.melds[side][THREE]
     for rank, cards in by_rank.items():
         if rank in open_melds:
             for which, size in open_melds[rank]:
-                out.append(LayOff(rank, tuple(cards[: CANASTA_SIZE - size]), which))
+                added = tuple(cards[: CANASTA_SIZE - size])
+                safe = simple and len(hand) - len(added) >= 2
+                (sure if safe else out).append(LayOff(rank, added, which))
         elif rank in closed:
             if len(cards) >= 3:
                 out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
@@ -573,7 +556,7 @@ def foot_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[A
     if wilds:
         for rank, places in open_melds.items():
             out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
-    return out
+    return sure, out
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -630,3 +613,75 @@ def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> lis
     if config.allow_wild_melds:
         out.extend(Meld((tuple(wilds[:z]),)) for z in range(3, min(len(wilds), 7) + 1))
     return out
+
+
+# -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
+
+
+@register
+class HandAndFoot(Samba):
+    """Hand and Foot (§3.7, §3.8a): Samba's further melds (a second meld of a rank, wild
+    books) with closed books, the foot and book requirements to go out."""
+
+    name = "hand_and_foot"
+
+    def deal_extras(
+        self, config: RuleConfig, order: Sequence[Card], start: int, dealer: int
+    ) -> tuple[tuple[tuple[Card, ...], ...], int]:
+        return deal_feet(config, order, start, dealer)
+
+    def holds_reserve(self, s: GameState, seat: int) -> bool:
+        return foot_waiting(s, seat)
+
+    def take_up_reserve(self, s: GameState, seat: int) -> None:
+        pick_up_foot(s, seat)
+
+    def guard_turn_end(self, s: GameState, seat: int) -> bool:
+        """A player still on the hand may empty it (the foot comes up at once) but may not
+        meld black threes, which are melded only when going out (§3.7, §3.8a)."""
+        if not foot_waiting(s, seat):
+            return False
+        if s.must_go_out or s.melds[s.side_of[seat]][THREE]:  # (even one that empties the hand)
+            raise IllegalMoveError(
+                "black threes are melded only when going out, and you are still playing "
+                "your hand, not your foot",
+                "3.7",
+            )
+        if not s.hands[seat]:
+            pick_up_foot(s, seat)
+        return True
+
+    def why_melds_keep_in(self, s: GameState, side: int) -> str | None:
+        config = s.config
+        if config.clean_books_to_go_out or config.dirty_books_to_go_out:
+            return books_missing(s, side)
+        return super().why_melds_keep_in(s, side)
+
+    def can_place_out(
+        self,
+        config: RuleConfig,
+        hand: Sequence[Card],
+        melds: Melds,
+        extra: tuple[tuple[Card, ...], ...],
+        minimum: int | None,
+        allow_discard: bool,
+    ) -> bool | None:
+        if config.closed_books:  # books close at seven, and may need to be of each kind
+            return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
+        return super().can_place_out(config, hand, melds, extra, minimum, allow_discard)
+
+    def further_candidates(
+        self, s: GameState, side: int, hand: Sequence[Card]
+    ) -> tuple[list[Action], list[Action]]:
+        known, check = super().further_candidates(s, side, hand)
+        if s.config.closed_books:
+            if s.extra:
+                sure, unsure = foot_candidates(s, side, hand)
+                known += sure
+                check += unsure
+            if s.must_go_out:  # every step of a way out, so the list never runs dry
+                check += way_out_candidates(s, side, hand)
+        return known, check
+
+    def unplayed_penalty(self, s: GameState, side: int) -> int:
+        return unplayed_foot_penalty(s, side)

@@ -1,6 +1,6 @@
 """Samba and Bolivia's going-out search: can this hand be melded out (RULES.md §3.4, §3.5)?
 
-``goingout.can_go_out`` hands over here when the config has these melds. The search is
+``goingout.can_go_out`` hands over here through the Samba ruleset's ``can_place_out``. The search is
 exact for the final layout: one optional discard is set aside, and every other card must
 end on the table in a layout the moves can reach this turn. Any such layout can be reached
 (naturals may join a meld at any time, so only the wild cards' order matters), so the search
@@ -22,7 +22,8 @@ onto a canasta (no preset), an order of lay-offs that keeps every step within th
 assumed.
 
 Every step is memoised on small integer keys, and the sequences of each suit are few, so
-a hand of twenty cards is decided in some thousands of steps (``STEPS`` counts them).
+a hand of twenty cards is decided in some thousands of steps (the memos' ``cache_info``
+counts them).
 Cheap necessary conditions come first (at most one card with no meld to join, enough
 cards for the canastas and escaleras still missing), and most positions stop there.
 """
@@ -32,11 +33,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
-from .cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
-from .config import RuleConfig, wild_cap
-from .melds import CANASTA_SIZE, meld_rank
-from .samba import GROUP, SEQUENCE, WILD, meld_kind, sequence_span
-from .state import Extra, Melds
+from ...cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
+from ...config import RuleConfig, wild_cap
+from ...goingout import useful_discards
+from ...melds import CANASTA_SIZE, GROUP, SEQUENCE, WILD, meld_kind, meld_rank
+from ...state import Extra, Melds
+from .melds import sequence_span
 
 Part = tuple[int, int]
 """A group meld already on the table: (size, wild cards)."""
@@ -45,10 +47,6 @@ Rules = tuple[str, int, bool, bool, bool, bool, int]
 """(wild limit; canastas needed; wild card onto a completed canasta allowed; sequences;
 several melds of a rank; wild melds; sequence canastas needed): what the search needs of
 the config, cheap to hash."""
-
-
-STEPS = [0]
-"""Counts the search's memo misses, for a test that bounds the work of awkward hands."""
 
 
 def variant_can_go_out(
@@ -222,31 +220,6 @@ def _search(
     return False
 
 
-def useful_discards(hand: Sequence[Card], held: Sequence[object], most: int) -> list[Card]:
-    """The only final discards worth trying when melding everything fails: the cheapest wild
-    card (to keep the melded value high), a black three, or a natural of a rank held at most
-    ``most`` times with nothing of its rank on the table (``held``, by rank). More naturals
-    of a rank never make going out harder: they could join a meld of it (the side's, or a
-    new one), which never stops the rest from going down. Classic's search (``goingout``)
-    asks for lone naturals; here, where a new meld of a rank needs three, two."""
-    counts = [0] * 14
-    for card in hand:
-        counts[RANK[card]] += 1
-    out: list[Card] = []
-    wilds = [c for c in hand if IS_WILD[c]]
-    if wilds:
-        out.append(min(wilds, key=VALUE.__getitem__))
-    out.extend(dict.fromkeys(c for c in hand if IS_BLACK3[c]))
-    out.extend(
-        dict.fromkeys(
-            c
-            for c in hand
-            if not IS_WILD[c] and not IS_BLACK3[c] and counts[RANK[c]] <= most and not held[RANK[c]]
-        )
-    )
-    return out
-
-
 def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int) -> bool:
     """Whether every card of ``cards`` can go onto the table (worth ``minimum`` or more),
     the side then meeting the going-out requirement."""
@@ -291,9 +264,7 @@ def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int
             if not groups[r] and not any(by_suit[x][r] for x in range(suit + 1, 4))
         ]
         states = {state for state in after if all(state[0][r] != 1 for r in settled)}
-        STEPS[0] += len(after)
     for left, seq in states:
-        STEPS[0] += 1
         if seq < rules[6] or any(
             left[rank] == 1 and not groups[rank] for rank in range(FOUR, ACE + 1)
         ):
@@ -311,7 +282,6 @@ def _suit_options(
     """The ways to lay one suit's hand naturals in sequences: (the ranks used, as bits; the
     suit's seven-card sequences after). Existing sequences stay, each may grow; none may
     touch another (§3.4, §3.8a)."""
-    STEPS[0] += 1
     base = sum(1 for low, high in existing if high - low + 1 >= CANASTA_SIZE)
     if not allowed or (not existing and sum(counts) < 3):
         return ((0, base),)
@@ -397,7 +367,6 @@ def _groups_best(
 def _wild_best(rules: Rules, sizes: tuple[int, ...], wilds: int) -> int:
     """Bolivia's wild melds (§3.5): the most seven-card wild melds once ``wilds`` join the
     existing ones (up to seven each) or start new ones (three to seven); -1 if impossible."""
-    STEPS[0] += 1
     if not wilds:
         return sum(1 for s in sizes if s >= CANASTA_SIZE)
     if not rules[5]:
@@ -427,7 +396,6 @@ def _limit(rules: Rules, naturals: int) -> int:
 def _rank_best(rules: Rules, parts: tuple[Part, ...], naturals: int, wilds: int) -> int:
     """The most canastas of one rank once ``naturals`` and ``wilds`` from hand are on its
     melds: old ones (``parts``, which may be combined, §3.4) and new ones; -1 if impossible."""
-    STEPS[0] += 1
     best = -1
     for blocks in _partitions(parts) if rules[4] else [tuple((p,) for p in parts)]:
         new_allowed = 99 if rules[4] else (0 if parts else 1)
@@ -451,7 +419,6 @@ def _partitions(parts: tuple[Part, ...]) -> list[tuple[tuple[Part, ...], ...]]:
 def _fill(
     rules: Rules, blocks: tuple[tuple[Part, ...], ...], naturals: int, wilds: int, new: int
 ) -> int:
-    STEPS[0] += 1
     if not blocks:
         return _new_melds(rules, naturals, wilds, new)
     block, rest = blocks[0], blocks[1:]

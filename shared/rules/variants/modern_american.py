@@ -3,8 +3,8 @@
 RULES.md recommends a module of its own rather than flags on classic: the game keeps the
 classic table (one meld per rank per side, laid out in ``GameState.melds``) but changes most
 rules around it, and its scoring depends on how many canastas a side made. The classic
-modules hand a move over here when ``RuleConfig.modern_american`` is set, at one line each,
-so their own paths run unchanged:
+modules ask the ruleset's hooks (``shared.rules.ruleset``) at one line each; ``ModernAmerican``
+at the end answers them with the rules here:
 
 * the deal (``dealing``): no upcard; seven bonus cards (the *talon*) are set aside in packets
   of four and three; every three, red or black, is laid out and replaced (``threes``);
@@ -31,12 +31,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .actions import Action, LayOff, Meld, TakePile
-from .cards import (
+from ..actions import Action, LayOff, Meld, TakePile
+from ..cards import (
     ACE,
     FOUR,
     IS_BLACK3,
     IS_RED3,
+    IS_THREE,
     IS_WILD,
     JOKER,
     JOKER_RANK,
@@ -49,13 +50,18 @@ from .cards import (
     card_text,
     rank_name,
     rank_text,
+    sort_cards,
 )
-from .edits import Plan, give, remove_cards
-from .errors import IllegalMoveError
-from .melds import CANASTA_SIZE, meld_rank
-from .opening import check_opening_by_take_allowed, opening_target, require_minimum
-from .state import Event, GameState, Melds
-from .threes import lay_out_red_threes
+from ..config import RuleConfig
+from ..edits import Plan, give, remove_cards
+from ..errors import IllegalMoveError
+from ..goingout import enough_canastas, why_not_out
+from ..melds import CANASTA_SIZE, WILD, check_wild_meld, meld_kind, meld_rank
+from ..opening import opening_target, require_minimum
+from ..pile import take_prologue
+from ..ruleset import MeldShown, Ruleset, register
+from ..state import Event, GameState, Melds, out_forbidden
+from ..threes import lay_out_red_threes
 
 WILD_MELD = TWO
 """Where a side's wild-card meld lies in its rank-indexed melds (no meld of twos exists)."""
@@ -288,37 +294,10 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     of the top card's rank from the hand takes it, never while the side has five or more
     cards of that rank down (the meld would pass seven); an unopened side's opening counts
     the cards from its hand only (SC39)."""
-    config = s.config
-    side = s.side_of[seat]
-    if not s.pile:
-        raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
-    top = s.pile[-1]
-    rank = RANK[top]
-    if IS_WILD[top]:
-        raise IllegalMoveError(
-            f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
-        )
-    hand = s.hands[seat]
-    if config.one_card_pile_rule and len(hand) == 1 and len(s.pile) == 1:
-        raise IllegalMoveError(
-            "with one card in your hand you may not take a pile of one card", "1.8.2"
-        )
-    if action.onto is not None:
-        raise IllegalMoveError(
-            "in this game the top card joins your side's one meld of its rank: leave out 'to'"
-        )
-    opened = s.opened(side)
-    if not opened:
-        check_opening_by_take_allowed(config)
+    side, top, rank, hand, opened, naturals, _ = take_prologue(
+        s, seat, action, refuse_black_top=False
+    )
     support = action.cards
-    hand = remove_cards(hand, support, "to take the pile with")
-    naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c])
-    if naturals + sum(1 for c in support if IS_WILD[c]) != len(support):
-        raise IllegalMoveError(
-            f"the cards you take the pile with must be {rank_name(rank)} or wild cards "
-            f"(the top card is {card_text(top)})",
-            "1.8.2",
-        )
     if naturals < 2:
         raise IllegalMoveError(
             f"the pile is always frozen in Modern American: to take it you need two natural "
@@ -872,3 +851,121 @@ def take_candidates(s: GameState, seat: int) -> list[TakePile]:
             by_rank.setdefault(RANK[card], []).append(card)
     groups = tuple(tuple(g[:CANASTA_SIZE]) for g in by_rank.values() if len(g) >= 3)
     return [TakePile(pair, groups)] if groups else []
+
+
+# -- the ruleset: classic's hooks answered by the rules above ----------------------------------
+
+
+@register
+class ModernAmerican(Ruleset):
+    """Modern American Canasta (§3.6, §3.8a)."""
+
+    name = "modern_american"
+    packet_sizes = TALON_PACKETS
+
+    def packets_aside(
+        self, rest: tuple[Card, ...], named: Sequence[Sequence[Card]] | None
+    ) -> tuple[tuple[tuple[Card, ...], ...] | None, tuple[Card, ...]]:
+        if named is None:
+            first, second = TALON_PACKETS
+            return (rest[:first], rest[first : first + second]), rest[first + second :]
+        return tuple(tuple(p) for p in named), rest
+
+    def set_aside(self, s: GameState, packets: tuple[tuple[Card, ...], ...] | None) -> bool:
+        set_aside_talon(s, packets)
+        return True
+
+    def wild_meld_slot(self) -> int | None:
+        return WILD_MELD
+
+    def laid_out_threes(self) -> Sequence[bool]:
+        return IS_THREE
+
+    def start_turn(self, s: GameState, seat: int) -> None:
+        if s.talon_owed[seat]:
+            draw_talon(s, seat)
+
+    def frozen_reason(self, s: GameState, side: int) -> str | None:
+        return "it is always frozen in Modern American" if s.pile else ""
+
+    def plan_take(self, s: GameState, seat: int, action: TakePile) -> Plan | None:
+        return plan_take(s, seat, action)
+
+    def take_candidates(self, s: GameState, seat: int) -> list[TakePile] | None:
+        return take_candidates(s, seat)
+
+    def plan_meld(self, s: GameState, seat: int, action: Meld) -> Plan | None:
+        return plan_meld(s, seat, action)
+
+    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
+        return plan_lay_off(s, seat, action)
+
+    def side_opened(self, s: GameState, seat: int, cards: Sequence[Card], by_take: bool) -> None:
+        note_opening(s, seat, cards, by_take=by_take)
+
+    def wilds_may_join(self, s: GameState, side: int, rank: int) -> bool:
+        return rank != ACE or aces_meld_takes_wilds(s, side)
+
+    def meld_candidates(self, s: GameState, seat: int) -> tuple[list[Action], list[Action]] | None:
+        return [], meld_candidates(s, seat)  # its limits make nothing legal by construction
+
+    def discards_need_check(self, s: GameState) -> bool:
+        return s.config.swad_empty_pile
+
+    def check_discard(self, s: GameState, seat: int, card: Card) -> None:
+        check_discard(s, seat, card)
+
+    def why_melds_keep_in(self, s: GameState, side: int) -> str | None:
+        unfinished = unfinished_special(s, side)  # a Modern American option (§3.8a)
+        return unfinished + " (no going out with it, §3.8a)" if unfinished else None
+
+    def guard_turn_end(self, s: GameState, seat: int) -> bool:
+        """§3.6: a final discard is required, so a play may never empty the hand."""
+        hand = s.hands[seat]
+        side = s.side_of[seat]
+        if not hand:
+            raise IllegalMoveError(
+                "in Modern American you go out by discarding your last card: keep one", "3.6"
+            )
+        if s.no_discard:
+            return True  # the turn ends with a pass, not a discard (D13 option)
+        if len(hand) == 1 and not (enough_canastas(s, side) and not out_forbidden(s)):
+            raise IllegalMoveError(
+                "that would leave you one card, and discarding it would take you out, which "
+                f"you may not do: {why_not_out(s, side)}",
+                "1.11.3",
+            )
+        if s.must_go_out and not can_go_out(s, seat, hand, None):
+            raise IllegalMoveError(
+                "your partner said yes, so you must go out this turn, and after that play you "
+                "could not",
+                "1.11.2",
+            )
+        return True
+
+    def can_go_out(
+        self, s: GameState, seat: int, hand: Sequence[Card], minimum: int | None
+    ) -> bool | None:
+        return can_go_out(s, seat, hand, minimum)
+
+    def score_side(self, s: GameState, side: int, went_out: int | None) -> dict[str, int] | None:
+        return score_side(s, side, went_out)
+
+    def check_position_meld(self, config: RuleConfig, cards: Sequence[Card]) -> bool:
+        if meld_kind(cards) != WILD:
+            return False
+        check_wild_meld(cards, 0)
+        return True
+
+    def meld_views(self, s: GameState, side: int) -> tuple[MeldShown, ...]:
+        """The wild meld is named ``wild``; special canastas have kinds of their own."""
+        return tuple(
+            MeldShown(
+                "wild" if rank == WILD_MELD else rank_text(rank),
+                sort_cards(cards),
+                canasta_kind(rank, cards),
+                "wild" if rank == WILD_MELD else "group",
+            )
+            for rank, cards in enumerate(s.melds[side])
+            if cards
+        )
