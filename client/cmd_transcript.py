@@ -167,7 +167,7 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
         started = began.strftime("%Y-%m-%d %H:%M UTC")
     except (OverflowError, OSError, ValueError):
         started = f"{header.started_ms} ms after 1970"
-    length = (  # Hand and Foot is a number of hands, not a race to a target (RULES.md §3.7)
+    length = (  # Hand and Foot is a number of hands, not a race to a target (docs/rules.md §3.7)
         f"{config.hands_per_match} hands" if config.hands_per_match else f"to {config.target}"
     )
     lines = [f"match {header.match_id} ({config.preset}, {length}), began {started}"]

@@ -68,7 +68,7 @@ _CANASTA_LABELS = {
     "wild_jokers": "four-joker wild canasta",
     "wild_twos": "wild canasta of twos",
 }
-"""Canastas with a bonus of their own, by the engine's name for them (RULES.md §3.4-§3.6);
+"""Canastas with a bonus of their own, by the engine's name for them (docs/rules.md §3.4-§3.6);
 the wire says which kind a meld is, so the table never guesses it from the cards."""
 
 _REASONS = {
@@ -257,7 +257,7 @@ def render_table(view: pb.MatchView, *, color: bool) -> str:
         lines += _seat_rows(v, names, color)
     if in_hand:
         lines.append(_row("Stock", _plural(v.stock_size, "card")))
-        if v.talon:  # Modern American's bonus cards, face down (RULES.md §3.6)
+        if v.talon:  # Modern American's bonus cards, face down (docs/rules.md §3.6)
             packets = " + ".join(str(n) for n in v.talon if n)
             lines.append(_row("Talon", f"{packets} bonus cards set aside" if packets else "drawn"))
         lines += _pile_rows(v, color)

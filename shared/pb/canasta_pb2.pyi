@@ -1550,7 +1550,7 @@ class PlayerView(_message.Message):
 
     @_builtins.property
     def foot_sizes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
-        """Hand and Foot (RULES.md §3.7), numbered apart from the fields above so that other
+        """Hand and Foot (docs/rules.md §3.7), numbered apart from the fields above so that other
         additions to this message need no renumbering. Per seat, the size of its foot still
         face down (0 once picked up; its cards are hidden from everyone, its owner included);
         empty in games without feet.

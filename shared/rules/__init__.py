@@ -1,4 +1,4 @@
-"""The Canasta rules engine: pure, standard library only (RULES.md is the authority).
+"""The Canasta rules engine: pure, standard library only (docs/rules.md says how it plays).
 
 Typical use::
 
@@ -9,10 +9,10 @@ Typical use::
     state = rules.apply(state, seat, rules.parse_action("draw"))
     view = rules.player_view(state, seat)
 
-Where each rule is (RULES.md section: module); every module's docstring names its sections:
+Where each rule is (docs/rules.md section: module); every module's docstring names its sections:
 
 * deck, cards, card values and card text (§1.2; D1): ``cards``
-* presets and house-rule options (Part 2's D-numbers, Part 3, §3.9): ``config``
+* presets and house-rule options (§2's D-numbers, §3, §3.9): ``config``
 * the position, its phases and events (§1.4): ``state``; the actions: ``actions``, and
   their text: ``notation``
 * a new match, the first dealer, the deal and the upcard (§1.3, §1.5; D2, D23): ``dealing``
@@ -31,7 +31,7 @@ Where each rule is (RULES.md section: module); every module's docstring names it
   ``goingout``
 * scoring a hand and the end of the match (§1.13, §1.14; D12, D18, D20): ``scoring``
 * the variants' seam: the named hooks on which the forms of the game differ, classic's
-  answers, and which ruleset a configuration plays (Part 3): ``ruleset``
+  answers, and which ruleset a configuration plays (§3): ``ruleset``
 * each variant in its own place under ``variants``, a ``Ruleset`` subclass answering the
   hooks: three-handed cutthroat sides (§3.2): ``variants.cutthroat``; Samba and Bolivia's
   sequences, further melds of a rank, wild melds, their going-out search (§3.4, §3.5):
@@ -39,10 +39,10 @@ Where each rule is (RULES.md section: module); every module's docstring names it
   foot (§3.7, §3.8a): ``variants.hand_and_foot``; Modern American (§3.6, §3.8a: talon,
   threes, always-frozen pile, seven-card melds, special canastas, penalties, its scoring):
   ``variants.modern_american``
-* resigning the match (RULES.md is silent; a correspondence server needs it): ``concede``
+* resigning the match (the rulebooks are silent; a correspondence server needs it): ``concede``
 * edits of a position that every move shares: ``edits``; refusals: ``errors``
 * what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:
-  ``bot``; scenario files (Part 4's test vectors): ``scenario``
+  ``bot``; scenario files (§4's test vectors): ``scenario``
 
 Imports go one way, from the rule modules up to ``engine``, then ``legal`` and its users
 (``view``, ``bot``); the variants stand above the classic modules they build on, and no

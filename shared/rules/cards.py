@@ -1,7 +1,7 @@
 """Cards as small integers, their rule properties, and the text people type for them.
 
 A card is identified by its *face*: rank and suit, or joker. Two copies of the queen of hearts
-are the same card for every rule of the game (RULES.md §1.2), so the engine never tracks which
+are the same card for every rule of the game (docs/rules.md §1.2), so the engine never tracks which
 pack a card came from; it keeps multisets of faces. That makes "the engine picks the copy"
 trivial and keeps states small and fast to copy.
 
@@ -55,7 +55,7 @@ def _suit(card: Card) -> int:
 
 
 def _value(card: Card) -> int:
-    """Point value (RULES.md §1.2): joker 50, 2 and ace 20, 8..K 10, 4..7 5, black 3 5."""
+    """Point value (docs/rules.md §1.2): joker 50, 2 and ace 20, 8..K 10, 4..7 5, black 3 5."""
     rank = _rank(card)
     if rank == JOKER_RANK:
         return 50
@@ -76,7 +76,7 @@ IS_WILD: tuple[bool, ...] = tuple(_rank(c) in (TWO, JOKER_RANK) for c in _ALL)
 IS_RED3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (1, 2) for c in _ALL)
 IS_BLACK3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (0, 3) for c in _ALL)
 IS_THREE: tuple[bool, ...] = tuple(_rank(c) == THREE for c in _ALL)
-"""Both colours: Modern American lays out every three (RULES.md §3.6)."""
+"""Both colours: Modern American lays out every three (docs/rules.md §3.6)."""
 IS_NATURAL: tuple[bool, ...] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
 SORT_KEY: tuple[int, ...] = tuple(
     (_rank(c) if _rank(c) > THREE else _rank(c) + 20) * 4 + max(_suit(c), 0) for c in _ALL
@@ -166,9 +166,9 @@ def sort_cards(cards: Iterable[Card]) -> tuple[Card, ...]:
 
 
 def deck(decks: int = 2, jokers_per_deck: int = 2) -> tuple[Card, ...]:
-    """The cards of ``decks`` packs in a fixed canonical order (RULES.md §1.2 id order).
+    """The cards of ``decks`` packs in a fixed canonical order (docs/rules.md §1.2 id order).
 
-    The index of a card in this tuple is its card id in RULES.md's scheme when
+    The index of a card in this tuple is its card id in docs/rules.md's scheme when
     ``jokers_per_deck == 2``: ``d*54 + suit*13 + rank``, jokers at ``d*54 + 52 + j``.
 
     >>> len(deck()), sum(VALUE[c] for c in deck() if not IS_RED3[c])

@@ -1,6 +1,6 @@
 """Resigning: a seat concedes the match for its side.
 
-RULES.md is silent on conceding (a table of friends just stops); a correspondence match needs
+The rulebooks are silent on conceding (a table of friends just stops); a correspondence match needs
 it, as chess and bridge clubs have it, so that a side that will not play on can end the match
 without stalling the others. ``resign`` may be played by any seat at any moment before the
 match is over, whether or not it is that seat's turn, between hands too. The match ends at

@@ -1,8 +1,8 @@
 """Rule configuration: the table, the presets, and one named option per source disagreement.
 
 A ``RuleConfig`` is static for a whole match; the dynamic game lives in ``GameState``. Every
-point where RULES.md Part 2 records a disagreement between sources is an option here, with the
-recommended default; the presets of RULES.md Part 3 (two-, three- and six-player forms) are
+point where docs/rules.md §2 records a disagreement between sources is an option here, with the
+recommended default; the presets of docs/rules.md §3 (two-, three- and six-player forms) are
 classic plus their listed changes.
 """
 
@@ -133,9 +133,9 @@ def wild_cap(limit: str, naturals: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RuleConfig:
-    """Everything that distinguishes one form of Canasta from another (RULES.md §3.9).
+    """Everything that distinguishes one form of Canasta from another (docs/rules.md §3.9).
 
-    Field docstrings cite the RULES.md entry that the option settles.
+    Field docstrings cite the docs/rules.md entry that the option settles.
     """
 
     preset: str = "classic"
@@ -324,7 +324,7 @@ class RuleConfig:
 
     @property
     def ruleset(self) -> str:
-        """The ruleset this configuration plays (``shared.rules.ruleset``, RULES.md Part 3):
+        """The ruleset this configuration plays (``shared.rules.ruleset``, docs/rules.md §3):
         ``classic``, ``samba`` (Bolivia too), ``modern_american``, ``hand_and_foot`` or
         ``cutthroat``. Named by the options that define each form, so that a stored match or
         a transcript header, which never carried the name, plays the same ruleset again."""
@@ -483,15 +483,15 @@ class RuleConfig:
     def _check_cutthroat_books(self) -> None:
         """Refuse ``closed_books`` with ``cutthroat``: joined melds could pass seven cards.
 
-        Hand and Foot's books close at seven cards (RULES.md §3.7), while in cutthroat the two
+        Hand and Foot's books close at seven cards (docs/rules.md §3.7), while in cutthroat the two
         players who become partners combine their melds (§3.2, SC35): each of them may hold
         a meld of the same rank, up to seven cards each, and joined they make one meld of up
-        to fourteen, a book past seven (random play found a book of eight fours). RULES.md
-        has no reading that keeps the book closed: keeping the two melds apart would be
+        to fourteen, a book past seven (random play found a book of eight fours). The rules
+        have no reading that keeps the book closed: keeping the two melds apart would be
         several melds of a rank, which cutthroat already refuses (``variant_melds``), and
         cutting the joined meld back to seven would leave cards with nowhere to go. So the
         combination is refused, like the other options cutthroat cannot take. (A joined meld
-        over the wild limit is played instead, README: it takes no more wild cards; a "book"
+        over the wild limit is played instead, §3.8a: it takes no more wild cards; a "book"
         past seven would no longer be one, and §3.7's bonuses and going out count books.)
         """
         if self.cutthroat and self.closed_books:
@@ -504,9 +504,9 @@ class RuleConfig:
     def _check_book_requirements(self) -> None:
         """Refuse ``clean_books_to_go_out`` or ``dirty_books_to_go_out`` outside closed books.
 
-        Clean and dirty books are Hand and Foot's (RULES.md §3.7): a book is a meld closed at
+        Clean and dirty books are Hand and Foot's (docs/rules.md §3.7): a book is a meld closed at
         seven cards, so once made it keeps its kind, and the side's books decide whether it
-        may go out. Nowhere else does RULES.md ask for canastas of a kind to go out (§1.11.1,
+        may go out. Nowhere else do the rules ask for canastas of a kind to go out (§1.11.1,
         §3.1's matrix): an open canasta of classic, Samba or Bolivia may still take a wild
         card and turn from natural to mixed, and the going-out searches of those games
         (§1.11.3's ``can_go_out``, Samba's and Modern American's) count canastas, not kinds.
@@ -582,7 +582,7 @@ def _rows(name: str, value: Any, limit: int, width: int) -> tuple[tuple[Any, ...
 
 
 def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
-    """Every option's type, and with ``ranges`` its range (RULES.md Part 3's presets and Part
+    """Every option's type, and with ``ranges`` its range (docs/rules.md §3's presets and Part
     2's options). Every config is typed; ranges bind what comes from outside (``make_config``),
     not a match stored before a range was narrowed (``RuleConfig.from_dict``)."""
     for name, allowed in OPTION_CHOICES.items():
@@ -717,7 +717,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "wild_canasta_bonus": 1500,
     },
 }  # fmt: skip
-"""RULES.md Part 3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern
+"""docs/rules.md §3 presets: classic plus each form's listed changes (§3.1-§3.6). Modern
 American's fixed values (its special canastas, threes and penalties) are ``american``'s; the
 rows here are the ones it shares with the other forms. Hand and Foot (§3.7, §3.8a) is the
 recommended preset of a house game with no standard rules."""

@@ -1,4 +1,4 @@
-"""Starting a match and dealing a hand: deal, upcard, dealt red threes (RULES.md §1.3, §1.5).
+"""Starting a match and dealing a hand: deal, upcard, dealt red threes (docs/rules.md §1.3, §1.5).
 
 The upcard procedure and its freezing (§1.5 H3, D2) are here; laying out the dealt red
 threes (§1.5 H4, D3) is ``threes.lay_out_red_threes``.

@@ -50,7 +50,7 @@ class Plan(NamedTuple):
 def put_down(s: GameState, plan: Plan) -> None:
     """Place a validated plan's melds, tracking what this turn put down.
 
-    The flags decide whether going out is concealed (RULES.md §1.11.4): a meld started this
+    The flags decide whether going out is concealed (docs/rules.md §1.11.4): a meld started this
     turn is the player's own, while adding to a meld the side had before the turn spoils it.
     """
     set_melds(s, plan.side, plan.melds)

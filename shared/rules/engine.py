@@ -1,4 +1,4 @@
-"""The rules engine's entry points: ``check`` and ``apply`` an action for a seat (RULES.md Part 1).
+"""The rules engine's entry points: ``check`` and ``apply`` an action for a seat (docs/rules.md §1).
 
 ``apply(state, seat, action)`` returns a new state; the given one is never changed, and a
 refused action raises a ``CanastaError`` naming the rule instead. ``check`` is ``apply``

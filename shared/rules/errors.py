@@ -1,7 +1,7 @@
 """The engine's errors: what a player reads when a move is refused.
 
 Every error is a ``ValueError`` (so careless callers still catch it) with a ``kind`` that
-callers map to transport statuses, and, for refused moves, the RULES.md section that the
+callers map to transport statuses, and, for refused moves, the docs/rules.md section that the
 move broke. Messages are written for players: they say what was wrong and what would work.
 """
 
@@ -17,7 +17,7 @@ class CanastaError(ValueError):
         super().__init__(message)
         self.message = message
         self.rule = rule
-        """The RULES.md section the move broke, e.g. ``"1.8.2"``; ``None`` if not a rule."""
+        """The docs/rules.md section the move broke, e.g. ``"1.8.2"``; ``None`` if not a rule."""
 
 
 class NotationError(CanastaError):

@@ -1,4 +1,4 @@
-"""Going out: when a player may, asking partner, and the search behind both (RULES.md §1.11).
+"""Going out: when a player may, asking partner, and the search behind both (docs/rules.md §1.11).
 
 A player goes out by emptying the hand, melding every card or discarding the last one, and
 only once the side has the canastas ``canastas_to_go_out`` asks for and partner has not said

@@ -1,4 +1,4 @@
-"""Melding from hand and laying off: the MELD and LAY_OFF moves (RULES.md §1.6 T2).
+"""Melding from hand and laying off: the MELD and LAY_OFF moves (docs/rules.md §1.6 T2).
 
 A player may, after drawing, start melds and add cards to the side's melds, in any number
 and order. What makes a meld valid is ``melds`` (§1.9); here is what makes the move legal

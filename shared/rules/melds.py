@@ -1,4 +1,4 @@
-"""Meld validity and canasta classification (RULES.md §1.9).
+"""Meld validity and canasta classification (docs/rules.md §1.9).
 
 These functions look only at cards and the config: whose meld it is and whether the move is
 allowed now belongs to the moves that put cards down (``melding`` for MELD and LAY_OFF,

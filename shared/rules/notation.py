@@ -1,4 +1,4 @@
-"""Reading actions that people type, and the whole-turn form (DESIGN.md, README "Notation").
+"""Reading actions that people type, and the whole-turn form (DESIGN.md, docs/rules.md "Notation").
 
 Grammar (case-insensitive; cards as in ``cards.parse_card``)::
 
@@ -16,7 +16,7 @@ Groups of a ``meld`` or ``pickup`` are separated by commas or slashes. ``lay`` m
 meld as ``lay 9 9d 2c`` or ``lay 9: 9d 2c``; without a rank the cards' natural rank is used.
 A whole turn is several actions separated by semicolons or new lines.
 
-Samba and Bolivia (RULES.md §3.4, §3.5) name one meld among several (MELD above): ``9`` is the
+Samba and Bolivia (docs/rules.md §3.4, §3.5) name one meld among several (MELD above): ``9`` is the
 first meld of nines, ``9#2`` the second (table order); ``4h-6h`` is the sequence of hearts
 that holds those cards (the table's ``4h-5h-6h`` is read too); ``wild`` (``wild#2``) is a
 wild-card meld. ``meld 4h 5h 6h`` starts a sequence; ``combine 9 9#2`` joins two melds of

@@ -1,4 +1,4 @@
-"""The initial meld: a side's first meld of the hand and its minimum (RULES.md §1.10).
+"""The initial meld: a side's first meld of the hand and its minimum (docs/rules.md §1.10).
 
 A side that has not melded this hand must open with melds worth at least the minimum for its
 cumulative score (§1.10: 15, 50, 90 or 120 points; the table is ``RuleConfig.min_meld_table``,

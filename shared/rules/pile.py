@@ -1,4 +1,4 @@
-"""The discard pile: when it is frozen, and taking it (RULES.md §1.8; §1.6 T1; D5-D8, D15).
+"""The discard pile: when it is frozen, and taking it (docs/rules.md §1.8; §1.6 T1; D5-D8, D15).
 
 The pile is frozen for everyone once it holds a wild card, a red three turned as the upcard
 or (option D5) a black three, and frozen for a side that has not opened (§1.8.1); a frozen

@@ -1,4 +1,4 @@
-"""The seam between classic Canasta and its variants: a ruleset's named hooks (RULES.md Part 3).
+"""The seam between classic Canasta and its variants: a ruleset's named hooks (docs/rules.md §3).
 
 The classic modules (``pile``, ``melding``, ``goingout``, ``scoring``, ``dealing``,
 ``engine``, ``legal``, ``view``...) hold the classic rules, and at every point where a form

@@ -16,10 +16,10 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
 ``preset``
     ``"classic"`` (default), ``"two_player"``, ``"three_simple"``, ``"three_cutthroat"``,
     ``"six_2x3"``, ``"six_3x2"``, ``"samba"``, ``"bolivia"``, ``"modern_american"`` or
-    ``"hand_and_foot"`` (RULES.md Part 3).
+    ``"hand_and_foot"`` (docs/rules.md §3).
 ``options``
     Rule options on top of the preset, by the names of ``config.OPTION_NAMES``, e.g.
-    ``{"black3_freezes": true}`` (RULES.md Part 2).
+    ``{"black3_freezes": true}`` (docs/rules.md §2).
 ``scores``
     Cumulative score of each score column when the hand starts (default: zeros): one per
     side, or one per player in the three-player presets. They set the initial-meld minimum
@@ -82,14 +82,14 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
     scenario's keys, except ``options``, which are merged onto the base options. Run one
     with ``--variant NAME``. Tests play every variant.
 ``name``, ``rule``, ``description``, ``notes``
-    Free text: what the file shows and which RULES.md section it follows.
+    Free text: what the file shows and which docs/rules.md section it follows.
 ``expect``
     What the file should produce; ignored by the command, checked by the test suite
     (``check_expectations`` in tests/shared/rules/expectations.py). Keys, all optional:
 
     ``results``
         One entry per action: ``"ok"`` or the error kind (``"illegal"``, ``"phase"``,
-        ``"turn"``, ``"notation"``), optionally followed by the RULES section the error must
+        ``"turn"``, ``"notation"``), optionally followed by the docs/rules.md section the error must
         cite: ``"illegal 1.11.3"``.
     ``message_contains``
         Per action, ``null`` or a piece of text the error message must contain.
@@ -118,11 +118,11 @@ any list of cards may also be one space-separated string (``"7h 7c 2s"``).
         cutthroat), ``talon_sizes`` (Modern American: cards left in each talon packet). In
         a per-seat or per-side list, ``null`` means "not checked".
 
-Example (the upcard of RULES.md SC03: a joker and a red three are covered; seat 0 then draws)::
+Example (the upcard of docs/rules.md SC03: a joker and a red three are covered; seat 0 then draws)::
 
     {
       "name": "sc03_special_upcards",
-      "rule": "RULES.md SC03, §1.5 H3",
+      "rule": "docs/rules.md SC03, §1.5 H3",
       "dealer": 3,
       "deal": {
         "hands": ["4c 4d 4h 5c 5d 5h 6c 6d 6h 7c 7d", "8c 8d 8h 9d 9h 9s 10c 10d 10h jc jd",

@@ -1,4 +1,4 @@
-"""Ending a hand: scoring it and deciding the match (RULES.md §1.13, §1.14, §3.2, §3.3).
+"""Ending a hand: scoring it and deciding the match (docs/rules.md §1.13, §1.14, §3.2, §3.3).
 
 ``score_hand`` and ``match_winners`` are pure functions of a finished position: they read
 the melds, red threes and hands left on the table and return a ``HandResult`` per score

@@ -19,7 +19,7 @@ from .config import RuleConfig
 
 
 class Phase(StrEnum):
-    """Where the match stands (RULES.md §1.4)."""
+    """Where the match stands (docs/rules.md §1.4)."""
 
     DEAL = "deal"
     """Waiting for the next hand to be dealt (before the first hand and between hands)."""

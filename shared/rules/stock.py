@@ -1,4 +1,4 @@
-"""Drawing from the stock, and the end of the stock (RULES.md §1.6 T1, §1.12; D13, D14).
+"""Drawing from the stock, and the end of the stock (docs/rules.md §1.6 T1, §1.12; D13, D14).
 
 A draw takes ``draw_count`` cards from the top of the stock; each red three drawn is laid out
 and replaced (§1.7). A red three drawn as the stock's last card ends the hand at once, or

@@ -1,4 +1,4 @@
-"""Red threes and black threes (RULES.md §1.7; §1.5 H4, §1.9, §1.13; D3, D16, D17).
+"""Red threes and black threes (docs/rules.md §1.7; §1.5 H4, §1.9, §1.13; D3, D16, D17).
 
 Red threes are never held or melded: whenever one reaches a hand it is laid out beside the
 seat and replaced from the stock (dealt: §1.5 H4, at once or at the seat's first turn, D3),

@@ -354,7 +354,7 @@ def test_canastas_are_marked_natural_or_mixed() -> None:
 
 
 def test_samba_sequences_and_special_canastas_are_shown() -> None:
-    """RULES.md §3.4: a sequence is shown joined (4s-5s-6s) under its name, a second meld of
+    """docs/rules.md §3.4: a sequence is shown joined (4s-5s-6s) under its name, a second meld of
     a rank as 9#2, and a seven-card sequence is labelled a samba."""
     config = rules.make_config("samba")
     state = deal_position(
@@ -374,7 +374,7 @@ def test_samba_sequences_and_special_canastas_are_shown() -> None:
 
 
 def test_modern_american_talon_and_special_canastas_are_shown() -> None:
-    """RULES.md §3.6: the table shows the talon's face-down packets, the wild meld by name,
+    """docs/rules.md §3.6: the table shows the talon's face-down packets, the wild meld by name,
     the special canastas by kind (from the wire, not guessed) and both colours of threes."""
     config = rules.make_config("modern_american")
     state = deal_position(
@@ -397,7 +397,7 @@ def test_modern_american_talon_and_special_canastas_are_shown() -> None:
 
 
 def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
-    """RULES.md §3.7: every seat's foot is shown by its size only, the viewer's own too, until
+    """docs/rules.md §3.7: every seat's foot is shown by its size only, the viewer's own too, until
     it is picked up; the header gives the match's length in hands instead of a target, and a
     side the books it needs to go out."""
     config = rules.make_config("hand_and_foot")
@@ -425,7 +425,7 @@ def test_hand_and_foot_shows_each_foot_face_down_and_the_match_length() -> None:
 
 
 def test_hand_and_foot_shows_a_wild_book_3_7() -> None:
-    """RULES.md §3.7, the Wilds row's variation (``allow_wild_melds``): a meld of wild cards
+    """docs/rules.md §3.7, the Wilds row's variation (``allow_wild_melds``): a meld of wild cards
     is named ``wild`` like Bolivia's, and once closed at seven it is a wild book, not a
     bolivia or a dirty book; an open one is shown as a meld."""
     config = rules.make_config("hand_and_foot", {"allow_wild_melds": True})
@@ -785,7 +785,7 @@ def test_a_finished_match_everywhere(server: App, alice: PlayerClient) -> None:
 
 @pytest.mark.slow  # a whole hand of Hand and Foot through the server: seconds, not the inner loop
 def test_a_hand_and_foot_match_ends_after_its_hands(server: App, alice: PlayerClient) -> None:
-    """RULES.md §3.7: a Hand and Foot match is a number of hands, the highest total winning,
+    """docs/rules.md §3.7: a Hand and Foot match is a number of hands, the highest total winning,
     whatever the target; through the server, a match of one hand (the option on top of the
     preset's four) is over once that hand is scored, and the table names the winner."""
     created = alice.create_match(

@@ -33,7 +33,7 @@ def test_server_info_names_keys_and_presets(channel: grpc.Channel, app: App) -> 
     names = {p.name: p.players for p in info.presets}
     assert names["classic"] == 4
     assert names["two_player"] == 2
-    assert names["hand_and_foot"] == 4  # the lobby offers every preset (RULES.md §3.7 too)
+    assert names["hand_and_foot"] == 4  # the lobby offers every preset (docs/rules.md §3.7 too)
     options = {o.name for o in info.options}
     assert "wild_limit" in options
     assert {"foot_size", "pile_take_count", "min_meld_by_hand", "hands_per_match"} <= options

@@ -97,7 +97,7 @@ def test_view_carries_the_last_hand() -> None:
 
 def test_meld_and_canasta_kinds_travel_as_enums() -> None:
     """Issue 15: a client reads each meld's kind and each canasta's kind from the wire (every
-    preset's special canastas, RULES.md §3.4-§3.6) instead of guessing them from its cards."""
+    preset's special canastas, docs/rules.md §3.4-§3.6) instead of guessing them from its cards."""
     melds = [["ac ac ad ad ah ah as", "jk jk jk jk 2c 2d 2h", "kc kd 2s"], []]
     config = make_config("modern_american")
     hands = [parse_cards("5c 5d"), parse_cards("4h 4d"), parse_cards("4s 6d"), parse_cards("8c 8h")]

@@ -1,4 +1,4 @@
-"""The variants of Canasta, one ruleset each (RULES.md Part 3): a ``Ruleset`` subclass that
+"""The variants of Canasta, one ruleset each (docs/rules.md §3): a ``Ruleset`` subclass that
 answers classic's hooks (``shared.rules.ruleset``) with its own rules, registered by name.
 
 * ``cutthroat``: three-handed cutthroat's sides (§3.2);

@@ -1,7 +1,7 @@
 """Hand and Foot: the foot, closed books, the partial pile take, book requirements to go out,
-scoring an unplayed foot, and a match of a fixed number of hands (RULES.md §3.7, §3.8a).
+scoring an unplayed foot, and a match of a fixed number of hands (docs/rules.md §3.7, §3.8a).
 
-Hand and Foot has no standard rules; RULES.md recommends a preset (``config.PRESETS``,
+Hand and Foot has no standard rules; the rules research recommends a preset (``config.PRESETS``,
 ``hand_and_foot``) and every row of its table is an option of ``RuleConfig``. Most rows reuse
 what the other games already have: the draw of two, the bonuses, the wild limit of a meld
 (``melds``), several melds of a rank (Samba's machinery in ``samba``, for a second meld of a

@@ -1,6 +1,6 @@
-"""Modern American Canasta: its own ruleset (RULES.md §3.6, §3.8a; SC39).
+"""Modern American Canasta: its own ruleset (docs/rules.md §3.6, §3.8a; SC39).
 
-RULES.md recommends a module of its own rather than flags on classic: the game keeps the
+The rules research recommends a module of its own rather than flags on classic: the game keeps the
 classic table (one meld per rank per side, laid out in ``GameState.melds``) but changes most
 rules around it, and its scoring depends on how many canastas a side made. The classic
 modules ask the ruleset's hooks (``shared.rules.ruleset``) at one line each; ``ModernAmerican``
@@ -22,7 +22,7 @@ at the end answers them with the rules here:
 * scoring (``scoring``): the special canastas and penalties, both colours of threes (plus,
   zero or minus by the side's canastas), melded cards subtracted without a canasta.
 
-The Canasta League rules that RULES.md §3.8a lists as options (the rule of five, dead
+The Canasta League rules that docs/rules.md §3.8a lists as options (the rule of five, dead
 ranks, the empty-pile discard limit, no going out with an unfinished special meld) are
 here too, off by default. The fourteen-card special hands are not implemented.
 """

@@ -1,7 +1,7 @@
 """Checking a played scenario against its ``expect`` block: the scenario tests' oracle.
 
 ``check_expectations`` compares what ``shared.rules.scenario.play`` produced (the report and
-the position after every action) with what the file says RULES.md requires, and lists every
+the position after every action) with what the file says docs/rules.md requires, and lists every
 difference. The ``expect`` keys are documented with the file format in
 ``shared/rules/scenario.py``; only the test suite reads them (the command-line runner ignores
 them), so the checker lives beside the tests that use it, not in the engine.

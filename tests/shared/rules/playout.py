@@ -1,4 +1,4 @@
-"""Random play and the engine invariants of RULES.md §1.15, shared by the randomized tests.
+"""Random play and the engine invariants of docs/rules.md §1.15, shared by the randomized tests.
 
 ``play_hand`` plays one hand by picking among ``legal_actions`` and checks, after every
 action, everything §1.15 promises (card conservation, no red three in a hand, valid melds,
@@ -85,7 +85,7 @@ OPTION_SETS: tuple[Mapping[str, Any], ...] = (
     {"red3_negative_if": "no_canasta", "tie_policy": "draw"},
     {"draw_count": 2, "canastas_to_go_out": 2},
 )
-"""House-rule options (RULES.md Part 2) played on top of the presets."""
+"""House-rule options (docs/rules.md §2) played on top of the presets."""
 
 TOLERATED: frozenset[str] = frozenset()
 """Known engine bugs that the random-play checks step over, so that the rest of a playout
@@ -372,7 +372,7 @@ def deck_of(config: RuleConfig) -> Counter[int]:
 
 
 def check_state(state: GameState) -> None:
-    """Every invariant that a single position must satisfy (RULES.md §1.15 and more)."""
+    """Every invariant that a single position must satisfy (docs/rules.md §1.15 and more)."""
     config = state.config
     n = config.players
     in_hand = state.phase in HAND_PHASES
@@ -483,7 +483,7 @@ def check_state(state: GameState) -> None:
 
 
 def check_american(state: GameState) -> None:
-    """Modern American's own invariants (RULES.md §3.6), restated from the rules rather than
+    """Modern American's own invariants (docs/rules.md §3.6), restated from the rules rather than
     from the engine: every three laid out (none held, none in the pile), the talon's two
     packets either whole or drawn, melds of at most seven cards and two wild cards, sevens
     without wild cards, aces with them only after a wild opening, one wild meld of wild
@@ -529,7 +529,7 @@ def check_american(state: GameState) -> None:
 
 
 def expected_american(state: GameState, side: int, went_out: int | None) -> int:
-    """A side's hand total by RULES.md §3.6, computed independently of ``american``."""
+    """A side's hand total by docs/rules.md §3.6, computed independently of ``american``."""
     melds = [m for m in state.melds[side] if m]
     seats = [s for s in range(state.players) if state.side_of[s] == side]
     total = 0
@@ -611,7 +611,7 @@ def check_meld(
     if config.closed_books:
         assert len(meld) <= 7, f"a book of more than seven cards: {where}"
     if joined:
-        return  # joined cutthroat melds may exceed the limit (README "Engine policies")
+        return  # joined cutthroat melds may exceed the limit (docs/rules.md §3.8a)
     assert wilds <= limit, f"too many wild cards in {where}"
 
 
@@ -752,7 +752,7 @@ def check_hand_end(before: GameState, after: GameState) -> None:
 def expected_columns(
     state: GameState, went_out: int | None, concealed: bool
 ) -> list[tuple[int, ...]]:
-    """Each score column's parts, recomputed from the final position (RULES.md §1.13)."""
+    """Each score column's parts, recomputed from the final position (docs/rules.md §1.13)."""
     config = state.config
     out: list[tuple[int, ...]] = []
     for seats in config.partnerships:

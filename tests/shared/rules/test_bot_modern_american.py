@@ -1,4 +1,4 @@
-"""The bot under Modern American's rules (RULES.md §3.6, §3.8a): it keeps clear of the big
+"""The bot under Modern American's rules (docs/rules.md §3.6, §3.8a): it keeps clear of the big
 penalties (an unfinished natural aces or sevens meld costs 2500, three aces or sevens left
 in a hand 1500) and works toward the two canastas going out needs, so that bot-only
 matches reach the target of 8500 (their penalties once sank every score, and a match

@@ -1,4 +1,4 @@
-"""Cards: each way a person writes one, canonical text, values and the deck (RULES.md §1.2)."""
+"""Cards: each way a person writes one, canonical text, values and the deck (docs/rules.md §1.2)."""
 
 from __future__ import annotations
 
@@ -227,7 +227,7 @@ def test_deck(decks: int, jokers: int, size: int) -> None:
 
 
 def test_deck_point_total() -> None:
-    """RULES.md §1.2: the 108 cards without the red threes are worth 1180."""
+    """docs/rules.md §1.2: the 108 cards without the red threes are worth 1180."""
     assert sum(VALUE[c] for c in deck() if not IS_RED3[c]) == 1180
 
 

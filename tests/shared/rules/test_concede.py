@@ -1,5 +1,5 @@
 """Resigning (``shared.rules.concede``): any seat, any moment before the end, ends the match
-with its side losing. RULES.md is silent on conceding; this is the server's convention."""
+with its side losing. The rulebooks are silent on conceding; this is the server's convention."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Engine policies where RULES.md leaves a gap (README "Engine policies"), each pinned by a test."""
+"""Engine policies where the rulebooks leave a gap (docs/rules.md §3.8a), each pinned by a test."""
 
 from __future__ import annotations
 

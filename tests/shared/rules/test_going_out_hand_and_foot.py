@@ -1,4 +1,4 @@
-"""§1.11.2 and §1.11.3 in Hand and Foot (RULES.md §3.7, §3.8a): the going-out search behind
+"""§1.11.2 and §1.11.3 in Hand and Foot (docs/rules.md §3.7, §3.8a): the going-out search behind
 asking partner, the dead-end guard and black threes finds every way out the engine allows
 and no other: a rank's naturals split over two books, several open melds of a rank grown or
 combined, wild cards spread within the limit of fewer wild cards than naturals (or the other

@@ -1,4 +1,4 @@
-"""§1.11.2 and §1.11.3 in Modern American (RULES.md §3.6, §3.8a): the going-out search
+"""§1.11.2 and §1.11.3 in Modern American (docs/rules.md §3.6, §3.8a): the going-out search
 behind asking partner, the dead-end guard and the obligation to go out finds every way
 out the engine allows and none it refuses: wild cards to whichever meld needs them, a
 wild meld, the seven-card maximum, sevens without wild cards, aces with them only after a

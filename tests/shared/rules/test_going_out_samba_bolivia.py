@@ -1,4 +1,4 @@
-"""§1.11.2 and §1.11.3 in Samba and Bolivia (RULES.md §3.4, §3.5, §3.8a): the going-out
+"""§1.11.2 and §1.11.3 in Samba and Bolivia (docs/rules.md §3.4, §3.5, §3.8a): the going-out
 search behind asking partner, the dead-end guard and black threes finds every way out: new
 sequences, grown sequences, a second meld of a rank, Bolivia's wild melds, and the escalera
 Bolivia asks for. The randomized check plays the engine's own moves to decide each small

@@ -1,4 +1,4 @@
-"""Hand and Foot's deal and the options of RULES.md §3.7 that no scenario file plays.
+"""Hand and Foot's deal and the options of docs/rules.md §3.7 that no scenario file plays.
 
 The rules in play are in the scenario files (tests/scenarios/hand_and_foot_*.json); the random
 playouts, leak audits and bot tests run over the preset with every other one.

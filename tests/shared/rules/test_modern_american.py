@@ -1,4 +1,4 @@
-"""Modern American Canasta (RULES.md §3.6, §3.8a; SC39): the preset's table, its state in a
+"""Modern American Canasta (docs/rules.md §3.6, §3.8a; SC39): the preset's table, its state in a
 fresh deal, the Canasta League options that no scenario file shows, and the views.
 
 The rules in play are in the scenario files (tests/scenarios/sc39*, modern_american_*); the
@@ -190,7 +190,7 @@ MODERN_AMERICAN_OPTIONS = (
 @pytest.mark.parametrize("options", MODERN_AMERICAN_OPTIONS, ids=lambda o: "+".join(o))
 def test_random_play_under_the_options_3_8a(options: dict[str, object]) -> None:
     """§3.6 with §3.8a's options on: seeded random legal play keeps every invariant of the
-    random-play checks (every listed action accepted, cards conserved, the scores as RULES.md
+    random-play checks (every listed action accepted, cards conserved, the scores as docs/rules.md
     computes them), and the hands end."""
     config = make_config("modern_american", options)
     log = playout.Log()

@@ -1,4 +1,4 @@
-"""Seeded random play over every preset and many house rules, checking RULES.md §1.15 after
+"""Seeded random play over every preset and many house rules, checking docs/rules.md §1.15 after
 every action (``playout.check_state`` / ``check_transition``), and whole matches to the end.
 
 The default run plays about 2,000 hands (about 800 uniform, 400 eager, 800 under house rules,
@@ -94,7 +94,7 @@ HAND_AND_FOOT_OPTIONS: tuple[dict[str, Any], ...] = (
     {"black3_went_out_value": 100, "hands_per_match": None, "target": 10000},
     {"allow_wild_melds": True, "must_ask_to_go_out": True},
 )
-"""The "variation seen" column of RULES.md §3.7 (and §3.8a's options), played on top of the
+"""The "variation seen" column of docs/rules.md §3.7 (and §3.8a's options), played on top of the
 hand_and_foot preset."""
 
 
@@ -227,7 +227,7 @@ def test_black_three_pile_take_refuses_wild_cards() -> None:
 
 
 def test_cutthroat_joined_melds_over_the_limit_take_no_more_wilds() -> None:
-    """§3.2 "combine" [engine policy, README]: joined melds stay even over the wild limit; they
+    """§3.2 "combine" [engine policy, §3.8a]: joined melds stay even over the wild limit; they
     take naturals but no further wild, and every listed action is accepted."""
     state = _position(
         "three_cutthroat",

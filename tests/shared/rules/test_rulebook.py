@@ -1,7 +1,7 @@
-"""RULES.md Part 4 scenarios that state a property of a function rather than a line of play.
+"""docs/rules.md §4 scenarios that state a property of a function rather than a line of play.
 
 SC01 (deck composition), SC07 (initial-meld threshold), the SC19 rows that cannot be played
-(red threes never stay in a hand) and the SC30 value table. Everything else in Part 4 is a
+(red threes never stay in a hand) and the SC30 value table. Everything else in §4 is a
 JSON scenario in tests/scenarios, played by tests/shared/rules/test_scenarios.py.
 """
 

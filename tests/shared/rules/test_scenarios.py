@@ -1,8 +1,8 @@
-"""RULES.md Part 4 worked scenarios, played from the JSON files in tests/scenarios.
+"""docs/rules.md §4 worked scenarios, played from the JSON files in tests/scenarios.
 
 Each file (and each of its variants) is dealt and played by ``shared.rules.scenario``; its
-``expect`` block says what RULES.md requires, and ``expectations.check_expectations`` (beside
-this file) compares the two. A scenario on which the engine is known to disagree with RULES.md
+``expect`` block says what docs/rules.md requires, and ``expectations.check_expectations`` (beside
+this file) compares the two. A scenario on which the engine is known to disagree with docs/rules.md
 is listed in ``ENGINE_BUGS`` and marked as a strict xfail, so that it starts failing (and must
 be removed from the list) once the engine is fixed.
 """
@@ -89,11 +89,13 @@ def test_every_scenario_documents_its_rule_and_checks_something() -> None:
     assert len(FILES) >= 30
     for path in FILES:
         data = _load(path)
-        # Part 4's numbered scenarios, and a variant's own rules (§3.4-§3.7) by its name
+        # §4's numbered scenarios, and a variant's own rules (§3.4-§3.7) by its name
         prefixes = ("sc0", "sc1", "sc2", "sc3", "samba_", "bolivia_", "modern_american_",
                     "hand_and_foot_")  # fmt: skip
         assert path.name.startswith(prefixes), path.name
-        assert "RULES.md" in data.get("rule", ""), f"{path.name}: name the RULES.md section"
+        assert "docs/rules.md" in data.get("rule", ""), (
+            f"{path.name}: name the docs/rules.md section"
+        )
         assert data.get("description"), f"{path.name}: describe what the scenario shows"
         expects = [data.get("expect", {})] + [v.get("expect", {}) for v in data.get("variants", [])]
         assert all(expects), f"{path.name}: every variant needs an expect block"

@@ -170,7 +170,7 @@ def test_new_match_round_trip() -> None:
 
 
 def test_round_trip_through_modern_american_hands() -> None:
-    """RULES.md §3.6: Modern American's own state (the talon packets, the packet a seat is
+    """docs/rules.md §3.6: Modern American's own state (the talon packets, the packet a seat is
     owed, each side's wild opening) survives JSON at every step of three hands, while a
     classic position's JSON has none of it. (Random play rarely reaches Modern American's
     8500, so these are hands, not a whole match.)"""

@@ -1,4 +1,4 @@
-"""Samba and Bolivia (RULES.md §3.4, §3.5, §3.8a, Appendix A.3): the presets' tables, the
+"""Samba and Bolivia (docs/rules.md §3.4, §3.5, §3.8a, Appendix A.3): the presets' tables, the
 notation for naming one meld among several, the views and JSON of their further melds.
 
 The rules in play are in the scenario files (tests/scenarios/sc36..sc38, samba_*); the

@@ -202,7 +202,7 @@ def test_views_between_hands_and_after_the_match() -> None:
 
 
 def test_talon_is_hidden_until_drawn() -> None:
-    """RULES.md §3.6: the seven bonus cards lie face down; a view shows how many remain in
+    """docs/rules.md §3.6: the seven bonus cards lie face down; a view shows how many remain in
     each packet, and the player who draws a packet alone sees its cards (its event)."""
     state = playout.start_match(playout.config_for("modern_american"), 5)
     packets = [texts(p) for p in state.talon]

@@ -1,4 +1,4 @@
-"""Samba and Bolivia (RULES.md §3.4, §3.5, §3.8a): the ruleset, its melds, its going-out search.
+"""Samba and Bolivia (docs/rules.md §3.4, §3.5, §3.8a): the ruleset, melds, going-out search.
 
 Bolivia is Samba with wild-card melds (bolivias) and an escalera needed to go out: the
 options ``allow_wild_melds`` and ``sequence_canastas_to_go_out`` switch those on, and the

@@ -1,4 +1,4 @@
-"""Samba and Bolivia's going-out search: can this hand be melded out (RULES.md §3.4, §3.5)?
+"""Samba and Bolivia's going-out search: can this hand be melded out (docs/rules.md §3.4, §3.5)?
 
 ``goingout.can_go_out`` hands over here through the Samba ruleset's ``can_place_out``. The search is
 exact for the final layout: one optional discard is set aside, and every other card must

@@ -1,5 +1,5 @@
 """Samba and Bolivia melds: sequences, several melds of a rank, wild-card melds, combining
-melds, taking the pile onto them, and their special canastas (RULES.md §3.4, §3.5, §3.8a).
+melds, taking the pile onto them, and their special canastas (docs/rules.md §3.4, §3.5, §3.8a).
 
 The first group meld of each rank stays where classic keeps it (``GameState.melds``, indexed
 by rank); everything else a side lays down in these games is a further meld in table order
