@@ -516,7 +516,7 @@ class RuleConfig:
         might neither meld it (going out without a clean book) nor discard it (the same), a
         turn with no legal move. So the requirement is refused where books do not close
         (``closed_books`` off: then ``canastas_to_go_out`` counts canastas of any kind) and in
-        Modern American (its own search, §3.6); with closed books every search, ``handfoot``'s,
+        Modern American (its own search, §3.6); with closed books every search, Hand and Foot's,
         knows it, whatever the preset.
         """
         if not (self.clean_books_to_go_out or self.dirty_books_to_go_out):
