@@ -1,4 +1,4 @@
-# canasta-server in a container (README: "Operating a server").
+# canasta-server in a container (docs/operating.md).
 #   docker build -t canasta-server .
 #   docker run -d --name canasta -p 7437:7437 -v canasta-data:/data canasta-server
 # The data (keys, SQLite database) live on the volume at /data; settings come from

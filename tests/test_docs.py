@@ -106,8 +106,6 @@ def test_every_link_and_anchor_leads_somewhere(page: Path) -> None:
             continue  # a web address
         path, _, anchor = target.partition("#")
         file = (page.parent / path).resolve() if path else page
-        if not file.exists() and file.name == "rules.md":
-            continue  # written on another branch (issue 26); checked once merged
         assert file.exists(), f"{page.name}: the link {target} leads to no file"
         if anchor and file.suffix == ".md":
             assert anchor in _anchors(file), f"{page.name}: no heading for #{anchor} in {path}"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format
 
-from client.errors import EXIT_TIMEOUT
+from client.errors import EXIT_MATCH_OVER, EXIT_TIMEOUT
 from shared.pb import canasta_pb2 as pb
 from tests.e2e.harness import (
     CANASTA,
@@ -284,6 +284,15 @@ def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
     assert one_line_error(done) == "canasta: still not your turn after 1 s"
     mine = table.players[seat].run("wait", "--timeout", "5", "--json")
     assert json_format.Parse(mine.stdout, pb.MatchView()).view.seat == seat
+
+
+def test_wait_on_a_match_that_is_over_exits_4(table: Table) -> None:
+    """docs/playing.md's exit codes: `canasta wait` on a finished match says so and exits 4
+    (a script looping on `wait` stops), at once rather than at its timeout."""
+    table.players[0].run("resign", "--yes")
+    done = table.players[1].run("wait", table.match_id, "--timeout", "20", ok=False)
+    assert done.returncode == EXIT_MATCH_OVER == 4
+    assert one_line_error(done) == "canasta: the match is over"
 
 
 def test_show_loads_neither_cryptography_nor_pydantic(table: Table) -> None:

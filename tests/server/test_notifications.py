@@ -159,6 +159,34 @@ def test_webhooks_are_signed_retried_and_delivered_once(
     assert [h["X-Canasta-Delivery"] for _, h in hooks.received] == deliveries
 
 
+def test_a_webhook_that_always_fails_is_tried_at_most_8_times_per_notification(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], hooks: Hooks
+) -> None:
+    """docs/trust.md's "at most 8 attempts ... per notification": a webhook that answers
+    503 to everything gets each notification at most 8 times, the oldest exactly 8, and
+    then nothing more, however long the outbox goes on."""
+    match_id, clients = _two_humans(app, players)
+    update(clients[0], webhook_url=hooks.url)
+    hooks.statuses = [503] * 1_000
+    for _ in range(4):
+        seat = clients[0].view(match_id).match.to_act
+        view = clients[seat].view(match_id)
+        if view.HasField("dealing_seat"):
+            clients[seat].deal(view)
+        else:
+            clients[seat].submit(view, plain_turn(view))
+        app.bots.drain()
+    for _ in range(12):  # each round well past any backoff
+        app.service.outbox.deliver()
+        clock.now += 24 * HOUR
+    deliveries = [h["X-Canasta-Delivery"] for _, h in hooks.received]
+    assert deliveries, "ann's webhook had no news"
+    assert deliveries.count(deliveries[0]) == 8
+    assert max(deliveries.count(d) for d in deliveries) == 8
+    app.service.outbox.deliver()
+    assert len(hooks.received) == len(deliveries)  # given up: nothing more is sent
+
+
 def test_nothing_is_lost_or_sent_twice_across_a_restart(
     make_app: AppFactory, mailbox: tuple[Mailbox, int], app: App, clock: FakeClock,
     players: Callable[..., PlayerClient],
