@@ -748,11 +748,18 @@ class Repository(PreparedRepository):
         return _notification(row) if row else None
 
     def scrub_notification(self, notification_id: int) -> None:
-        """Forget a notification's facts (an e-mail code, once it went out or never will)."""
+        """Forget a notification's secret facts (an e-mail code, once it went out or never
+        will), keeping only the address a code mail went to: the per-address limit on code
+        mails counts it (``codes_asked``), whatever the player's settings say later."""
+        found = self.session.execute(
+            select(NotificationRow.detail_json).where(col(NotificationRow.id) == notification_id)
+        ).scalar_one_or_none()
+        facts = json.loads(found) if found else {}
+        kept = {"address": facts["address"]} if isinstance(facts.get("address"), str) else {}
         self.session.execute(
             update(NotificationRow)
             .where(col(NotificationRow.id) == notification_id)
-            .values(detail_json="{}")
+            .values(detail_json=json.dumps(kept))
         )
 
     def settle_notification(
@@ -853,25 +860,29 @@ class Repository(PreparedRepository):
         return row.email_pending, row.email_code_hash, row.email_code_expires_ms
 
     def codes_asked(self, address: str, since: int, code_ttl_ms: int) -> tuple[int, int]:
-        """Verification codes asked for since ``since``: by players whose pending address is
-        ``address`` (any case), and by anyone. A player who asked since then holds a code that
-        expires after ``since + code_ttl_ms``; their requests are found by the notification's
-        player index (no scan of every notification)."""
+        """Verification codes asked for since ``since``: to ``address`` (any case), and to
+        anyone. Each code mail's notification keeps the address it was for (even once its
+        code is scrubbed), so a player who later clears or changes their address cannot take
+        their mails out of the count. A player who asked since then holds a code that expires
+        after ``since + code_ttl_ms``, so their requests are found by the notification's
+        player index (no scan of every notification); there are at most the hourly limit of
+        them."""
         asked = select(PlayerRow.id).where(
             col(PlayerRow.email_code_expires_ms) >= since + code_ttl_ms
         )
-        to_address = asked.where(func.lower(PlayerRow.email_pending) == address.lower())
-        counts = []
-        for players in (to_address, asked):
-            found = self.session.execute(
-                select(func.count())
-                .select_from(NotificationRow)
-                .where(col(NotificationRow.player_id).in_(players))
-                .where(NotificationRow.kind == "verify_email")
-                .where(col(NotificationRow.created_ms) >= since)
-            ).scalar_one()
-            counts.append(int(found))
-        return counts[0], counts[1]
+        details = self.session.execute(
+            select(NotificationRow.detail_json)
+            .where(col(NotificationRow.player_id).in_(asked))
+            .where(NotificationRow.kind == "verify_email")
+            .where(col(NotificationRow.created_ms) >= since)
+        ).scalars()
+        wanted, to_address, total = address.lower(), 0, 0
+        for detail in details:
+            total += 1
+            facts = json.loads(detail) if detail else {}
+            if str(facts.get("address", "")).lower() == wanted:
+                to_address += 1
+        return to_address, total
 
     def update_player(self, player_id: int, **values: object) -> None:
         """Change settings columns of a player (names as in ``PlayerRow``)."""

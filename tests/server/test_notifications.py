@@ -545,6 +545,32 @@ def test_code_mails_are_limited_per_address_and_in_all_and_carry_no_chosen_name(
         update(late, email="victim@example.org")  # an hour later: allowed again
 
 
+def test_clearing_the_address_does_not_take_a_code_mail_out_of_the_count(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 25, point 5 (found by a later attack): each account asks for a code to the
+    victim, lets it be mailed, then clears its address. The mails already
+    sent to the victim still count: the fourth account is refused, and the victim gets 3."""
+    box, port = mailbox
+    app = make_app(
+        token_ttl_seconds=365 * 86_400, smtp_host="127.0.0.1", smtp_port=port,
+        smtp_security="none", mail_from="canasta@example.org",
+    )  # fmt: skip
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        for n in range(3):
+            client = PlayerClient(channel).join_server(f"account {n}")
+            update(client, email="victim@example.org")
+            app.service.outbox.deliver()
+            update(client, email="")
+        late = PlayerClient(channel).join_server("account 3")
+        with pytest.raises(grpc.RpcError) as refused:
+            update(late, email="victim@example.org")
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "this address" in (refused.value.details() or "")
+        app.service.outbox.deliver()
+    assert len(box.to("victim@example.org")) == 3
+
+
 @pytest.mark.parametrize(
     "url",
     [
