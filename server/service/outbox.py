@@ -14,8 +14,10 @@ timeout a batch. Players with a webhook and players without one have a pool each
 (``outbox_workers`` threads each): however many dead endpoints there are, mail to players
 without a webhook never waits behind them. A round starts only as many players as a pool has
 free workers (the others wait for the next round): nothing queues, so a claim's lease counts
-from the moment its delivery starts. Workers per player, not per notification, so that one
-player's notifications still go out in order.
+from the moment its delivery starts. A round's look for what is due (``BATCH`` at most) leaves
+out the players whose delivery is under way, so one player's backlog behind a dead endpoint
+cannot fill every round while others' notifications wait. Workers per player, not per
+notification, so that one player's notifications still go out in order.
 
 Once, not twice. A notification is *claimed* by a conditional update (``pending`` to
 ``sending``, with a lease) right before anything leaves, so of several server processes on one
@@ -156,12 +158,13 @@ class Outbox:
         worker; whether a delivery was started, and how many notifications were handled."""
         ctx = self.ctx
         now = ctx.clock() if now is None else now
+        with self._lock:
+            busy = set(self._busy)  # their batches are under way: their backlog waits
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             stale = repo.stale_sendings(now)
-            due = [
-                n for n in (repo.notification(i) for i in repo.due_notifications(now, BATCH)) if n
-            ]
+            ids = repo.due_notifications(now, BATCH, busy)
+            due = [n for n in (repo.notification(i) for i in ids) if n]
             players = {p: repo.settings(p) for p in {n.player_id for n in due}}
         if stale:
             with ctx.db.write() as session:

@@ -703,10 +703,24 @@ class Repository(PreparedRepository):
 
     # -- notifications (the outbox) and their settings ---------------------------------------
 
-    def due_notifications(self, now: int, limit: int) -> list[int]:
-        """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first."""
-        rows, _ = run(self.session, _DUE_NOTIFICATIONS, {"now": now, "limit": limit})
-        return [int(row[0]) for row in rows]
+    def due_notifications(
+        self, now: int, limit: int, skip_players: Collection[int] = ()
+    ) -> list[int]:
+        """Ids of up to ``limit`` notifications waiting for delivery at ``now``, oldest first,
+        leaving out those of ``skip_players`` (whose delivery is under way: one player's
+        backlog must not fill every round)."""
+        if not skip_players:
+            rows, _ = run(self.session, _DUE_NOTIFICATIONS, {"now": now, "limit": limit})
+            return [int(row[0]) for row in rows]
+        found = self.session.execute(
+            select(NotificationRow.id)
+            .where(NotificationRow.state == "pending")
+            .where(col(NotificationRow.next_attempt_ms) <= now)
+            .where(col(NotificationRow.player_id).not_in(list(skip_players)))
+            .order_by(col(NotificationRow.id))
+            .limit(limit)
+        ).scalars()
+        return [int(i) for i in found if i is not None]
 
     def claim_notification(self, notification_id: int, now: int, lease_until: int) -> bool:
         """Take a pending notification for delivery (False: another process took it)."""

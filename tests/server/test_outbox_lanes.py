@@ -16,6 +16,7 @@ import pytest
 
 from server.app import App
 from server.domain import Notice
+from server.service.outbox import BATCH
 from tests.testkit import PlayerClient
 
 from .conftest import AppFactory
@@ -123,6 +124,37 @@ def test_a_webhook_that_never_answers_delays_only_its_owner(
             app.service.outbox.stop()
     assert len(box.to("ann@example.org")) == 1
     assert len(hooks.received) == 1
+
+
+def test_a_backlog_behind_a_dead_webhook_does_not_fill_every_round(
+    make_app: AppFactory, mailbox: tuple[Mailbox, int], silent: SilentServer
+) -> None:
+    """Eve's webhook never answers and she has more notifications waiting than a round
+    looks at (``BATCH``), all older than ann's one: ann's mail still goes out while eve's
+    first call is waiting (found by a later attack: the round looked at the oldest due
+    notifications of everyone, all eve's, so ann's waited out every one of eve's timeouts)."""
+    box, port = mailbox
+    app = _mailing_app(make_app, port)
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        ann = PlayerClient(channel).join_server("ann")
+        verified(app, box, ann, "ann@example.org", "each")
+        eve = PlayerClient(channel).join_server("eve")
+        update(eve, webhook_url=silent.url)
+    box.messages.clear()
+    now = app.service.ctx.clock()
+    with app.db.write() as session:
+        repo = app.service.ctx.repo(session)
+        repo.add_notices([Notice(player_id(app, eve), "", "reminder", {})] * (BATCH * 2), now)
+        repo.add_notices([Notice(player_id(app, ann), "", "reminder", {})], now)
+    try:
+        app.service.outbox.rounds.start()
+        _until(lambda: silent.accepted >= 1, "a call to eve's webhook")
+        _until(lambda: bool(box.to("ann@example.org")), "ann's mail")
+        assert silent.closed_by_client == 0  # eve's first call is still waiting
+    finally:
+        silent.close()
+        app.service.outbox.stop()
+    assert len(box.to("ann@example.org")) == 1
 
 
 def test_two_processes_racing_deliver_each_notification_once(
