@@ -286,11 +286,16 @@ def test_wait_times_out_or_returns_on_my_turn(table: Table) -> None:
     assert json_format.Parse(mine.stdout, pb.MatchView()).view.seat == seat
 
 
-def test_wait_on_a_match_that_is_over_exits_4(table: Table) -> None:
+def test_wait_on_a_match_that_is_over_exits_4(table: Table, tmp_path: Path) -> None:
     """docs/playing.md's exit codes: `canasta wait` on a finished match says so and exits 4
-    (a script looping on `wait` stops), at once rather than at its timeout."""
-    table.players[0].run("resign", "--yes")
-    done = table.players[1].run("wait", table.match_id, "--timeout", "20", ok=False)
+    (a script looping on `wait` stops), at once rather than at its timeout. A player of its
+    own resigns a two-handed match against a bot, so the module's table plays on."""
+    eve = Player(tmp_path / "eve")
+    eve.run("setup", "--server", table.server.address, "--name", "Eve")
+    created = json_format.Parse(eve.run("create", "--preset", "two_player", "--bot", "1",
+                                        "--json").stdout, pb.CreateMatchResponse())  # fmt: skip
+    eve.run("resign", "--yes")
+    done = eve.run("wait", created.match.match_id, "--timeout", "20", ok=False)
     assert done.returncode == EXIT_MATCH_OVER == 4
     assert one_line_error(done) == "canasta: the match is over"
 

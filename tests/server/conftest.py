@@ -94,6 +94,9 @@ def make_app(
         name: str = "server", *, start: bool = True, bots: bool = True, **settings: Any
     ) -> App:
         settings.setdefault("database_url", database_url(name))
+        # Tests read views far faster than a person: the per-player read budget (300 a
+        # minute) is off unless a test is about it (test_attacks sets its own).
+        settings.setdefault("limit_reads_per_minute", 0)
         data_dir = tmp_path / name
         if not settings["database_url"] and not (data_dir / "canasta.db").exists():
             data_dir.mkdir(parents=True, exist_ok=True)
