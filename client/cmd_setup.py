@@ -71,6 +71,10 @@ def setup(
         )
     if ca:
         tls = True
+        # Kept absolute: every later command, from whatever directory, reads the same file.
+        import os
+
+        ca = os.path.abspath(os.path.expanduser(ca))
     player = Profile(name=name_, server=server, tls=tls, ca_file=ca, email=email)
     if player.key_path.exists():
         key = player.load_key()

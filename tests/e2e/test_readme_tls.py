@@ -67,6 +67,10 @@ def test_a_self_signed_certificate_as_the_docs_make_it_serves_canasta(tmp_path: 
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert alice.run("whoami").stdout.startswith("Alice")
+        # The profile keeps the certificate's absolute path: a command run from elsewhere
+        # (here the tests' own directory, not the club's) still reaches the server.
+        assert Path.cwd() != work
+        assert "no matches" in alice.run("matches").stdout.lower()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
