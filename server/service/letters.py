@@ -14,8 +14,7 @@ from datetime import UTC, datetime
 from server.domain import Match, Notification, SeatKind, Settings
 from server.service.clocks import zone
 from server.service.matches import to_act
-from shared.rules import Discard, GameState, Phase, cards_text, legal_actions, player_view
-from shared.rules.cards import IS_WILD
+from shared.rules import GameState, Phase, cards_text, player_view
 
 SUBJECTS = {
     "your_turn": "Your turn",
@@ -169,45 +168,30 @@ def table_text(match: Match, state: GameState, seat: int, code: str = "") -> lis
     if view.pile_size:
         top = cards_text([view.pile_top]) if view.pile_top is not None else "?"
         frozen = " (frozen)" if view.pile_frozen else ""
-        size = "1 card" if view.pile_size == 1 else f"{view.pile_size} cards"
-        lines.append(f"  pile: {size}, top {top}{frozen}")
+        lines.append(f"  pile: {view.pile_size} cards, top {top}{frozen}")
     lines.append(f"  scores: {', '.join(str(x) for x in view.scores)}")
     actor = to_act(match, state)  # the engine's actor, or the seat that cuts the next deal
-    dealing = state.phase is Phase.DEAL
-    if actor == seat and dealing:
-        lines.append(f"  your cut for the next hand: canasta deal {match.id}")
-        if code:
-            lines.append(
-                f"  or reply to this mail with deal on the first line; "
-                f"reply code {code}, good for this table once"
-            )
-    elif actor == seat:
+    if actor == seat:
         lines.append(f"  your move: canasta show {match.id}")
         if code:
+            example = "deal" if state.phase is Phase.DEAL else _example(state, seat)
             lines.append(
-                f"  or reply to this mail with your move on the first line "
-                f"(e.g. {_example(state, seat)}); reply code {code}, good for this table once"
+                f"  or reply to this mail with your move on the first line (e.g. {example}); "
+                f"reply code {code}, good for this table once"
             )
-    elif actor is not None and dealing:
-        lines.append(f"  {names[actor]} cuts for the next hand")
     elif actor is not None:
         lines.append(f"  {names[actor]} is to move")
     return lines
 
 
 def _example(state: GameState, seat: int) -> str:
-    """A move the reply could hold now: the draw, or (after it) a legal discard, of a natural
-    card where one may go (an example should not suggest throwing a wild card away)."""
+    """A move the reply could hold now: the draw, or (after it) a discard of the last card."""
     if state.phase is Phase.DRAW:
         return "draw"
     if state.phase is Phase.ANSWER:
         return "answer no"
-    actions = legal_actions(state, seat)
-    discards = [a.card for a in actions if isinstance(a, Discard)]
-    natural = [card for card in discards if not IS_WILD[card]]
-    if natural or discards:
-        return f"discard {cards_text((natural or discards)[-1:])}"
-    return str(actions[0]) if actions else "draw"
+    hand = player_view(state, seat).hand
+    return f"discard {cards_text(hand[-1:])}" if hand else "draw"
 
 
 def webhook_json(note: Notification, settings: Settings) -> dict[str, object]:
