@@ -14,6 +14,7 @@ from server.config import ServerConfig
 from server.edge.grpc_server import GrpcServer, create_server
 from server.edge.servicer import CanastaServicer
 from server.edge.smtp import ListenerLimits, SmtpListener
+from server.edge.tables import mail_table
 from server.keys import load_keys
 from server.service.bots import BotRunner, Chooser
 from server.service.context import ServiceContext
@@ -92,7 +93,7 @@ def open_service(
     ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config)
     db.on_commit = ctx.metrics.commit_seconds.observe
     ctx.metrics.read_from_database(lambda: _stored_counts(ctx))
-    service = CanastaService(ctx, package_version())
+    service = CanastaService(ctx, mail_table, package_version())
     return db, service, BotRunner(ctx, service.play, chooser)
 
 

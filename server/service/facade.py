@@ -50,6 +50,7 @@ from server.service.accounts import Accounts, Caller, Token, token_hash
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import InvalidRequestError
+from server.service.letters import TableText
 from server.service.lobby import Lobby
 from server.service.mailin import MailIn
 from server.service.notify import Subscription
@@ -60,7 +61,9 @@ from shared.rules import MoveGroup
 
 
 class CanastaService:
-    def __init__(self, ctx: ServiceContext, version: str = "0+unknown") -> None:
+    def __init__(
+        self, ctx: ServiceContext, table_text: TableText, version: str = "0+unknown"
+    ) -> None:
         self.ctx = ctx
         self.version = version
         self.accounts = Accounts(ctx)
@@ -68,7 +71,7 @@ class CanastaService:
         self.play = Play(ctx)
         self.absence = Absence(ctx)
         self.preferences = Preferences(ctx)
-        self.outbox = Outbox(ctx)
+        self.outbox = Outbox(ctx, self.play.view_for, table_text)
         self.mail = MailIn(ctx, self.play)
         """Moves that come as text or mail (armored blocks), through ``play.submit``."""
 

@@ -8,13 +8,15 @@ exact command that acts next. Names of the other players come from the match's s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import NamedTuple
 
-from server.domain import Match, Notification, SeatKind, Settings
+from server.domain import Match, MatchView, Notification, SeatKind, Settings
 from server.service.clocks import zone
 from server.service.matches import to_act
-from shared.rules import GameState, Phase, cards_text, player_view
+from shared.rules import Discard, GameState, Phase, cards_text, legal_actions
+from shared.rules.cards import IS_WILD
 
 SUBJECTS = {
     "your_turn": "Your turn",
@@ -99,20 +101,40 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
     return text
 
 
+class MailTable(NamedTuple):
+    """A match as the recipient of a mail sees it now: the position, their seat, and the table
+    rendered from their own view (``TableText``)."""
+
+    match: Match
+    state: GameState
+    seat: int
+    text: str
+
+
+TableText = Callable[[MatchView, str, int], str]
+"""(the recipient's view, their time zone, now in ms) -> the table as ``canasta show`` prints
+it. The edge supplies it (``server.edge.tables``): the one renderer, ``shared.tabletext``, reads
+the wire message, which the service does not know."""
+
+
 def mail_body(
     notes: Sequence[Notification],
-    tables: dict[str, tuple[Match, GameState, int]],
+    tables: Mapping[str, MailTable],
     settings: Settings,
     codes: Mapping[str, str] | None = None,
 ) -> str:
     """A mail of one notification or a digest of several: each headline, then each match's
     table as the recipient sees it now, and the commands (with ``codes``, by match: the
-    single-use code a reply with the move needs)."""
+    single-use code a reply with the move needs).
+
+    A digest says each thing once: of several "your turn" (or reminder) notices of one match,
+    only the latest stays, since the table below shows where that match stands now."""
     if len(notes) == 1 and notes[0].kind == "verify_email":
         return code_mail_body(notes[0])
     lines = [f"Hello {settings.display_name},", ""]
-    for note in notes:
-        lines.append(headline(note, tables.get(note.match_id, (None,))[0], settings))
+    for note in _without_repeats(notes):
+        found = tables.get(note.match_id)
+        lines.append(headline(note, found.match if found else None, settings))
         lines += receipt_lines(note)
     for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
         found = tables.get(match_id)
@@ -121,6 +143,18 @@ def mail_body(
     if any(n.kind != "verify_email" for n in notes):
         lines += ["", UNSUBSCRIBE]
     return "\n".join(lines) + "\n"
+
+
+_REPEATED = frozenset({"your_turn", "reminder", "partner_asks"})
+"""Notices whose news is only "it is your move": a later one of the same match says it too."""
+
+
+def _without_repeats(notes: Sequence[Notification]) -> list[Notification]:
+    """``notes`` without those a later notice of the same kind and match makes stale."""
+    last = {(n.kind, n.match_id): i for i, n in enumerate(notes) if n.kind in _REPEATED}
+    return [
+        n for i, n in enumerate(notes) if n.kind not in _REPEATED or last[(n.kind, n.match_id)] == i
+    ]
 
 
 def code_mail_body(note: Notification) -> str:
@@ -154,44 +188,37 @@ def receipt_lines(note: Notification) -> list[str]:
     ]
 
 
-def table_text(match: Match, state: GameState, seat: int, code: str = "") -> list[str]:
-    """The recipient's own table: their hand, the pile, the scores, whose move, what to run
-    (and, with ``code``, how to move by replying)."""
-    view = player_view(state, seat)
-    names = [_name(match, s) for s in range(len(match.seats))]
-    lines = [f"Match {match.id} ({match.preset}), you are seat {seat}"]
-    if view.hand:
-        lines.append(f"  your hand: {cards_text(view.hand)}")
-    counts = ", ".join(f"{names[s]} {n}" for s, n in enumerate(view.hand_counts) if s != seat and n)
-    if counts:
-        lines.append(f"  cards held: {counts}")
-    if view.pile_size:
-        top = cards_text([view.pile_top]) if view.pile_top is not None else "?"
-        frozen = " (frozen)" if view.pile_frozen else ""
-        lines.append(f"  pile: {view.pile_size} cards, top {top}{frozen}")
-    lines.append(f"  scores: {', '.join(str(x) for x in view.scores)}")
-    actor = to_act(match, state)  # the engine's actor, or the seat that cuts the next deal
-    if actor == seat:
-        lines.append(f"  your move: canasta show {match.id}")
-        if code:
-            example = "deal" if state.phase is Phase.DEAL else _example(state, seat)
-            lines.append(
-                f"  or reply to this mail with your move on the first line (e.g. {example}); "
-                f"reply code {code}, good for this table once"
-            )
-    elif actor is not None:
-        lines.append(f"  {names[actor]} is to move")
+def table_text(match: Match, state: GameState, seat: int, table: str, code: str = "") -> list[str]:
+    """The recipient's table as ``canasta show`` prints it (``table``: the ``TableText`` of
+    their own view), then what to run and, with ``code``, how to move by replying."""
+    lines = table.split("\n")
+    if to_act(match, state) != seat:  # the engine's actor, or the seat that cuts the next deal
+        return lines
+    dealing = state.phase is Phase.DEAL
+    command = f"canasta deal -m {match.id}" if dealing else f"canasta show {match.id}"
+    lines.append(f"  your move: {command}")
+    if code:
+        example = "deal" if dealing else _example(state, seat)
+        lines += [
+            f"  or reply to this mail with your move on the first line (e.g. {example});",
+            f"  reply code {code}, good for this table once",
+        ]
     return lines
 
 
 def _example(state: GameState, seat: int) -> str:
-    """A move the reply could hold now: the draw, or (after it) a discard of the last card."""
+    """A move the reply could hold now: the draw, or (after it) a legal discard, of a natural
+    card where one may go (an example should not suggest throwing a wild card away)."""
     if state.phase is Phase.DRAW:
         return "draw"
     if state.phase is Phase.ANSWER:
         return "answer no"
-    hand = player_view(state, seat).hand
-    return f"discard {cards_text(hand[-1:])}" if hand else "draw"
+    actions = legal_actions(state, seat)
+    discards = [a.card for a in actions if isinstance(a, Discard)]
+    natural = [card for card in discards if not IS_WILD[card]]
+    if natural or discards:
+        return f"discard {cards_text((natural or discards)[-1:])}"
+    return str(actions[0]) if actions else "draw"
 
 
 def webhook_json(note: Notification, settings: Settings) -> dict[str, object]:

@@ -64,7 +64,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from server.config import ServerConfig
-from server.domain import EmailMode, Match, MatchStatus, Notification, Settings
+from server.domain import EmailMode, Match, MatchStatus, MatchView, Notification, Settings
 from server.service import letters, matches, replies
 from server.service.clocks import zone
 from server.service.context import ServiceContext
@@ -99,10 +99,15 @@ class Outbox:
     def __init__(
         self,
         ctx: ServiceContext,
+        views: Callable[[Match, GameState, int], MatchView],
+        table_text: letters.TableText,
         send_mail: MailSender | None = None,
         post: WebhookPoster | None = None,
     ) -> None:
         self.ctx = ctx
+        self.views = views
+        """A seat's view of a match, exactly as GetView would send it (``Play.view_for``)."""
+        self.table_text = table_text
         self.send_mail = send_mail or smtp_sender(ctx.config)
         self.post = post or http_post
         self.rounds = Periodic(
@@ -319,7 +324,7 @@ class Outbox:
                 address, letters.subject(note), letters.mail_body([note], {}, settings), note
             )
             return "sent"
-        tables = self._tables([note], settings.player_id)
+        tables = self._tables([note], settings)
         codes = self._reply_codes(tables, settings)
         subject = letters.subject(note)
         if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
@@ -330,7 +335,7 @@ class Outbox:
         return "sent"
 
     def _reply_codes(
-        self, tables: dict[str, tuple[Match, GameState, int]], settings: Settings
+        self, tables: dict[str, letters.MailTable], settings: Settings
     ) -> dict[str, str]:
         """A fresh single-use reply code for each table where it is the player's move, if they
         take moves by reply (``server.service.replies``); stored before the mail goes."""
@@ -338,7 +343,7 @@ class Outbox:
             return {}
         mine = {
             match_id: match
-            for match_id, (match, state, seat) in tables.items()
+            for match_id, (match, state, seat, _) in tables.items()
             if match.status is MatchStatus.PLAYING and matches.to_act(match, state) == seat
         }
         if not mine:
@@ -372,10 +377,11 @@ class Outbox:
             raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
 
     def _tables(
-        self, notes: list[Notification], player_id: int
-    ) -> dict[str, tuple[Match, GameState, int]]:
-        """Each match's table as the player sees it now (only matches they sit in)."""
-        tables: dict[str, tuple[Match, GameState, int]] = {}
+        self, notes: list[Notification], settings: Settings
+    ) -> dict[str, letters.MailTable]:
+        """Each match's table as the player sees it now (only matches they sit in), rendered
+        from the view their own GetView would get, in their time zone."""
+        positions: list[tuple[Match, GameState, int]] = []
         ctx = self.ctx
         with ctx.db.read() as session:
             repo = ctx.repo(session)
@@ -383,10 +389,19 @@ class Outbox:
                 match = repo.match(match_id)
                 if match is None:
                     continue
-                seat = match.seat_of(player_id)
+                seat = match.seat_of(settings.player_id)
                 if seat is not None:
-                    tables[match_id] = (match, matches.load_state(ctx, repo, match), seat)
-        return tables
+                    positions.append((match, matches.load_state(ctx, repo, match), seat))
+        now = ctx.clock()
+        return {
+            match.id: letters.MailTable(
+                match,
+                state,
+                seat,
+                self.table_text(self.views(match, state, seat), settings.time_zone, now),
+            )
+            for match, state, seat in positions
+        }
 
     def _digests(self, now: int) -> None:
         """Send every digest that is due (once a day per player, at their ``digest_hour``)."""
@@ -421,7 +436,7 @@ class Outbox:
                     continue
                 repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
-            tables = self._tables(notes, player_id)
+            tables = self._tables(notes, settings)
             body = letters.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
             try:
                 self._send(settings.email, subject, body, None)

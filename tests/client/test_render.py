@@ -20,18 +20,14 @@ import pytest
 from google.protobuf import json_format
 
 from client.render import (
-    COMMANDS,
-    aborted_text,
     message_json,
     notification_line,
     render_history,
     render_matches,
-    render_table,
     short_ids,
     use_color,
     watch_line,
 )
-from client.style import group_hand, sort_key, strip_ansi
 from server.app import App, open_app
 from server.config import ServerConfig
 from server.service.bots import default_chooser
@@ -40,6 +36,8 @@ from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, card_text
 from shared.rules.bot import choose_action
 from shared.rules.dealing import deal_position
+from shared.tabletext import COMMANDS, aborted_text, render_table
+from shared.textstyle import group_hand, sort_key, strip_ansi
 from shared.wire import view_to_pb
 from tests.testkit import PlayerClient, authoritative_state
 
@@ -832,7 +830,7 @@ def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
     )
     line = render_matches([summary], color=False)
     assert "YOUR TURN" in line
-    assert "2d 3h left; bank 12h 0m" in line
+    assert "2d 3h left (with 12h 0m of bank)" in line
     due = time.strftime("%a %d %b %H:%M", time.localtime((now + 2 * day + 3 * 3_600_000) / 1000))
     assert f"due {due}" in line
     summary.clock.due_at_ms = now - 1

@@ -34,9 +34,9 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
     match_id = created["match"]["match_id"]
     table = ann.run("show").stdout
     assert "Clock: your move, due " in table
-    assert "left; bank 1d 0h (2 days a move + 1 days' bank, weekends off" in table
+    assert "left (with 1d 0h of bank) (2 days a move + 1 day's bank, weekends off" in table
     assert "on timeout: substitute" in table
-    assert "left; bank 1d 0h" in ann.run("matches").stdout
+    assert "left (with 1d 0h of bank)" in ann.run("matches").stdout
     ics = tmp_path / "deadlines.ics"
     assert "1 deadline" in ann.run("calendar", "-o", str(ics)).stdout
     assert ics.read_bytes().count(b"BEGIN:VEVENT\r\n") == 1

@@ -10,6 +10,7 @@ reported as server-attested."""
 from __future__ import annotations
 
 import email
+import json
 import re
 import smtplib
 import socket
@@ -117,29 +118,44 @@ def verify_address(player: Player, inbox: Inbox, address: str) -> None:
     player.run("notify", "verify", code[1])
 
 
+def hand_shown(body: str) -> list[str]:
+    """The cards under the table's "Your hand (N cards):" line, sorted ([] when none)."""
+    lines = body.splitlines()
+    start = next((i for i, x in enumerate(lines) if x.startswith("Your hand (")), None)
+    if start is None:
+        return []
+    block = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("  ") or line.startswith("  your move"):
+            break
+        block.append(line)
+    return sorted(CARD.findall(" ".join(block).lower()))
+
+
 def ann_reply(inbox: Inbox, port: int, state: GameState, match_id: str, move: str) -> None:
     """Ann's move: the mail with a code that shows the table as it is now (one sent for an
     earlier table may come late: its code is for that table), checked, answered."""
     view = player_view(state, 0)
-    hand = [f"  your hand: {cards_text(view.hand)}"] if view.hand else []
+    hand = sorted(CARD.findall(cards_text(view.hand).lower()))
     current: list[Message] = []
     while not current:
         for older in inbox.take(ADDRESSES[0], "reply code canasta-"):
             # every mail she gets: to her alone, one hand at most (her own)
             assert older["To"] == ADDRESSES[0]
-            assert sum("hand:" in line for line in text(older).splitlines()) <= 1
-            lines = text(older).splitlines()
-            if "reply code canasta-" in text(older) and [x for x in lines if "hand:" in x] == hand:
+            assert text(older).count("Your hand (") <= 1
+            if "reply code canasta-" in text(older) and hand_shown(text(older)) == hand:
                 current.append(older)
     mail = current[-1]
     body = text(mail)
     (code,) = set(CODE.findall(body))
     assert f"[{code}]" in str(mail["Subject"])  # the same code in the subject
-    assert f"  your move: canasta show {match_id}" in body
-    # Nothing hidden: every card named is hers, the pile's top or her own stored move.
-    allowed = set(CARD.findall(cards_text(view.hand).lower()))
-    if view.pile_top is not None:
-        allowed |= set(CARD.findall(cards_text([view.pile_top]).lower()))
+    command = (
+        f"canasta deal -m {match_id}" if state.phase is Phase.DEAL else f"canasta show {match_id}"
+    )
+    assert f"  your move: {command}" in body
+    # Nothing hidden: every card named is one her own view shows (her hand, the table, the
+    # events she saw) or her own stored move.
+    allowed = set(CARD.findall(json.dumps(view.to_json()).lower()))
     stored = re.search(r"is stored: (.*)\.", body)
     if stored:
         allowed |= set(CARD.findall(stored[1].lower()))

@@ -10,6 +10,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -20,6 +21,7 @@ from aiosmtpd.controller import Controller
 
 from server.app import App
 from shared.pb import canasta_pb2 as pb
+from shared.tabletext import render_table
 from tests.testkit import PlayerClient
 
 
@@ -126,10 +128,24 @@ def verified(app: App, box: Mailbox, client: PlayerClient, address: str, mode: s
 def mail_text(message: Message) -> str:
     payload = message.get_payload(decode=True)
     assert isinstance(payload, bytes)
-    return payload.decode()
+    return payload.decode().replace("\r\n", "\n")  # (SMTP carries lines with CRLF)
 
 
 # A card named in text, as the notation writes it (rank then suit).
 CARD = re.compile(
     r"(?<![0-9a-z])(?:10|[2-9]|[tjqka])[cdhs](?![0-9a-z])|(?<![0-9a-z])jk(?![0-9a-z])"
 )
+
+
+def own_table(app: App, client: PlayerClient, match_id: str) -> str:
+    """The table the player's own GetView renders now (``canasta show`` piped, in UTC): what
+    every mail of theirs that shows this match must hold, verbatim."""
+    view = client.view(match_id)
+    return render_table(view, color=False, tz=UTC, now_ms=app.service.ctx.clock())
+
+
+def without_own_table(body: str, table: str) -> str:
+    """The mail's text around its table, which must be there whole (the leak audit checks the
+    rest on its own: the table is the player's own view, the rest must add nothing)."""
+    assert table in body, f"the mail does not show the player's own table:\n{body}\n---\n{table}"
+    return body.replace(table, "")

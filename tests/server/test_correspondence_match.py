@@ -22,7 +22,16 @@ from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient, plain_turn
 
 from .conftest import AppFactory
-from .mailkit import CARD, FakeClock, Mailbox, mail_text, update, verified
+from .mailkit import (
+    CARD,
+    FakeClock,
+    Mailbox,
+    mail_text,
+    own_table,
+    update,
+    verified,
+    without_own_table,
+)
 from .test_notifications import MONDAY_7AM
 
 HOUR = 3_600_000
@@ -75,18 +84,12 @@ class Table:
         return new
 
     def check(self, mail: Message) -> None:
-        """A mail shows its reader's own hand as it is now, no other card but the pile's top,
-        and names a command; it goes to one player."""
+        """A mail shows its reader's own table as it is now (as `canasta show` prints it),
+        no card besides it, and names a command; it goes to one player."""
         (seat,) = [s for s in range(4) if mail["To"] == address(s)]
         text = mail_text(mail)
-        mine = self.view(seat).view
-        if mine.hand:
-            assert f"  your hand: {' '.join(mine.hand)}" in text.splitlines()
-        allowed = {c.lower() for c in mine.hand}
-        if mine.HasField("pile_top"):
-            allowed.add(mine.pile_top.lower())
-        shown = set(CARD.findall(text.lower()))
-        assert shown <= allowed, (seat, shown - allowed)
+        around = without_own_table(text, own_table(self.app, self.clients[seat], self.match_id))
+        assert CARD.findall(around.lower()) == [], (seat, around)
         assert "canasta " in text  # the command to run
         assert "canasta notify email off" in text  # and how to stop the mails
 
@@ -132,7 +135,8 @@ def test_a_whole_slow_match_by_mail(
     cutter = table.to_act()
     mails = table.tick()
     assert subjects(mails, cutter) == ["Your turn"]
-    assert f"canasta show {match_id}" in mail_text(mails[-1])
+    assert f"your move: canasta deal -m {match_id}" in mail_text(mails[-1])  # the cut is due
+    assert "Your move: cut and deal hand 1 (canasta deal)" in mail_text(mails[-1])
     table.move()
     mover = table.to_act()
     # One of the others reads one mail a day from now on, a digest.
