@@ -262,7 +262,8 @@ def render_table(
     clock = clock_text(view.match, names, now_ms, tz)
     if clock:
         lines.append(clock)
-    lines += [_cover_text(seat, names) for seat in view.match.seats if seat.covered]
+    if match.status == pb.MATCH_STATUS_PLAYING:  # (a finished match has nobody to cover)
+        lines += [_cover_text(seat, names) for seat in match.seats if seat.covered]
     if view.match.aborted:
         lines.append(f"This match was {aborted_text(view.match)}.")
     lines += [
@@ -296,7 +297,9 @@ def _cover_text(seat: pb.SeatInfo, names: SeatNames) -> str:
     """``A bot plays for you (your turn ran out): canasta cover off to play again``."""
     reason = _COVERS.get(seat.covered, seat.covered)
     if seat.seat == names.me:
-        reason = reason.replace("their", "your")
+        reason = reason.replace("their", "your").replace("for them", "for you")
+        if seat.covered == "forfeit":  # the side loses: there is no seat to take back
+            return f"A bot plays for you ({reason})"
         return f"A bot plays for you ({reason}): `canasta cover off` to play again"
     return f"A bot plays for {names.full(seat.seat)} ({reason})"
 

@@ -244,6 +244,10 @@ class Absence:
                     continue
                 if not repo.set_reminded(match_id, clock.started_ms, had, crossed):
                     continue
+                # A threshold the whole turn fits inside (a one-day turn and a 24-hour
+                # reminder) says nothing the "your turn" mail did not: counted, not sent.
+                if all(due - clock.started_ms <= ahead for ahead in thresholds[had:crossed]):
+                    continue
                 state = matches.load_state(ctx, repo, match)
                 repo.add_notices(notices.reminder(match, state, clock.seat), now)
             sent += 1

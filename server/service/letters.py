@@ -173,7 +173,8 @@ def code_mail_body(note: Notification) -> str:
 
 
 def _code_line(note: Notification) -> str:
-    return f"Your code is {note.facts.get('code', '?')}: run canasta notify verify CODE."
+    code = note.facts.get("code", "?")
+    return f"Your code is {code}: run canasta notify verify {code}"
 
 
 def receipt_lines(note: Notification) -> list[str]:

@@ -23,7 +23,7 @@ Kinds:
 
 from __future__ import annotations
 
-from server.domain import Match, MatchStatus, Notice, SeatKind
+from server.domain import Cover, Match, MatchStatus, Notice, SeatKind
 from server.service import matches
 from shared.rules import GameState, Phase
 
@@ -41,7 +41,9 @@ def after_move(
     found: list[Notice] = []
     if played_for is not None and turn_over:
         absent = after.seats[played_for]
-        if absent.player_id is not None:
+        # Under ``forfeit`` the bot only resigns, and "your time ran out" has said so: no
+        # "a bot played your turn" inviting a ``cover off`` the ended match would refuse.
+        if absent.player_id is not None and absent.covered != Cover.FORFEIT:
             facts = _facts(after, after_state)
             found.append(Notice(absent.player_id, after.id, "bot_played", facts, absent.reachable))
     scored = after_state.last_hand

@@ -65,7 +65,8 @@ _MOVE_GUARD = (
 _SAVE_HEAD = (
     "UPDATE match SET status = :status, version = :version, revision = :revision,"
     " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
-    " clock_reminded = CASE WHEN clock_started_ms = :clock_started THEN clock_reminded ELSE 0 END,"
+    " clock_reminded = CASE WHEN clock_started_ms = :clock_started AND clock_seat = :clock_seat"
+    " THEN clock_reminded ELSE 0 END,"
     " clock_started_ms = :clock_started, clock_due_ms = :clock_due,"
     " clock_paused_left_ms = :clock_paused"
 )
@@ -974,10 +975,12 @@ class Repository(PreparedRepository):
             values["aborted"] = True
         if clock != "keep":
             params = _clock_params(clock)
-            # A new turn (another start) has had no reminders; the same turn keeps its count.
+            # A new turn (another start, or another seat's) has had no reminders; the same
+            # turn keeps its count.
             values["clock_reminded"] = case(
                 (
-                    col(MatchRow.clock_started_ms) == params["clock_started"],
+                    (col(MatchRow.clock_started_ms) == params["clock_started"])
+                    & (col(MatchRow.clock_seat) == params["clock_seat"]),
                     MatchRow.clock_reminded,
                 ),
                 else_=0,

@@ -108,6 +108,7 @@ def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
         assert isinstance(payload, bytes)
         code = re.search(r"Your code is ([a-z0-9]+)", payload.decode())
         assert code is not None
+        assert f"run canasta notify verify {code[1]}" in payload.decode()  # the code itself
         wrong = ann.run("notify", "verify", "nope", ok=False)
         assert wrong.returncode == 1
         assert "code" in one_line_error(wrong)

@@ -255,8 +255,14 @@ def test_a_match_under_forfeit_ends_when_a_side_runs_out_of_time(
         app, box, players, pb.TimeControl(days_per_move=1, on_timeout="forfeit")
     )
     clients = table.clients
-    table.tick()
+    # A one-day turn and the 24-hour reminder: the turn fits inside it, so the "your turn"
+    # mail comes alone, not with a "due soon" in the same second (issue 28).
+    cutter = table.to_act()
+    assert subjects(table.tick(), cutter) == ["Your turn"]
     table.move()  # the cut and deal
+    mover = table.to_act()
+    clock.now += 60_000  # the server's next sweep
+    assert subjects(table.tick(), mover) == ["Your turn"]
     for _ in range(3):
         table.move()
         clock.now += HOUR
@@ -270,6 +276,9 @@ def test_a_match_under_forfeit_ends_when_a_side_runs_out_of_time(
     told = subjects(mails, late)
     assert "Your time ran out" in told
     assert "Match over" in told
+    # The bot only resigned: nobody tells the player a bot played or to take the seat back.
+    assert "A bot played your turn" not in told
+    assert not [m for m in mails if "cover off" in mail_text(m)]
     for seat in range(4):
         assert "Match over" in subjects(mails, seat)
     with pytest.raises(grpc.RpcError) as refused:  # nothing more can be played
