@@ -1,10 +1,12 @@
 """Your deadlines as an iCalendar file (RFC 5545), so that a phone's calendar reminds you.
 
 One event per match whose clock runs on your turn: it ends at the deadline and starts an hour
-before it, with an alarm at its start. The event's UID names the match and the turn (when its
-clock started), so re-importing the file updates an event instead of adding a second one, and a
-new turn is a new event. Text is escaped and long lines folded as the RFC requires; lines end
-in CRLF.
+before it, with an alarm at its start. Each match has one event, whatever the turn: its UID
+names the match alone and its SEQUENCE grows with each turn (the minute the turn's clock
+started), so re-importing the file moves the event to the new deadline instead of leaving the
+old one beside it. A timed match that is not waiting for you is written as that same event,
+cancelled (``STATUS:CANCELLED``, a SEQUENCE of now), so the old deadline goes away too. Text is
+escaped and long lines folded as the RFC requires; lines end in CRLF.
 
 Everything in it comes from the server, which may be hostile: every text value is escaped
 (backslash, semicolon, comma, and each line break, CR included, as ``\\n``; other control
@@ -44,14 +46,30 @@ def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> st
         "X-WR-CALNAME:Canasta deadlines",
     ]
     for match in matches:
-        if not match.HasField("clock") or not match.my_turn or not _sound(match):
+        if not MATCH_ID.fullmatch(match.match_id) or not match.time_control.days_per_move:
+            continue
+        summary = f"Canasta: your move ({match.preset}, match {match.match_id[:8]})"
+        if not match.HasField("clock") or not match.my_turn:
+            lines += [
+                "BEGIN:VEVENT",
+                f"UID:{match.match_id}@canasta",
+                f"SEQUENCE:{now_ms // 60_000}",
+                "STATUS:CANCELLED",
+                f"DTSTAMP:{_utc(now_ms)}",
+                f"DTSTART:{_utc(now_ms)}",
+                f"SUMMARY:{_text(summary)}",
+                "END:VEVENT",
+            ]
+            continue
+        if not _sound(match):
             continue
         due = match.clock.due_at_ms
-        summary = f"Canasta: your move ({match.preset}, match {match.match_id[:8]})"
         detail = f"Due at the end of this event. canasta show {match.match_id} (server {server})"
         lines += [
             "BEGIN:VEVENT",
-            f"UID:{match.match_id}-{match.clock.started_at_ms}@canasta",
+            f"UID:{match.match_id}@canasta",
+            f"SEQUENCE:{match.clock.started_at_ms // 60_000}",
+            "STATUS:CONFIRMED",
             f"DTSTAMP:{_utc(now_ms)}",
             f"DTSTART:{_utc(due - HOUR_MS)}",
             f"DTEND:{_utc(due)}",

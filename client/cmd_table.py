@@ -361,6 +361,11 @@ def calendar(
     with common.connect(common.profile()) as conn:
         found = common.my_matches(conn, active_only=True)
         text = ics(found, conn.address, time.time_ns() // 1_000_000)
+    if "BEGIN:VEVENT" not in text:  # a calendar of no event: some importers refuse it
+        raise CliError(
+            "no match of yours is on a clock now, so there is no deadline to write; "
+            "nothing was written"
+        )
     if output is None:
         typer.echo(text, nl=False)
         return
@@ -369,5 +374,5 @@ def calendar(
             handle.write(text)
     except OSError as exc:
         raise CliError(f"cannot write {output}: {exc.strerror}") from None
-    events = text.count("BEGIN:VEVENT")
+    events = text.count("STATUS:CONFIRMED")
     typer.echo(f"wrote {output}: {events} deadline{'s' if events != 1 else ''}")

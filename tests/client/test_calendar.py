@@ -46,8 +46,13 @@ def test_one_event_per_match_whose_clock_runs_on_my_turn() -> None:
     assert lines[-1] == "END:VCALENDAR"
     assert "VERSION:2.0" in lines
     assert any(line.startswith("PRODID:") for line in lines)
-    assert lines.count("BEGIN:VEVENT") == 1
-    assert f"UID:{'a' * 32}-{NOW - DAY}@canasta" in lines
+    assert lines.count("STATUS:CONFIRMED") == 1
+    assert f"UID:{'a' * 32}@canasta" in lines  # one UID per match, whatever the turn
+    assert f"SEQUENCE:{(NOW - DAY) // 60_000}" in lines
+    # Another player's turn in a timed match: the same event of that match, cancelled.
+    other = lines.index(f"UID:{'b' * 32}@canasta")
+    assert lines[other + 1 : other + 3] == [f"SEQUENCE:{NOW // 60_000}", "STATUS:CANCELLED"]
+    assert lines.count("BEGIN:VEVENT") == 2  # the match without a clock has none
     assert "DTEND:20261205T120000Z" in lines
     assert "DTSTART:20261205T110000Z" in lines
     assert "DTSTAMP:20261204T120000Z" in lines
@@ -91,3 +96,24 @@ def test_a_hostile_servers_values_cannot_inject_a_property_or_an_event() -> None
     )
     description = next(x for x in lines if x.startswith("DESCRIPTION:Due"))
     assert "host:1\\nX-EVIL:2" in description
+
+
+def test_the_next_turn_updates_the_same_event_with_a_higher_sequence() -> None:
+    """Issue 28: re-importing after a turn must move the event, not leave the old one: the
+    UID stays, the SEQUENCE grows (with the turn, and with the cancellation between)."""
+
+    def sequence_and_uid(match: pb.MatchSummary, now: int) -> tuple[int, str]:
+        lines = _unfold(calendar([match], "host:1", now))
+        (uid,) = [x for x in lines if x.startswith("UID:")]
+        (seq,) = [int(x.split(":")[1]) for x in lines if x.startswith("SEQUENCE:")]
+        return seq, uid
+
+    mine = _summary("a" * 32, True, NOW + DAY)
+    first = sequence_and_uid(mine, NOW)
+    waiting = _summary("a" * 32, False, NOW + DAY)
+    between = sequence_and_uid(waiting, NOW + 3_600_000)
+    again = _summary("a" * 32, True, NOW + 3 * DAY)
+    again.clock.started_at_ms = NOW + 2 * 3_600_000
+    later = sequence_and_uid(again, NOW + 2 * 3_600_000)
+    assert first[1] == between[1] == later[1]
+    assert first[0] < between[0] < later[0]

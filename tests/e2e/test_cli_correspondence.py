@@ -27,6 +27,10 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
 ) -> None:
     ann = Player(tmp_path / "ann")
     ann.run("setup", "--server", server.address, "--name", "Ann")
+    empty = ann.run("calendar", ok=False)  # no timed match: no calendar without events
+    assert empty.returncode == 1
+    assert "nothing was written" in empty.stderr
+    assert "BEGIN:VCALENDAR" not in empty.stdout
     refused = ann.run("create", "--days", "15", ok=False)
     assert refused.returncode == 2  # a wrong command line: nothing was sent
     created = ann.json("create", "--days", "2", "--bank", "1", "--weekends-off", "--bot", "1",
