@@ -472,7 +472,10 @@ def resign(
     if not yes:
         if not sys.stdin.isatty():
             raise CliError("resigning ends the match: add --yes to confirm", code=EXIT_USAGE)
-        if not typer.confirm("Resign? The match ends now and your side loses", default=False):
+        with common.connect(common.profile()) as conn:  # name the match in the question
+            match = common.resolve_match(conn, match)
+        question = f"Resign match {match}? It ends now and your side loses"
+        if not typer.confirm(question, default=False):
             raise CliError("not resigned")
     submit(match, ["resign"], json, fresh=True, armor=armor)
 

@@ -5,12 +5,17 @@ The real ``canasta-server`` and ``canasta`` executables, one player against thre
 
 from __future__ import annotations
 
+import os
+import pty
+import select
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import Player, Server, one_line_error, start_server
+from tests.e2e.harness import CANASTA, RUN_TIMEOUT, Player, Server, one_line_error, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +57,11 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
     unconfirmed = ann.run("resign", ok=False)  # no terminal to ask in, no --yes
     assert unconfirmed.returncode == 2
     assert "add --yes" in one_line_error(unconfirmed)
+    assert "Match over" not in ann.run("show").stdout
+    # At a terminal the question names the match; "n" resigns nothing.
+    asked = _at_a_terminal(ann, ["resign"], answer="n")
+    assert f"Resign match {match_id}? It ends now and your side loses" in asked
+    assert "not resigned" in asked
     assert "Match over" not in ann.run("show").stdout
 
     done = ann.run("resign", "--yes").stdout
@@ -139,3 +149,34 @@ def test_notifications_are_set_up_from_the_command_line(tmp_path: Path) -> None:
     finally:
         server.stop()
         controller.stop()
+
+
+def _at_a_terminal(player: Player, args: list[str], answer: str) -> str:
+    """Run ``canasta ARGS`` on a pseudo-terminal, type ``answer`` at its question, and return
+    everything it wrote (a prompt is only shown at a terminal)."""
+    main, other = pty.openpty()
+    process = subprocess.Popen(
+        [CANASTA, *args], stdin=other, stdout=other, stderr=other, env=player.env()
+    )
+    os.close(other)
+    seen = b""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    answered = False
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the command ended and closed its side
+                break
+            if not chunk:
+                break
+            seen += chunk
+        if not answered and b"[y/N]" in seen:
+            os.write(main, answer.encode() + b"\n")
+            answered = True
+        if process.poll() is not None and not ready:
+            break
+    process.wait(RUN_TIMEOUT)
+    os.close(main)
+    return seen.decode(errors="replace").replace("\r\n", "\n")
