@@ -214,7 +214,8 @@ def _recent(view: pb.PlayerView, names: SeatNames, color: bool) -> list[str]:
     news = [e for e in events[start:] if e.kind != "deal"]
     if not news:
         return []
-    parts = [describe_event(e, names, color) + ";" for e in news[-_RECENT:]]
+    said = [describe_event(e, names, color) for e in news[-_RECENT:]]
+    parts = [text + ";" for text in said[:-1]] + said[-1:]  # between events, not after
     if len(news) > _RECENT:
         left_out = len(news) - _RECENT
         parts.insert(0, f"({plural(left_out, 'earlier event')} in `canasta history`)")

@@ -74,10 +74,12 @@ def serve(
     metrics = ""
     if running.metrics_port:
         metrics = f"; metrics on {config.metrics_listen.rpartition(':')[0]}:{running.metrics_port}"
+    mail = f"; mail in on {config.smtp_listen}" if config.smtp_listen else ""
     typer.echo(
         f"canasta-server {package_version()} listening on {host}:{running.port} "
         f"({'TLS' if config.tls else 'plaintext'}); "
-        f"server key {public_key_to_text(key)} ({fingerprint(key)}){metrics}"
+        f"server key {public_key_to_text(key)} ({fingerprint(key)}); "
+        f"data in {running.db.describe()}{metrics}{mail}"
     )
     sys.stdout.flush()
     # Wake up now and then rather than wait for good: a signal that the kernel hands to one of

@@ -117,6 +117,15 @@ class Database:
                 url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
             )
 
+    def describe(self) -> str:
+        """Where the data is, for the start banner: the SQLite file, or PostgreSQL's host,
+        port and database (never the password)."""
+        if self.is_sqlite:
+            return f"SQLite {sqlite_file(self.url)}"
+        parsed = make_url(self.url)
+        where = f"{parsed.host or 'localhost'}:{parsed.port or 5432}/{parsed.database or ''}"
+        return f"PostgreSQL {where}"
+
     @property
     def waits_on_network(self) -> bool:
         """Whether a statement waits on a network round trip (not on SQLite's local file)."""

@@ -99,6 +99,7 @@ def test_the_server_process(tmp_path: Path) -> None:
         assert process.stdout is not None
         banner = process.stdout.readline()
         assert "listening on 127.0.0.1:" in banner, banner
+        assert f"data in SQLite {tmp_path.resolve()}" in banner  # which file it serves from
         port = int(banner.split("listening on 127.0.0.1:")[1].split()[0])
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             info = PlayerClient(channel).stub.GetServerInfo(pb.GetServerInfoRequest())
