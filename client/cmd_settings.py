@@ -196,3 +196,76 @@ def vacation(
         typer.echo(f"on vacation since {since}: your clocks stand still; {left:.1f} days left")
     else:
         typer.echo(f"not on vacation; {left:.1f} days left this year")
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta orders\n\n  canasta orders --draw --answer yes\n\n"
+    "  canasta orders --match 3f2a --no-draw\n\n  canasta orders --match 3f2a --follow-default",
+)
+def orders(
+    draw: Annotated[
+        bool | None,
+        typer.Option(
+            "--draw/--no-draw",
+            help="Draw for you at the start of your turn when you cannot take the pile.",
+        ),
+    ] = None,
+    answer: Annotated[
+        str | None,
+        typer.Option(
+            "--answer",
+            help='Answer partner\'s "may I go out?" for you: yes, no, or ask (ask you).',
+        ),
+    ] = None,
+    match: Annotated[
+        str | None,
+        typer.Option(
+            "--match", "-m", help="Set or show this match's own orders (default: your default)."
+        ),
+    ] = None,
+    follow_default: Annotated[
+        bool,
+        typer.Option("--follow-default", help="The match follows your default orders again."),
+    ] = False,
+    json: JsonOpt = False,
+) -> None:
+    """Show or set standing orders: moves the server makes for you without asking, only where
+    the rules leave you one move (a draw) or on the question you answered in advance."""
+    from shared.pb import canasta_pb2 as pb
+    from shared.tabletext import orders_text
+
+    if answer is not None and answer not in ("yes", "no", "ask"):
+        raise CliError(f"--answer yes, no or ask; not {answer!r}", EXIT_USAGE)
+    if follow_default and (match is None or draw is not None or answer is not None):
+        raise CliError("--follow-default goes with --match alone", EXIT_USAGE)
+    if match is None:
+        if draw is None and answer is None:
+            with common.connect(common.profile()) as conn:
+                settings: pb.Settings = conn.call("GetSettings", pb.GetSettingsRequest())
+        else:
+            fields: dict[str, Any] = {"order_draw": draw, "order_answer": answer}
+            settings = _update(False, **{k: v for k, v in fields.items() if v is not None})
+        if json:
+            common.print_json(settings.orders)
+            return
+        typer.echo(f"default orders (every match without its own): {orders_text(settings.orders)}")
+        return
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        if draw is None and answer is None and not follow_default:
+            view = common.fetch_view(conn, match_id)
+            found, own = view.my_orders, view.my_orders_per_match
+        else:
+            request = pb.SetOrdersRequest(match_id=match_id, follow_default=follow_default)
+            if draw is not None:
+                request.draw = draw
+            if answer is not None:
+                request.answer = answer
+            response: pb.SetOrdersResponse = conn.call("SetOrders", request)
+            found, own = response.orders, response.per_match
+    if json:
+        common.print_json(pb.SetOrdersResponse(orders=found, per_match=own))
+        return
+    whose = "its own" if own else "your default"
+    typer.echo(f"orders in match {match_id[:8]} ({whose}): {orders_text(found)}")

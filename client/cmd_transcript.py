@@ -218,7 +218,7 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
     if report.attested:
         seqs = ", ".join(str(n) for n in report.attested)
         lines.append(
-            f"server-attested (made by a mail reply, signed by the server's attest key "
+            f"server-attested (a mail reply or a standing order, signed by the server's attest key "
             f"{fingerprint(header.attest_key)}, not the player's key): entries {seqs}"
         )
     counts = []

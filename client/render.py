@@ -285,6 +285,8 @@ def _entry_lines(entry: pb.HistoryEntry, names: SeatNames, color: bool) -> list[
     who = names.full(entry.seat) if entry.seat >= 0 else "server"
     if entry.played_by_bot and not names.is_bot(entry.seat):
         who += " [played by a bot]"
+    elif entry.standing_order:  # the server moved under the player's own standing order
+        who += " [standing order, server-attested]"
     elif entry.server_attested:  # a mailed reply: the server signed it for the player
         who += " [by mail reply, server-attested]"
     actions = "; ".join(

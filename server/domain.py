@@ -96,6 +96,22 @@ class Player:
 
 
 @dataclass(frozen=True, slots=True)
+class StandingOrders:
+    """What a player asked the server to do for their seat without asking them
+    (``shared.rules.orders``: only where the rules leave one move, or on a question answered in
+    advance). Off unless chosen."""
+
+    draw: bool = False
+    """Draw at the start of the turn when taking the pile is impossible."""
+    answer: str = ""
+    """Partner's "may I go out?": ``yes`` or ``no`` given in advance; ``""`` asks the player."""
+
+    @property
+    def any(self) -> bool:
+        return self.draw or bool(self.answer)
+
+
+@dataclass(frozen=True, slots=True)
 class Seat:
     seat: int
     kind: SeatKind
@@ -120,6 +136,10 @@ class Seat:
     reply_moves: bool = False
     """The player takes moves by mail reply, which the server signs (server-attested): the
     table says so to everyone."""
+    orders: StandingOrders = StandingOrders()
+    """The standing orders in force for this seat: its own, else its player's default."""
+    orders_per_match: bool = False
+    """``orders`` were set for this match (not the player's default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +199,9 @@ class Entry:
     receipt_signature: bytes
     events: tuple[Event, ...]
     created_ms: int
+    standing_order: bool = False
+    """The server made this move under its player's standing order (signed by the attest
+    key); the signature alone cannot tell it from a mailed reply, so the store says which."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,8 +280,9 @@ class Change:
     to_act: int | None
     player_ids: frozenset[int]
     """The players seated in the match (who may hear about it)."""
-    bot_to_act: bool = False
-    """A bot seat is to move (the bot runner listens for these)."""
+    server_to_act: bool = False
+    """The server moves next: a bot's seat (or a covered one), or a standing order applies
+    (the bot runner listens for these)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +346,8 @@ class Settings:
     the service)."""
     allow_reply_moves: bool = False
     """Moves by replying to a mail are accepted (signed by the server: server-attested)."""
+    orders: StandingOrders = StandingOrders()
+    """The player's default standing orders (a match may set its own)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -284,7 +284,17 @@ def render_table(
         for s in view.match.seats
         if s.reply_moves
     ]
+    if view.my_orders.draw or view.my_orders.answer:
+        lines.append(f"Your standing orders: {orders_text(view.my_orders)} (`canasta orders`)")
     return "\n".join(lines)
+
+
+def orders_text(orders: pb.StandingOrders) -> str:
+    """``draw when you cannot take the pile; answer partner yes``, or ``none``."""
+    parts = ["draw when you cannot take the pile"] if orders.draw else []
+    if orders.answer:
+        parts.append(f'answer partner\'s "may I go out?" {orders.answer}')
+    return "; ".join(parts) or "none"
 
 
 _COVERS = {

@@ -19,6 +19,7 @@ from server.domain import (
     SeatKind,
     ServerInfo,
     Settings,
+    StandingOrders,
     TimeControl,
 )
 from server.service.clocks import ClockChoice
@@ -116,7 +117,12 @@ def settings_to_pb(settings: Settings) -> pb.Settings:
         vacation_since_ms=settings.vacation_started_ms,
         vacation_left_ms=settings.vacation_left_ms,
         allow_reply_moves=settings.allow_reply_moves,
+        orders=orders_to_pb(settings.orders),
     )
+
+
+def orders_to_pb(orders: StandingOrders) -> pb.StandingOrders:
+    return pb.StandingOrders(draw=orders.draw, answer=orders.answer)
 
 
 def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
@@ -131,6 +137,8 @@ def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
         webhook_url=m.webhook_url if m.HasField("webhook_url") else None,
         vacation=m.vacation if m.HasField("vacation") else None,
         allow_reply_moves=m.allow_reply_moves if m.HasField("allow_reply_moves") else None,
+        order_draw=m.order_draw if m.HasField("order_draw") else None,
+        order_answer=m.order_answer if m.HasField("order_answer") else None,
     )
 
 
@@ -198,6 +206,10 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
     )
     if view.dealing_seat is not None:
         message.dealing_seat = view.dealing_seat
+    if view.summary.my_seat is not None:  # the viewer's own orders, nobody else's
+        mine = match.seats[view.summary.my_seat]
+        message.my_orders.CopyFrom(orders_to_pb(mine.orders))
+        message.my_orders_per_match = mine.orders_per_match
     return message
 
 
@@ -216,6 +228,7 @@ def entry_to_pb(
     return pb.HistoryEntry(
         played_by_bot=bool(bot_public_key) and entry.actor_key == bot_public_key,
         server_attested=bool(attest_public_key) and entry.actor_key == attest_public_key,
+        standing_order=entry.standing_order,
         seq=entry.seq,
         seat=entry.seat,
         hand_number=entry.hand_number,

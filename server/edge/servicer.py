@@ -233,6 +233,21 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         summary = self.service.set_cover(self._writer(sender), request.match_id, request.covered)
         return pb.SetCoverResponse(match=convert.summary_to_pb(summary))
 
+    async def SetOrders(self, request: pb.SetOrdersRequest, context: Any) -> Any:
+        return await self._run(context, self._set_orders, request)
+
+    def _set_orders(self, request: pb.SetOrdersRequest, sender: Sender) -> pb.SetOrdersResponse:
+        seat = self.service.set_orders(
+            self._writer(sender),
+            request.match_id,
+            draw=request.draw if request.HasField("draw") else None,
+            answer=request.answer if request.HasField("answer") else None,
+            follow_default=request.follow_default,
+        )
+        return pb.SetOrdersResponse(
+            orders=convert.orders_to_pb(seat.orders), per_match=seat.orders_per_match
+        )
+
     async def GetSettings(self, request: pb.GetSettingsRequest, context: Any) -> Any:
         return await self._run(context, self._get_settings, request)
 

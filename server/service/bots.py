@@ -7,6 +7,12 @@ Decisions come from ``shared.rules.bot.choose_action`` when that module is avail
 the first of the engine's ``legal_actions``. A worker thread plays queued matches; it hears of
 them from the notifier and, at start, by scanning for matches where a bot is to move, so a
 restarted server carries on where it stopped.
+
+The same worker carries out players' standing orders (``matches.standing_order``): where the
+rules leave a person's seat one move (a draw, when the pile cannot be taken) or a question the
+player answered in advance, it makes that move at once, signed by the server's attest key on
+the player's behalf (server-attested, as a mailed reply is), so the player's "your turn" mail
+already shows the drawn card.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from server.domain import Change, Cover, MatchStatus
+from server.domain import Change, Cover, Match, MatchStatus
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import StaleMoveError
@@ -66,7 +72,7 @@ class BotRunner:
             repo = self.ctx.repo(session)
             for match_id in repo.match_ids(MatchStatus.PLAYING):
                 match = matches.require_match(repo, match_id)
-                if matches.bot_to_act(match, matches.load_state(self.ctx, repo, match)):
+                if matches.server_to_act(match, matches.load_state(self.ctx, repo, match)):
                     self.kick(match_id)
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -87,7 +93,7 @@ class BotRunner:
         self._queue.put(match_id)
 
     def _on_change(self, change: Change) -> None:
-        if change.bot_to_act:
+        if change.server_to_act:
             self.kick(change.match_id)
 
     def _run(self) -> None:
@@ -105,7 +111,8 @@ class BotRunner:
                 self._queue.task_done()
 
     def play(self, match_id: str, limit: int = 10_000) -> int:
-        """Play bot turns in one match until a human is to move; returns the moves made."""
+        """Play bot turns (and standing orders) in one match until a person is to move;
+        returns the moves made."""
         ctx = self.ctx
         made = 0
         while made < limit:
@@ -115,8 +122,14 @@ class BotRunner:
                 match = matches.require_match(repo, match_id)
                 state = matches.load_state(ctx, repo, match)
                 seat = matches.to_act(match, state)
-                if seat is None or not matches.bot_to_act(match, state):
+                if seat is None:
                     return made
+                if not matches.bot_to_act(match, state):
+                    ordered = matches.standing_order(match, state)
+                    if ordered is None:
+                        return made
+                    made += self._obey(match, seat, str(ordered))
+                    continue
                 cutting = state.phase is Phase.DEAL  # a covered human seat cuts the deal
                 if cutting:
                     hand = repo.hand(match.id, state.hand_number + 1)
@@ -144,3 +157,23 @@ class BotRunner:
                 continue  # someone else moved first: look again
             made += 1
         return made
+
+    def _obey(self, match: Match, seat: int, text: str) -> int:
+        """Make the move a standing order of ``seat`` asks for, signed by the attest key on
+        the player's behalf; 1 if it was stored, 0 if someone moved first."""
+        ctx = self.ctx
+        payload = move_to_bytes(
+            Move(
+                match_id=match.id,
+                seat=seat,
+                seq=match.version + 1,
+                prev_hash=match.head_hash,
+                client_time_ms=ctx.clock(),
+                actions=(text,),
+            )
+        )
+        try:
+            self.play_service.submit(payload, sign(ctx.keys.attest, payload), by_order=True)
+        except StaleMoveError:
+            return 0  # the player (or another process) moved first: look again
+        return 1

@@ -42,6 +42,7 @@ from server.domain import (
     Notification,
     Player,
     Receipt,
+    Seat,
     ServerInfo,
     Settings,
 )
@@ -54,6 +55,7 @@ from server.service.letters import TableText
 from server.service.lobby import Lobby
 from server.service.mailin import MailIn
 from server.service.notify import Subscription
+from server.service.orders import Orders
 from server.service.outbox import Outbox
 from server.service.play import Play
 from server.service.preferences import Preferences, SettingsChange
@@ -71,6 +73,7 @@ class CanastaService:
         self.play = Play(ctx)
         self.absence = Absence(ctx)
         self.preferences = Preferences(ctx)
+        self.orders = Orders(ctx)
         self.outbox = Outbox(ctx, self.play.view_for, table_text)
         self.mail = MailIn(ctx, self.play)
         """Moves that come as text or mail (armored blocks), through ``play.submit``."""
@@ -130,6 +133,20 @@ class CanastaService:
 
     def set_cover(self, caller: Caller, match_id: str, covered: bool) -> MatchSummary:
         return self.absence.set_cover(caller.player, match_id, covered)
+
+    def set_orders(
+        self,
+        caller: Caller,
+        match_id: str,
+        *,
+        draw: bool | None = None,
+        answer: str | None = None,
+        follow_default: bool = False,
+    ) -> Seat:
+        """The caller's standing orders in one match (``server.service.orders``)."""
+        return self.orders.set(
+            caller.player, match_id, draw=draw, answer=answer, follow_default=follow_default
+        )
 
     def settings(self, caller: Caller) -> Settings:
         return self._with_vacation_left(self.preferences.get(caller.player))

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from server.domain import Match, MatchView, Notification, SeatKind, Settings
 from server.service.clocks import zone
-from server.service.matches import to_act
+from server.service.matches import waits_for
 from shared.rules import Discard, GameState, Phase, cards_text, legal_actions
 from shared.rules.cards import IS_WILD
 
@@ -193,7 +193,7 @@ def table_text(match: Match, state: GameState, seat: int, table: str, code: str 
     """The recipient's table as ``canasta show`` prints it (``table``: the ``TableText`` of
     their own view), then what to run and, with ``code``, how to move by replying."""
     lines = table.split("\n")
-    if to_act(match, state) != seat:  # the engine's actor, or the seat that cuts the next deal
+    if not waits_for(match, state, seat):  # the actor (or cutter), unless an order moves
         return lines
     dealing = state.phase is Phase.DEAL
     command = f"canasta deal -m {match.id}" if dealing else f"canasta show {match.id}"

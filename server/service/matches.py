@@ -14,7 +14,8 @@ from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository
 from shared.crypto.fairdeal import commitment, new_secret
-from shared.rules import GameState, Phase, new_match
+from shared.rules import Action, GameState, Phase, new_match
+from shared.rules.orders import standing_action
 from shared.transcript import Clock, Header, SeatKey, cutting_seat, header_hash, next_state
 from shared.wire import move_from_bytes
 
@@ -117,6 +118,33 @@ def bot_to_act(match: Match, state: GameState) -> bool:
     return taken.kind is SeatKind.BOT or bool(taken.covered)
 
 
+def standing_order(match: Match, state: GameState) -> Action | None:
+    """The move the standing orders of the human seat to act make now (``shared.rules.orders``
+    decides where one applies), or None: a bot's seat, a covered one, a match whose header
+    names no attest key (its verifier could not tell who signed such a move), or no order
+    that applies."""
+    seat = to_act(match, state)
+    if seat is None or state.phase is Phase.DEAL:
+        return None
+    taken = match.seats[seat]
+    if taken.kind is not SeatKind.HUMAN or taken.covered or not taken.orders.any:
+        return None
+    if not match.header or not Header.from_bytes(match.header).attest_key:
+        return None
+    return standing_action(state, seat, draw=taken.orders.draw, answer=taken.orders.answer)
+
+
+def waits_for(match: Match, state: GameState, seat: int) -> bool:
+    """It is ``seat``'s move and its player's to make: no standing order makes it for them
+    (a mail shows "your move" and a reply code only then)."""
+    return to_act(match, state) == seat and standing_order(match, state) is None
+
+
+def server_to_act(match: Match, state: GameState) -> bool:
+    """The server makes the next move: a bot's, or a standing order's."""
+    return bot_to_act(match, state) or standing_order(match, state) is not None
+
+
 def with_abort_asked(match: Match, seat: int) -> Match:
     seats = tuple(
         dataclasses.replace(s, abort_asked=True) if s.seat == seat else s for s in match.seats
@@ -163,7 +191,7 @@ def change(match: Match, state: GameState) -> Change:
         status=match.status,
         to_act=to_act(match, state),
         player_ids=player_ids(match),
-        bot_to_act=bot_to_act(match, state),
+        server_to_act=server_to_act(match, state),
     )
 
 

@@ -8,7 +8,8 @@ recipient's own hand when it is written, and nobody else's.
 
 Kinds:
 
-* ``your_turn``: the seat of a human player (not covered by a bot) became the one to act;
+* ``your_turn``: the seat of a human player (not covered by a bot) became the one to act (or,
+  under a standing order, the server has made the one move its player had: the draw);
 * ``partner_asks``: the same, when partner asked "may I go out?" and it is theirs to answer;
 * ``hand_ended``: a hand was scored (to every human player of the match);
 * ``match_ended``: the match is over (to every human player);
@@ -35,9 +36,12 @@ def after_move(
     after_state: GameState,
     turn_over: bool,
     played_for: int | None = None,
+    *,
+    by_order: bool = False,
 ) -> list[Notice]:
     """The notices a stored move causes (``turn_over``: another turn began, as the caller's
-    ``matches.turn_key`` found; ``played_for``: the human seat a bot moved for)."""
+    ``matches.turn_key`` found; ``played_for``: the human seat a bot moved for; ``by_order``:
+    the move was a standing order's, whose player now hears of the turn it began)."""
     found: list[Notice] = []
     if played_for is not None and turn_over:
         absent = after.seats[played_for]
@@ -53,15 +57,16 @@ def after_move(
         found += _everyone(after, "hand_ended", after_state)
     if after.status is MatchStatus.FINISHED and before.status is not MatchStatus.FINISHED:
         found += _everyone(after, "match_ended", after_state)
-    if turn_over:
+    if turn_over or by_order:
         found += turn_started(after, after_state)
     return found
 
 
 def turn_started(match: Match, state: GameState) -> list[Notice]:
-    """``your_turn`` (or ``partner_asks``) for the player now to act, if a person acts."""
+    """``your_turn`` (or ``partner_asks``) for the player now to act, if a person acts and
+    no standing order moves for them first (its move tells them, with the card it drew)."""
     seat = matches.to_act(match, state)
-    if seat is None:
+    if seat is None or matches.standing_order(match, state) is not None:
         return []
     taken = match.seats[seat]
     if taken.kind is not SeatKind.HUMAN or taken.covered or taken.player_id is None:

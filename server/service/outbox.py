@@ -344,7 +344,7 @@ class Outbox:
         mine = {
             match_id: match
             for match_id, (match, state, seat, _) in tables.items()
-            if match.status is MatchStatus.PLAYING and matches.to_act(match, state) == seat
+            if match.status is MatchStatus.PLAYING and matches.waits_for(match, state, seat)
         }
         if not mine:
             return {}

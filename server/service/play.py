@@ -221,10 +221,12 @@ class Play:
     # -- moves --------------------------------------------------------------------------------
 
     def submit(
-        self, payload: bytes, signature: bytes, viewer: int | None = None
+        self, payload: bytes, signature: bytes, viewer: int | None = None, *, by_order: bool = False
     ) -> tuple[Receipt, MatchView | None]:
         """Check, apply and durably store one signed move; then its receipt and, for the
         seat's own player (``viewer``, the player id a bearer token proved), the new view.
+        ``by_order``: the bot runner carries out the seat's standing order (signed by the
+        attest key): the player has not seen the result, and hears of it as their turn.
 
         The signature proves who made the move, not who sends it: anyone who ever saw an
         envelope (every member reads them all in the history) can send it again. So a view
@@ -239,16 +241,16 @@ class Play:
         """
         move = move_from_bytes(payload)
         with self.ctx.locks.hold(move.match_id):
-            outcome = self._store(move, payload, signature)
+            outcome = self._store(move, payload, signature, by_order)
         return self._answer(outcome, move.seat, viewer)
 
-    def _store(self, move: Move, payload: bytes, signature: bytes) -> _Outcome:
+    def _store(self, move: Move, payload: bytes, signature: bytes, by_order: bool) -> _Outcome:
         """Check and store the move (or find it stored already), reading the match afresh
         once if this process's copy turns out to be behind."""
         for fresh in (False, True):
             match, state, blocked = self._current(move.match_id, move.seat, fresh=fresh)
             try:
-                plan = self._plan(move, payload, signature, match, state, blocked)
+                plan = self._plan(move, payload, signature, match, state, blocked, by_order)
                 if isinstance(plan, Receipt):
                     return _Replayed(plan, match, state)
                 self._write(plan)
@@ -318,6 +320,7 @@ class Play:
         match: Match,
         state: GameState,
         blocked: bool,
+        by_order: bool = False,
     ) -> _Plan | Receipt:
         """Every check, in the documented order, and the move's effects (nothing written)."""
         ctx = self.ctx
@@ -399,6 +402,10 @@ class Play:
         turn_over = after != matches.turn_key(match, state)
         if back or turn_over:
             new_match, banks = clocks.restart(new_match, after[0], now)
+        by_order = by_order and signer == ctx.keys.attest_public
+        if by_order and move.actions != (str(matches.standing_order(match, state)),):
+            # the orders changed (or the position did) since the bot runner looked
+            raise StaleMoveError("the standing order no longer applies", match.version)
         entry = Entry(
             seq=seq,
             seat=move.seat,
@@ -410,10 +417,13 @@ class Play:
             receipt_signature=receipt.server_signature,
             events=effects.events,
             created_ms=now,
+            standing_order=by_order,
         )
-        seen = move.seat if not by_bot and seat.kind is SeatKind.HUMAN else None
+        seen = move.seat if not (by_bot or by_order) and seat.kind is SeatKind.HUMAN else None
         played_for = move.seat if by_bot else None
-        told = notices.after_move(match, state, new_match, effects.state, turn_over, played_for)
+        told = notices.after_move(
+            match, state, new_match, effects.state, turn_over, played_for, by_order=by_order
+        )
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
     def _rules(

@@ -30,6 +30,7 @@ from server.service.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
+from server.service.orders import announce, answer_order
 from server.service.outbox import DeliveryError, check_webhook_url
 from server.store.repository import Repository
 
@@ -58,6 +59,10 @@ class SettingsChange:
     """Start (True) or end (False) a vacation (``server.service.absence``)."""
     allow_reply_moves: bool | None = None
     """Accept moves made by replying to a mail (``server.service.mailin``)."""
+    order_draw: bool | None = None
+    """Default standing order: draw when the pile cannot be taken (``server.service.orders``)."""
+    order_answer: str | None = None
+    """Default standing order for partner's "may I go out?": ``yes``, ``no`` or ``ask``."""
 
 
 class Preferences:
@@ -82,6 +87,10 @@ class Preferences:
             values["time_zone"] = change.time_zone
         if change.allow_reply_moves is not None:
             values["allow_reply_moves"] = change.allow_reply_moves
+        if change.order_draw is not None:
+            values["order_draw"] = change.order_draw
+        if change.order_answer is not None:
+            values["order_answer"] = answer_order(change.order_answer)
         if change.email_mode is not None:
             modes = {m.value for m in EmailMode}
             if change.email_mode not in modes:
@@ -150,12 +159,17 @@ class Preferences:
                 "email_mode",
                 "webhook_url",
                 "allow_reply_moves",
+                "order_draw",
+                "order_answer",
             } & values.keys():
-                # seats carry the zone, reachability and whether moves by reply are on
+                # seats carry the zone, reachability, whether moves by reply are on, orders
                 repo.touch_matches_of(player.id, now)
             found = repo.settings(player.id)
+            ordered = {"order_draw", "order_answer"} & values.keys()
+            playing = repo.playing_match_ids_of(player.id) if ordered else []
         if found is None:
             raise NotFoundError("no such player")
+        announce(ctx, playing)  # an order that applies now is carried out now
         return dataclasses.replace(found, webhook_secret=secret)
 
 

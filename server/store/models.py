@@ -60,6 +60,11 @@ class PlayerRow(SQLModel, table=True):
     gone, the key stays (the moves it signed must still verify) and is blocked."""
     allow_reply_moves: bool = False
     """Moves by replying to a mail are accepted, signed by the server's attest key."""
+    order_draw: bool = False
+    """Standing order, by default in every match: draw when the pile cannot be taken."""
+    order_answer: str = Field(default="", max_length=8)
+    """Standing order, by default: answer partner's "may I go out?" (``yes``, ``no``; ``""``
+    asks the player)."""
 
 
 class MatchRow(SQLModel, table=True):
@@ -122,6 +127,9 @@ class SeatRow(SQLModel, table=True):
     """Why a bot plays this human seat for now (``timeout``, ``asked``); empty: it does not."""
     abort_asked: bool = False
     """This seat's player asked to abandon the match (before its first deal)."""
+    order_draw: bool | None = None
+    """This match's own standing orders (both NULL: the player's default applies)."""
+    order_answer: str | None = Field(default=None, max_length=8)
 
 
 class LogEntryRow(SQLModel, table=True):
@@ -143,6 +151,8 @@ class LogEntryRow(SQLModel, table=True):
     events_json: str = Field(default="[]", sa_type=Text)
     """The engine events the move caused, unredacted (redacted per reader on the way out)."""
     created_ms: int = _big()
+    standing_order: bool = False
+    """The server made the move under its player's standing order (attest-signed)."""
 
 
 class HandRow(SQLModel, table=True):

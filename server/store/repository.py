@@ -30,6 +30,7 @@ from server.domain import (
     Seat,
     SeatKind,
     Settings,
+    StandingOrders,
     TimeControl,
     TimeoutPolicy,
     TurnClock,
@@ -77,9 +78,9 @@ _SAVE_MOVE_SNAPSHOT = text(
 _SEAT_BANK = text("UPDATE seat SET bank_ms = :bank WHERE match_id = :id AND seat = :seat")
 _ADD_ENTRY = text(
     "INSERT INTO log_entry (match_id, seq, seat, hand_number, payload, signature, actor_key,"
-    " entry_hash, receipt_signature, events_json, created_ms) VALUES (:match_id, :seq, :seat,"
-    " :hand_number, :payload, :signature, :actor_key, :entry_hash, :receipt_signature,"
-    " :events_json, :created_ms)"
+    " entry_hash, receipt_signature, events_json, created_ms, standing_order) VALUES"
+    " (:match_id, :seq, :seat, :hand_number, :payload, :signature, :actor_key, :entry_hash,"
+    " :receipt_signature, :events_json, :created_ms, :standing_order)"
 )
 _TOKEN = text(
     "SELECT p.id, p.public_key, p.display_name, p.email, p.blocked, p.created_ms, t.expires_ms"
@@ -660,6 +661,17 @@ class Repository(PreparedRepository):
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
+    def set_seat_orders(self, match_id: str, seat: int, orders: StandingOrders | None) -> None:
+        """Give ``seat`` its own standing orders in this match (None: its player's default)."""
+        self.session.execute(
+            update(SeatRow)
+            .where(col(SeatRow.match_id) == match_id, col(SeatRow.seat) == seat)
+            .values(
+                order_draw=None if orders is None else orders.draw,
+                order_answer=None if orders is None else orders.answer,
+            )
+        )
+
     def set_abort_asked(self, match_id: str, seat: int) -> None:
         self.session.execute(
             update(SeatRow)
@@ -865,6 +877,7 @@ class Repository(PreparedRepository):
             vacation_year=row.vacation_year,
             email_code_hash=row.email_code_hash,
             allow_reply_moves=row.allow_reply_moves,
+            orders=StandingOrders(row.order_draw, row.order_answer),
         )
 
     def email_code(self, player_id: int) -> tuple[str, str, int]:
@@ -1059,6 +1072,8 @@ class Repository(PreparedRepository):
             reachable=(player.email_verified and player.email_mode != "off")
             or bool(player.webhook_url),
             reply_moves=player.allow_reply_moves,
+            orders=_orders(row, player),
+            orders_per_match=row.order_draw is not None,
         )
 
     # -- the log --------------------------------------------------------------------------------
@@ -1191,6 +1206,7 @@ def _entry_params(match_id: str, entry: Entry) -> dict[str, object]:
         "receipt_signature": entry.receipt_signature,
         "events_json": json.dumps([e.to_json() for e in entry.events], separators=(",", ":")),
         "created_ms": entry.created_ms,
+        "standing_order": entry.standing_order,
     }
 
 
@@ -1238,6 +1254,7 @@ def _entry(row: LogEntryRow) -> Entry:
         receipt_signature=row.receipt_signature,
         events=tuple(Event.from_json(e) for e in json.loads(row.events_json)),
         created_ms=row.created_ms,
+        standing_order=row.standing_order,
     )
 
 
@@ -1249,3 +1266,10 @@ def _hand(row: HandRow) -> Hand:
         revealed=row.revealed,
         deal_seq=row.deal_seq,
     )
+
+
+def _orders(row: SeatRow, player: PlayerRow) -> StandingOrders:
+    """The orders in force for a seat: the match's own if it has them, else the player's."""
+    if row.order_draw is not None:
+        return StandingOrders(row.order_draw, row.order_answer or "")
+    return StandingOrders(player.order_draw, player.order_answer)

@@ -948,6 +948,8 @@ class UpdateSettingsRequest(_message.Message):
     WEBHOOK_URL_FIELD_NUMBER: _builtins.int
     VACATION_FIELD_NUMBER: _builtins.int
     ALLOW_REPLY_MOVES_FIELD_NUMBER: _builtins.int
+    ORDER_DRAW_FIELD_NUMBER: _builtins.int
+    ORDER_ANSWER_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     """An IANA time zone name (Europe/Berlin): the weekends of the caller's clocks."""
     email: _builtins.str
@@ -965,6 +967,12 @@ class UpdateSettingsRequest(_message.Message):
     """Accept moves made by replying to a "your turn" mail (off by default): the server signs
     them on the caller's behalf with its attest key, and they are marked server-attested.
     """
+    order_draw: _builtins.bool
+    """Default standing orders, for every match without its own (off by default): draw for the
+    caller when taking the pile is impossible; answer partner's "may I go out?" ("yes",
+    "no", or "ask": not in advance).
+    """
+    order_answer: _builtins.str
     def __init__(
         self,
         *,
@@ -975,10 +983,12 @@ class UpdateSettingsRequest(_message.Message):
         webhook_url: _builtins.str | None = ...,
         vacation: _builtins.bool | None = ...,
         allow_reply_moves: _builtins.bool | None = ...,
+        order_draw: _builtins.bool | None = ...,
+        order_answer: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_order_answer", b"_order_answer", "_order_draw", b"_order_draw", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "order_answer", b"order_answer", "order_draw", b"order_draw", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves", "_email", b"_email", "_email_code", b"_email_code", "_email_mode", b"_email_mode", "_order_answer", b"_order_answer", "_order_draw", b"_order_draw", "_time_zone", b"_time_zone", "_vacation", b"_vacation", "_webhook_url", b"_webhook_url", "allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_code", b"email_code", "email_mode", b"email_mode", "order_answer", b"order_answer", "order_draw", b"order_draw", "time_zone", b"time_zone", "vacation", b"vacation", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_reply_moves: _TypeAlias = _typing.Literal["allow_reply_moves"]  # noqa: Y015
     _WhichOneofArgType__allow_reply_moves: _TypeAlias = _typing.Literal["_allow_reply_moves", b"_allow_reply_moves"]  # noqa: Y015
@@ -988,6 +998,10 @@ class UpdateSettingsRequest(_message.Message):
     _WhichOneofArgType__email_code: _TypeAlias = _typing.Literal["_email_code", b"_email_code"]  # noqa: Y015
     _WhichOneofReturnType__email_mode: _TypeAlias = _typing.Literal["email_mode"]  # noqa: Y015
     _WhichOneofArgType__email_mode: _TypeAlias = _typing.Literal["_email_mode", b"_email_mode"]  # noqa: Y015
+    _WhichOneofReturnType__order_answer: _TypeAlias = _typing.Literal["order_answer"]  # noqa: Y015
+    _WhichOneofArgType__order_answer: _TypeAlias = _typing.Literal["_order_answer", b"_order_answer"]  # noqa: Y015
+    _WhichOneofReturnType__order_draw: _TypeAlias = _typing.Literal["order_draw"]  # noqa: Y015
+    _WhichOneofArgType__order_draw: _TypeAlias = _typing.Literal["_order_draw", b"_order_draw"]  # noqa: Y015
     _WhichOneofReturnType__time_zone: _TypeAlias = _typing.Literal["time_zone"]  # noqa: Y015
     _WhichOneofArgType__time_zone: _TypeAlias = _typing.Literal["_time_zone", b"_time_zone"]  # noqa: Y015
     _WhichOneofReturnType__vacation: _TypeAlias = _typing.Literal["vacation"]  # noqa: Y015
@@ -1002,6 +1016,10 @@ class UpdateSettingsRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__email_code) -> _WhichOneofReturnType__email_code | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__email_mode) -> _WhichOneofReturnType__email_mode | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__order_answer) -> _WhichOneofReturnType__order_answer | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__order_draw) -> _WhichOneofReturnType__order_draw | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__time_zone) -> _WhichOneofReturnType__time_zone | None: ...
     @_typing.overload
@@ -1025,6 +1043,7 @@ class Settings(_message.Message):
     VACATION_SINCE_MS_FIELD_NUMBER: _builtins.int
     VACATION_LEFT_MS_FIELD_NUMBER: _builtins.int
     ALLOW_REPLY_MOVES_FIELD_NUMBER: _builtins.int
+    ORDERS_FIELD_NUMBER: _builtins.int
     time_zone: _builtins.str
     email: _builtins.str
     """The verified address mail goes to ("" if none)."""
@@ -1041,6 +1060,10 @@ class Settings(_message.Message):
     """What is left of this year's vacation allowance, the running vacation counted."""
     allow_reply_moves: _builtins.bool
     """Moves by mail reply are accepted (server-attested)."""
+    @_builtins.property
+    def orders(self) -> Global___StandingOrders:
+        """The default standing orders."""
+
     def __init__(
         self,
         *,
@@ -1054,14 +1077,107 @@ class Settings(_message.Message):
         vacation_since_ms: _builtins.int = ...,
         vacation_left_ms: _builtins.int = ...,
         allow_reply_moves: _builtins.bool = ...,
+        orders: Global___StandingOrders | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["orders", b"orders"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "time_zone", b"time_zone", "vacation_left_ms", b"vacation_left_ms", "vacation_since_ms", b"vacation_since_ms", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_reply_moves", b"allow_reply_moves", "email", b"email", "email_mode", b"email_mode", "email_pending", b"email_pending", "email_verified", b"email_verified", "orders", b"orders", "time_zone", b"time_zone", "vacation_left_ms", b"vacation_left_ms", "vacation_since_ms", b"vacation_since_ms", "webhook_secret", b"webhook_secret", "webhook_url", b"webhook_url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Settings: _TypeAlias = Settings  # noqa: Y015
+
+@_typing.final
+class StandingOrders(_message.Message):
+    """Moves the server makes for a seat without asking its player, signed by its attest key on
+    the player's behalf (server-attested in the history). They act only where the rules leave
+    one move, or on a question the player answered in advance.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DRAW_FIELD_NUMBER: _builtins.int
+    ANSWER_FIELD_NUMBER: _builtins.int
+    draw: _builtins.bool
+    """Draw at the start of the turn when taking the pile is impossible."""
+    answer: _builtins.str
+    """Partner's "may I go out?": "yes" or "no" in advance; "" asks the player."""
+    def __init__(
+        self,
+        *,
+        draw: _builtins.bool = ...,
+        answer: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answer", b"answer", "draw", b"draw"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StandingOrders: _TypeAlias = StandingOrders  # noqa: Y015
+
+@_typing.final
+class SetOrdersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    DRAW_FIELD_NUMBER: _builtins.int
+    ANSWER_FIELD_NUMBER: _builtins.int
+    FOLLOW_DEFAULT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    draw: _builtins.bool
+    """What is not set stays as it is in force now."""
+    answer: _builtins.str
+    """"yes", "no" or "ask"."""
+    follow_default: _builtins.bool
+    """The match follows the caller's default orders again (alone in the request)."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        draw: _builtins.bool | None = ...,
+        answer: _builtins.str | None = ...,
+        follow_default: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_answer", b"_answer", "_draw", b"_draw", "answer", b"answer", "draw", b"draw"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_answer", b"_answer", "_draw", b"_draw", "answer", b"answer", "draw", b"draw", "follow_default", b"follow_default", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__answer: _TypeAlias = _typing.Literal["answer"]  # noqa: Y015
+    _WhichOneofArgType__answer: _TypeAlias = _typing.Literal["_answer", b"_answer"]  # noqa: Y015
+    _WhichOneofReturnType__draw: _TypeAlias = _typing.Literal["draw"]  # noqa: Y015
+    _WhichOneofArgType__draw: _TypeAlias = _typing.Literal["_draw", b"_draw"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__answer) -> _WhichOneofReturnType__answer | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__draw) -> _WhichOneofReturnType__draw | None: ...
+
+Global___SetOrdersRequest: _TypeAlias = SetOrdersRequest  # noqa: Y015
+
+@_typing.final
+class SetOrdersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ORDERS_FIELD_NUMBER: _builtins.int
+    PER_MATCH_FIELD_NUMBER: _builtins.int
+    per_match: _builtins.bool
+    @_builtins.property
+    def orders(self) -> Global___StandingOrders:
+        """The orders now in force for the caller's seat, and whether they are the match's own."""
+
+    def __init__(
+        self,
+        *,
+        orders: Global___StandingOrders | None = ...,
+        per_match: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["orders", b"orders"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["orders", b"orders", "per_match", b"per_match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetOrdersResponse: _TypeAlias = SetOrdersResponse  # noqa: Y015
 
 @_typing.final
 class SetCoverRequest(_message.Message):
@@ -1625,6 +1741,8 @@ class MatchView(_message.Message):
     DEALING_SEAT_FIELD_NUMBER: _builtins.int
     DEAL_COMMITMENT_FIELD_NUMBER: _builtins.int
     HAND_COMMITMENT_FIELD_NUMBER: _builtins.int
+    MY_ORDERS_FIELD_NUMBER: _builtins.int
+    MY_ORDERS_PER_MATCH_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """Seq of the last log entry; the next move carries seq = version + 1."""
     head_hash: _builtins.bytes
@@ -1638,10 +1756,17 @@ class MatchView(_message.Message):
     deal_commitment: _builtins.bytes
     hand_commitment: _builtins.bytes
     """The commitment of the hand in play (its secret is revealed when the hand ends)."""
+    my_orders_per_match: _builtins.bool
     @_builtins.property
     def match(self) -> Global___MatchSummary: ...
     @_builtins.property
     def view(self) -> Global___PlayerView: ...
+    @_builtins.property
+    def my_orders(self) -> Global___StandingOrders:
+        """The viewer's own standing orders in this match (nobody else's), and whether they are
+        the match's own rather than the viewer's default.
+        """
+
     def __init__(
         self,
         *,
@@ -1652,10 +1777,12 @@ class MatchView(_message.Message):
         dealing_seat: _builtins.int | None = ...,
         deal_commitment: _builtins.bytes = ...,
         hand_commitment: _builtins.bytes = ...,
+        my_orders: Global___StandingOrders | None = ...,
+        my_orders_per_match: _builtins.bool = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "dealing_seat", b"dealing_seat", "match", b"match", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "dealing_seat", b"dealing_seat", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__dealing_seat: _TypeAlias = _typing.Literal["dealing_seat"]  # noqa: Y015
     _WhichOneofArgType__dealing_seat: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat"]  # noqa: Y015
@@ -1854,6 +1981,7 @@ class HistoryEntry(_message.Message):
     EVENTS_FIELD_NUMBER: _builtins.int
     PLAYED_BY_BOT_FIELD_NUMBER: _builtins.int
     SERVER_ATTESTED_FIELD_NUMBER: _builtins.int
+    STANDING_ORDER_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     seat: _builtins.int
     hand_number: _builtins.int
@@ -1868,6 +1996,10 @@ class HistoryEntry(_message.Message):
     server_attested: _builtins.bool
     """Signed by the server's attest key on the player's behalf: a move the player made by
     replying to a mail, vouched for by their verified address, not by their key.
+    """
+    standing_order: _builtins.bool
+    """Of those, made by the server under the player's standing order (a draw when the pile
+    could not be taken, or partner's question answered in advance), not by a mailed reply.
     """
     @_builtins.property
     def actions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1893,10 +2025,11 @@ class HistoryEntry(_message.Message):
         events: _abc.Iterable[Global___Event] | None = ...,
         played_by_bot: _builtins.bool = ...,
         server_attested: _builtins.bool = ...,
+        standing_order: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "played_by_bot", b"played_by_bot", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "server_attested", b"server_attested", "signature", b"signature", "signer_public_key", b"signer_public_key"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actions", b"actions", "created_at_ms", b"created_at_ms", "entry_hash", b"entry_hash", "events", b"events", "hand_number", b"hand_number", "payload", b"payload", "played_by_bot", b"played_by_bot", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "server_attested", b"server_attested", "signature", b"signature", "signer_public_key", b"signer_public_key", "standing_order", b"standing_order"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -84,6 +84,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
                 _registered_method=True)
+        self.SetOrders = channel.unary_unary(
+                '/canasta.v1.Canasta/SetOrders',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.FromString,
+                _registered_method=True)
         self.GetSettings = channel.unary_unary(
                 '/canasta.v1.Canasta/GetSettings',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.SerializeToString,
@@ -199,6 +204,14 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetOrders(self, request, context):
+        """The caller's standing orders in one match (the server moves for the seat where the rules
+        leave one move, or on a question answered in advance), or back to the default ones.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSettings(self, request, context):
         """The caller's settings: time zone, notification e-mail and webhook.
         """
@@ -305,6 +318,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.SetCover,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.SetCoverRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.SetCoverResponse.SerializeToString,
+            ),
+            'SetOrders': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetOrders,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.SerializeToString,
             ),
             'GetSettings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSettings,
@@ -617,6 +635,33 @@ class Canasta:
             '/canasta.v1.Canasta/SetCover',
             shared_dot_pb_dot_canasta__pb2.SetCoverRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.SetCoverResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetOrders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/SetOrders',
+            shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.FromString,
             options,
             channel_credentials,
             insecure,

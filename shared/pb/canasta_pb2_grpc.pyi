@@ -68,6 +68,10 @@ class CanastaStub:
     """
     SetCover: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+    SetOrders: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetOrdersRequest, _canasta_pb2.SetOrdersResponse]
+    """The caller's standing orders in one match (the server moves for the seat where the rules
+    leave one move, or on a question answered in advance), or back to the default ones.
+    """
     GetSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]
@@ -110,6 +114,10 @@ class CanastaAsyncStub(CanastaStub):
     """
     SetCover: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetCoverRequest, _canasta_pb2.SetCoverResponse]  # type: ignore[assignment]
     """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+    SetOrders: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetOrdersRequest, _canasta_pb2.SetOrdersResponse]  # type: ignore[assignment]
+    """The caller's standing orders in one match (the server moves for the seat where the rules
+    leave one move, or on a question answered in advance), or back to the default ones.
+    """
     GetSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
@@ -209,6 +217,16 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.SetCoverResponse, _abc.Awaitable[_canasta_pb2.SetCoverResponse]]:
         """A bot plays the caller's seat from now on (on), or no longer (off: "I am back")."""
+
+    @_abc_1.abstractmethod
+    def SetOrders(
+        self,
+        request: _canasta_pb2.SetOrdersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.SetOrdersResponse, _abc.Awaitable[_canasta_pb2.SetOrdersResponse]]:
+        """The caller's standing orders in one match (the server moves for the seat where the rules
+        leave one move, or on a question answered in advance), or back to the default ones.
+        """
 
     @_abc_1.abstractmethod
     def GetSettings(

@@ -7,7 +7,7 @@ from server.service.notify import Notifier
 
 
 def _change(revision: int, match_id: str = "m", players: frozenset[int] = frozenset({1})) -> Change:
-    return Change(match_id, revision, revision, MatchStatus.PLAYING, 0, players, bot_to_act=True)
+    return Change(match_id, revision, revision, MatchStatus.PLAYING, 0, players, server_to_act=True)
 
 
 def test_publish_reaches_watchers_and_listeners_relay_only_watchers() -> None:
