@@ -46,7 +46,7 @@ def calendar(matches: Sequence[pb.MatchSummary], server: str, now_ms: int) -> st
         "X-WR-CALNAME:Canasta deadlines",
     ]
     for match in matches:
-        if not MATCH_ID.fullmatch(match.match_id) or not match.time_control.days_per_move:
+        if not MATCH_ID.fullmatch(match.match_id) or not match.time_control.hours_per_move:
             continue
         summary = f"Canasta: your move ({match.preset}, match {match.match_id[:8]})"
         if not match.HasField("clock") or not match.my_turn:

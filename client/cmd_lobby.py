@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from client import common
-from client.errors import CliError
+from client.errors import EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
     from shared.pb import canasta_pb2 as pb
@@ -79,9 +79,17 @@ def create(
             help="Days for each turn, 1 to 14 (0: no clock, a friendly match).", min=0, max=14
         ),
     ] = 0,
-    bank: Annotated[
-        int, typer.Option(help="Reserve days a slow turn may draw on (0 to 30).", min=0, max=30)
+    hours: Annotated[
+        int,
+        typer.Option(help="Hours for each turn instead of days, 4 to 336.", min=0, max=14 * 24),
     ] = 0,
+    bank: Annotated[
+        str,
+        typer.Option(
+            help="Reserve a slow turn may draw on, up to 30 days: days (5 or 5d) or hours (36h).",
+            metavar="TIME",
+        ),
+    ] = "0",
     weekends_off: Annotated[
         bool,
         typer.Option(
@@ -104,12 +112,16 @@ def create(
     request = pb.CreateMatchRequest(
         preset=preset, options=_option_pairs(option or []), target=target, bot_seats=bot or []
     )
-    if days or bank or weekends_off or on_timeout:
+    if days and hours:
+        raise CliError("--days or --hours, not both", EXIT_USAGE)
+    bank_days, bank_hours = _bank(bank)
+    if days or hours or bank_days or bank_hours or weekends_off or on_timeout:
         request.time_control.CopyFrom(
             pb.TimeControl(
-                days_per_move=days, bank_days=bank, weekends_off=weekends_off, on_timeout=on_timeout
+                days_per_move=days, hours_per_move=hours, bank_days=bank_days,
+                bank_hours=bank_hours, weekends_off=weekends_off, on_timeout=on_timeout,
             )
-        )
+        )  # fmt: skip
     if seat is not None:
         request.seat = seat
     with common.connect(common.profile()) as conn:
@@ -223,3 +235,12 @@ def abort(
         typer.echo(f"match {match_id[:8]} abandoned")
     else:
         typer.echo(f"asked to abandon match {match_id[:8]}; it ends when the others agree")
+
+
+def _bank(text: str) -> tuple[int, int]:
+    """``--bank``: ``5`` or ``5d`` (days), ``36h`` (hours); (days, hours), one of them 0."""
+    unit = text[-1:].lower() if text[-1:].isalpha() else "d"
+    number = text[:-1] if text[-1:].isalpha() else text
+    if unit not in ("d", "h") or not number.isdigit() or len(number) > 4:
+        raise CliError(f"--bank takes days (5 or 5d) or hours (36h), not {text[:20]!r}", EXIT_USAGE)
+    return (int(number), 0) if unit == "d" else (0, int(number))

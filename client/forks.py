@@ -192,13 +192,13 @@ def _check_header(conn: Connection, view: pb.MatchView, header: bytes) -> bytes:
     clock = parsed.clock
     agreed = (
         None
-        if not control.days_per_move
-        else (control.days_per_move, control.bank_days, control.weekends_off, control.on_timeout)
+        if not control.hours_per_move
+        else (control.hours_per_move, control.bank_hours, control.weekends_off, control.on_timeout)
     )
     written = (
         None
         if clock is None
-        else (clock.days_per_move, clock.bank_days, clock.weekends_off, clock.on_timeout)
+        else (clock.hours_per_move, clock.bank_hours, clock.weekends_off, clock.on_timeout)
     )
     if agreed != written:
         problems.append("its time control is not the table's")

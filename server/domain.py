@@ -45,26 +45,28 @@ class TimeoutPolicy(StrEnum):
     """The seat's side loses the match; the others win."""
 
 
-DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
 
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """A match's clock, chosen at creation (checked by ``server.service.clocks``): days per
-    turn, a reserve bank that a slow turn draws on, weekends off, and the timeout policy."""
+    """A match's clock, chosen at creation (checked by ``server.service.clocks``): hours per
+    turn (a creator may give them in days), a reserve bank that a slow turn draws on, weekends
+    off, and the timeout policy."""
 
-    days_per_move: int
-    bank_days: int = 0
+    hours_per_move: int
+    bank_hours: int = 0
     weekends_off: bool = False
     on_timeout: TimeoutPolicy = TimeoutPolicy.SUBSTITUTE
 
     @property
     def per_move_ms(self) -> int:
-        return self.days_per_move * DAY_MS
+        return self.hours_per_move * HOUR_MS
 
     @property
     def bank_ms(self) -> int:
-        return self.bank_days * DAY_MS
+        return self.bank_hours * HOUR_MS
 
 
 @dataclass(frozen=True, slots=True)

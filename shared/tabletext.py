@@ -325,12 +325,11 @@ def clock_text(
     machine's local time), the time and bank left, and the time control; empty without a
     clock."""
     control = match.time_control
-    if not control.days_per_move:
+    if not control.hours_per_move:
         return ""
-    rules = f"{control.days_per_move} day{'s' if control.days_per_move > 1 else ''} a move"
-    if control.bank_days:
-        days = control.bank_days
-        rules += f" + {days} days' bank" if days > 1 else " + 1 day's bank"
+    rules = f"{hours_text(control.hours_per_move)} a move"
+    if control.bank_hours:
+        rules += f" + {hours_text(control.bank_hours)} of bank"
     if control.weekends_off:
         rules += ", weekends off"
     rules += f", on timeout: {control.on_timeout or 'substitute'}"
@@ -340,20 +339,46 @@ def clock_text(
     return f"Clock: {who}, {due_text(match, now_ms, tz)} ({rules})"
 
 
+def hours_text(hours: int) -> str:
+    """``12 hours``, ``1 day``, ``3 days``, ``36 hours``: days when whole, else hours."""
+    if hours % 24 == 0:
+        days = hours // 24
+        return "1 day" if days == 1 else f"{days} days"
+    return "1 hour" if hours == 1 else f"{hours} hours"
+
+
 def due_text(match: pb.MatchSummary, now_ms: int | None = None, tz: tzinfo | None = None) -> str:
-    """``due Thu 03 Dec 14:00, 2d 3h left (with 1d of bank)``: the timed turn's deadline as a
-    player reads it. The deadline already counts the mover's bank (the time saved on earlier
-    moves), so the bank is named as part of the time left, not added to it."""
+    """The timed turn's two deadlines as a player reads them: ``move due Thu 03 Dec 14:00
+    (5h 0m left), then 1d 0h of bank to Fri 04 Dec 14:00``. The move's own deadline comes
+    first; the bank (time saved on earlier moves) follows it, never on top of the time left.
+    Without a bank: ``due Thu 03 Dec 14:00, 2d 3h left``."""
     import time
 
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
     due = match.clock.due_at_ms
-    when = datetime.fromtimestamp(due / 1000, tz).strftime("%a %d %b %H:%M")
-    text = f"due {when}, {_duration(due - now)} left" if due > now else f"overdue since {when}"
-    if match.time_control.bank_days and match.clock.seat < len(match.seats) and due > now:
-        bank = match.seats[match.clock.seat].bank_ms
-        text += f" (with {_duration(bank)} of bank)" if bank else " (no bank left)"
-    return text
+    move_due = match.clock.move_due_at_ms or due
+    if due <= now:
+        return f"overdue since {_when(due, tz)}"
+    if move_due >= due:
+        text = f"due {_when(due, tz)}, {_duration(due - now)} left"
+        if match.time_control.bank_hours:
+            text += " (no bank left)"
+        return text
+    if move_due > now:
+        return (
+            f"move due {_when(move_due, tz)} ({_duration(move_due - now)} left), then "
+            f"{_duration(_bank_ms(match))} of bank to {_when(due, tz)}"
+        )
+    return f"on the bank: overdue {_when(due, tz)} ({_duration(due - now)} left)"
+
+
+def _bank_ms(match: pb.MatchSummary) -> int:
+    seat = match.clock.seat
+    return match.seats[seat].bank_ms if 0 <= seat < len(match.seats) else 0
+
+
+def _when(ms: int, tz: tzinfo | None) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz).strftime("%a %d %b %H:%M")
 
 
 def _duration(ms: int) -> str:

@@ -183,10 +183,19 @@ class Clock:
     """The match's time control, part of what the players agreed to (a bot may play for an
     absent player under ``substitute``, or resign for them under ``forfeit``)."""
 
-    days_per_move: int
-    bank_days: int
+    hours_per_move: int
+    bank_hours: int
     weekends_off: bool
     on_timeout: str
+
+    def to_json(self) -> dict[str, object]:
+        """In days when both times are whole days (the bytes every header had before clocks
+        in hours), else in hours: one canonical form for each clock."""
+        if self.hours_per_move % 24 == 0 and self.bank_hours % 24 == 0:
+            times = {"bank_days": self.bank_hours // 24, "days_per_move": self.hours_per_move // 24}
+        else:
+            times = {"bank_hours": self.bank_hours, "hours_per_move": self.hours_per_move}
+        return {**times, "on_timeout": self.on_timeout, "weekends_off": self.weekends_off}
 
 
 @dataclass(frozen=True)
@@ -211,14 +220,7 @@ class Header:
     headers written before servers had the key."""
 
     def to_bytes(self) -> bytes:
-        clock = None
-        if self.clock is not None:
-            clock = {
-                "bank_days": self.clock.bank_days,
-                "days_per_move": self.clock.days_per_move,
-                "on_timeout": self.clock.on_timeout,
-                "weekends_off": self.clock.weekends_off,
-            }
+        clock = None if self.clock is None else self.clock.to_json()
         attest = {"attest_key": self.attest_key.hex()} if self.attest_key else {}
         return canonical_json(
             {
@@ -280,18 +282,20 @@ class Header:
             keys.append(SeatKey(number, name, seat["bot"], _hex(seat["key"], "a seat's key", 32)))
         clock = None
         if value["clock"] is not None:
-            fields = _fields(
-                value["clock"], "clock", {"bank_days", "days_per_move", "on_timeout",
-                                          "weekends_off"},
-            )  # fmt: skip
+            in_days = isinstance(value["clock"], dict) and "days_per_move" in value["clock"]
+            unit = ("bank_days", "days_per_move") if in_days else ("bank_hours", "hours_per_move")
+            fields = _fields(value["clock"], "clock", {*unit, "on_timeout", "weekends_off"})
             if not isinstance(fields["weekends_off"], bool):
                 raise TranscriptError("the clock's weekends_off must be true or false")
-            clock = Clock(
-                _int(fields["days_per_move"], "days_per_move", 1, 14),
-                _int(fields["bank_days"], "bank_days", 0, 30),
-                fields["weekends_off"],
-                fields["on_timeout"],
-            )
+            if in_days:
+                per_move = 24 * _int(fields["days_per_move"], "days_per_move", 1, 14)
+                bank = 24 * _int(fields["bank_days"], "bank_days", 0, 30)
+            else:
+                per_move = _int(fields["hours_per_move"], "hours_per_move", 4, 14 * 24)
+                bank = _int(fields["bank_hours"], "bank_hours", 0, 30 * 24)
+            clock = Clock(per_move, bank, fields["weekends_off"], fields["on_timeout"])
+            if clock.to_json().keys() != fields.keys():
+                raise TranscriptError("the clock is not in its canonical form (days if whole)")
             if clock.on_timeout not in ("substitute", "forfeit"):
                 raise TranscriptError("the clock's on_timeout must be substitute or forfeit")
         header = cls(

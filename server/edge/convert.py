@@ -22,6 +22,7 @@ from server.domain import (
     StandingOrders,
     TimeControl,
 )
+from server.service import clocks
 from server.service.clocks import ClockChoice
 from server.service.preferences import SettingsChange
 from shared.pb import canasta_pb2 as pb
@@ -144,15 +145,25 @@ def settings_change(message: pb.UpdateSettingsRequest) -> SettingsChange:
 
 def clock_choice(message: pb.TimeControl) -> ClockChoice:
     """A creator's time control as sent (the lobby checks its ranges)."""
-    return (message.days_per_move, message.bank_days, message.weekends_off, message.on_timeout)
+    return ClockChoice(
+        days_per_move=message.days_per_move,
+        hours_per_move=message.hours_per_move,
+        bank_days=message.bank_days,
+        bank_hours=message.bank_hours,
+        weekends_off=message.weekends_off,
+        on_timeout=message.on_timeout,
+    )
 
 
 def time_control_to_pb(control: TimeControl | None) -> pb.TimeControl:
     if control is None:
         return pb.TimeControl()
-    return pb.TimeControl(
-        days_per_move=control.days_per_move,
-        bank_days=control.bank_days,
+    whole_days = control.hours_per_move % 24 == 0 and control.bank_hours % 24 == 0
+    return pb.TimeControl(  # in hours always; in days too where both are whole days
+        hours_per_move=control.hours_per_move,
+        bank_hours=control.bank_hours,
+        days_per_move=control.hours_per_move // 24 if whole_days else 0,
+        bank_days=control.bank_hours // 24 if whole_days else 0,
         weekends_off=control.weekends_off,
         on_timeout=control.on_timeout.value,
     )
@@ -185,6 +196,7 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
                 seat=match.clock.seat,
                 started_at_ms=match.clock.started_ms,
                 due_at_ms=match.clock.due_ms,
+                move_due_at_ms=clocks.move_due_ms(match),
             )
         )
     if summary.my_seat is not None:

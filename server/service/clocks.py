@@ -1,7 +1,8 @@
 """Correspondence clocks: checking a time control, how much of a stretch of time counts, when
 a turn is due, and what a turn costs the seat's bank.
 
-A match's time control (``server.domain.TimeControl``) gives each turn ``days_per_move`` days;
+A match's time control (``server.domain.TimeControl``) gives each turn ``hours_per_move`` hours
+(a creator gives them in days or in hours: 4 hours to 14 days);
 a turn that runs longer draws the excess from the seat's reserve bank, and when the bank is
 spent too the turn is overdue (``server.service.deadlines`` applies the match's timeout
 policy). With ``weekends_off`` the clock stands still from Saturday 00:00 to Monday 00:00 in
@@ -11,7 +12,7 @@ their own weekend.
 These are pure functions of instants (integer milliseconds since the Unix epoch, UTC) and an
 IANA time zone name; the service passes its injectable clock's ``now``, so tests move time
 without sleeping. The work is bounded: a walk day by day over at most the allowance and its
-weekends (``MAX_DAYS_PER_MOVE + MAX_BANK_DAYS`` days of clock, under 70 calendar days).
+weekends (``MAX_HOURS_PER_MOVE + MAX_BANK_HOURS`` hours of clock, under 70 calendar days).
 """
 
 from __future__ import annotations
@@ -25,46 +26,69 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from server.domain import Match, SeatKind, TimeControl, TimeoutPolicy, TurnClock
 from server.service.errors import InvalidRequestError
 
-MAX_DAYS_PER_MOVE = 14
-MAX_BANK_DAYS = 30
+MIN_HOURS_PER_MOVE = 4
+"""The shortest turn: a correspondence player reads mail a few times a day."""
+MAX_HOURS_PER_MOVE = 14 * 24
+MAX_BANK_HOURS = 30 * 24
 MAX_TIME_ZONE = 64
 """Longest accepted time zone name (the IANA database's longest is about 30 characters)."""
 SATURDAY = 5
 """``date.weekday()`` of Saturday; Sunday is 6."""
 
 
-ClockChoice = tuple[int, int, bool, str]
-"""A creator's choice as sent: days per move (0: none), bank days, weekends off, on timeout."""
-NO_CLOCK: ClockChoice = (0, 0, False, "")
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClockChoice:
+    """A creator's time control as sent: per move and bank each in days or in hours (one of
+    the two, 0 for the other), weekends off, and the timeout policy. All zero: no clock."""
+
+    days_per_move: int = 0
+    hours_per_move: int = 0
+    bank_days: int = 0
+    bank_hours: int = 0
+    weekends_off: bool = False
+    on_timeout: str = ""
 
 
-def time_control(
-    days_per_move: int, bank_days: int, weekends_off: bool, on_timeout: str
-) -> TimeControl | None:
-    """The time control a creator asked for (``days_per_move`` 0: none), or
+NO_CLOCK = ClockChoice()
+
+
+def _hours(days: int, hours: int, what: str) -> int:
+    """``what`` in hours, from days or hours (not both)."""
+    if days and hours:
+        raise InvalidRequestError(f"give the {what} in days or in hours, not both")
+    if days < 0 or hours < 0 or days > 10_000 or hours > 10_000:
+        raise InvalidRequestError(f"the {what} is out of range")
+    return days * 24 if days else hours
+
+
+def time_control(choice: ClockChoice) -> TimeControl | None:
+    """The time control a creator asked for (no time per move: none), or
     ``InvalidRequestError`` saying which value is out of range."""
-    if days_per_move == 0:
-        if bank_days or weekends_off or on_timeout:
+    per_move = _hours(choice.days_per_move, choice.hours_per_move, "time per move")
+    bank = _hours(choice.bank_days, choice.bank_hours, "reserve bank")
+    if per_move == 0:
+        if bank or choice.weekends_off or choice.on_timeout:
             raise InvalidRequestError(
                 "a match without a clock takes no bank, weekends off or timeout policy"
             )
         return None
-    if not 1 <= days_per_move <= MAX_DAYS_PER_MOVE:
+    if not MIN_HOURS_PER_MOVE <= per_move <= MAX_HOURS_PER_MOVE:
         raise InvalidRequestError(
-            f"days per move must be 1 to {MAX_DAYS_PER_MOVE} (or 0 for no clock), "
-            f"not {days_per_move}"
+            f"the time per move must be {MIN_HOURS_PER_MOVE} hours to "
+            f"{MAX_HOURS_PER_MOVE // 24} days (or 0 for no clock), not {per_move} hours"
         )
-    if not 0 <= bank_days <= MAX_BANK_DAYS:
+    if not 0 <= bank <= MAX_BANK_HOURS:
         raise InvalidRequestError(
-            f"the reserve bank must be 0 to {MAX_BANK_DAYS} days, not {bank_days}"
+            f"the reserve bank must be 0 to {MAX_BANK_HOURS // 24} days, not {bank} hours"
         )
     policies = {p.value for p in TimeoutPolicy}
+    on_timeout = choice.on_timeout
     if on_timeout and on_timeout not in policies:
         raise InvalidRequestError(
             f"on timeout: {on_timeout[:32]!r} is not one of {', '.join(sorted(policies))}"
         )
     policy = TimeoutPolicy(on_timeout) if on_timeout else TimeoutPolicy.SUBSTITUTE
-    return TimeControl(days_per_move, bank_days, weekends_off, policy)
+    return TimeControl(per_move, bank, choice.weekends_off, policy)
 
 
 @lru_cache(maxsize=512)
@@ -153,6 +177,22 @@ def left_ms(clock: TurnClock, now: int, time_zone: str, weekends_off: bool) -> i
     if clock.paused:
         return clock.paused_left_ms
     return counted_ms(now, clock.due_ms, time_zone, weekends_off)
+
+
+def move_due_ms(match: Match) -> int:
+    """When the running turn's own time ends and its seat's bank starts to be drawn: the
+    instant the clock has the bank alone left (the bank is the seat's as the turn began)."""
+    clock, control = match.clock, match.time_control
+    if clock is None or control is None or clock.paused:
+        return 0
+    mover = match.seats[clock.seat]
+    if not mover.bank_ms:
+        return clock.due_ms
+    allowance = counted_ms(clock.started_ms, clock.due_ms, mover.time_zone, control.weekends_off)
+    own = allowance - mover.bank_ms
+    if own <= 0:
+        return clock.started_ms
+    return due_ms(clock.started_ms, own, mover.time_zone, control.weekends_off)
 
 
 def pause(match: Match, now: int) -> Match:

@@ -58,7 +58,7 @@ class Lobby:
         clock: ClockChoice = NO_CLOCK,
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
-        control = clocks.time_control(*clock)
+        control = clocks.time_control(clock)
         if len(options) > MAX_OPTIONS:
             raise InvalidRequestError(f"at most {MAX_OPTIONS} rule options")
         values = {name: _option_value(name, text) for name, text in options.items()}

@@ -258,7 +258,7 @@ def match_header(ctx: ServiceContext, match: Match, now: int, first_dealer: int)
         clock=None
         if control is None
         else Clock(
-            control.days_per_move, control.bank_days, control.weekends_off,
+            control.hours_per_move, control.bank_hours, control.weekends_off,
             control.on_timeout.value,
         ),
         started_ms=now,

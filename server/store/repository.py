@@ -1172,8 +1172,8 @@ def _time_control_json(control: TimeControl | None) -> str:
         return ""
     return json.dumps(
         {
-            "days_per_move": control.days_per_move,
-            "bank_days": control.bank_days,
+            "hours_per_move": control.hours_per_move,
+            "bank_hours": control.bank_hours,
             "weekends_off": control.weekends_off,
             "on_timeout": control.on_timeout.value,
         },
@@ -1185,9 +1185,14 @@ def _time_control(text: str) -> TimeControl | None:
     if not text:
         return None
     data = json.loads(text)
+    if "hours_per_move" not in data:  # stored before clocks in hours (issue 28): days
+        data["hours_per_move"], data["bank_hours"] = (
+            data["days_per_move"] * 24,
+            data["bank_days"] * 24,
+        )
     return TimeControl(
-        int(data["days_per_move"]),
-        int(data["bank_days"]),
+        int(data["hours_per_move"]),
+        int(data["bank_hours"]),
         bool(data["weekends_off"]),
         TimeoutPolicy(data["on_timeout"]),
     )

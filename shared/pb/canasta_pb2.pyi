@@ -577,13 +577,20 @@ class TimeControl(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     DAYS_PER_MOVE_FIELD_NUMBER: _builtins.int
+    HOURS_PER_MOVE_FIELD_NUMBER: _builtins.int
     BANK_DAYS_FIELD_NUMBER: _builtins.int
+    BANK_HOURS_FIELD_NUMBER: _builtins.int
     WEEKENDS_OFF_FIELD_NUMBER: _builtins.int
     ON_TIMEOUT_FIELD_NUMBER: _builtins.int
     days_per_move: _builtins.int
-    """Days for each turn (1 to 14), the cut between hands included."""
+    """The time for each turn, the cut between hands included: 4 hours to 14 days, given in days
+    or in hours (not both). A reply gives it in hours always, and in days too when the time
+    per move and the bank are both whole days (else days_per_move and bank_days are 0).
+    """
+    hours_per_move: _builtins.int
     bank_days: _builtins.int
-    """A reserve (0 to 30 days) that a turn running over its days draws on."""
+    """A reserve (0 to 30 days) that a turn running over its time draws on, in days or hours."""
+    bank_hours: _builtins.int
     weekends_off: _builtins.bool
     """The clock stands still on Saturday and Sunday in the time zone of the player to move."""
     on_timeout: _builtins.str
@@ -594,13 +601,15 @@ class TimeControl(_message.Message):
         self,
         *,
         days_per_move: _builtins.int = ...,
+        hours_per_move: _builtins.int = ...,
         bank_days: _builtins.int = ...,
+        bank_hours: _builtins.int = ...,
         weekends_off: _builtins.bool = ...,
         on_timeout: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_days", b"bank_days", "days_per_move", b"days_per_move", "on_timeout", b"on_timeout", "weekends_off", b"weekends_off"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bank_days", b"bank_days", "bank_hours", b"bank_hours", "days_per_move", b"days_per_move", "hours_per_move", b"hours_per_move", "on_timeout", b"on_timeout", "weekends_off", b"weekends_off"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -615,20 +624,26 @@ class TurnClock(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     STARTED_AT_MS_FIELD_NUMBER: _builtins.int
     DUE_AT_MS_FIELD_NUMBER: _builtins.int
+    MOVE_DUE_AT_MS_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     started_at_ms: _builtins.int
     due_at_ms: _builtins.int
-    """When the turn is overdue: its days per move plus the seat's bank, weekends skipped."""
+    """When the turn is overdue: its time per move plus the seat's bank, weekends skipped."""
+    move_due_at_ms: _builtins.int
+    """When the turn's own time ends and it starts to draw on the bank (due_at_ms without a
+    bank; started_at_ms when a resumed turn had only bank left).
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         started_at_ms: _builtins.int = ...,
         due_at_ms: _builtins.int = ...,
+        move_due_at_ms: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["due_at_ms", b"due_at_ms", "seat", b"seat", "started_at_ms", b"started_at_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["due_at_ms", b"due_at_ms", "move_due_at_ms", b"move_due_at_ms", "seat", b"seat", "started_at_ms", b"started_at_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -16,7 +16,7 @@ def _summary(match_id: str, mine: bool, due: int) -> pb.MatchSummary:
         status=pb.MATCH_STATUS_PLAYING,
         my_turn=mine,
         clock=pb.TurnClock(seat=0, started_at_ms=NOW - DAY, due_at_ms=due),
-        time_control=pb.TimeControl(days_per_move=2),
+        time_control=pb.TimeControl(days_per_move=2, hours_per_move=48),
     )
 
 

@@ -828,15 +828,26 @@ def test_the_match_list_shows_the_clock_with_time_and_bank_left() -> None:
         my_seat=0,
         to_act=0,
         my_turn=True,
-        time_control=pb.TimeControl(days_per_move=3, bank_days=2, weekends_off=True),
-        clock=pb.TurnClock(seat=0, started_at_ms=now, due_at_ms=now + 2 * day + 3 * 3_600_000 + 5),
+        time_control=pb.TimeControl(hours_per_move=72, bank_hours=48, weekends_off=True),
+        clock=pb.TurnClock(
+            seat=0,
+            started_at_ms=now,
+            move_due_at_ms=now + 2 * day + 3 * 3_600_000 + 5,
+            due_at_ms=now + 2 * day + 15 * 3_600_000 + 5,
+        ),
     )
     line = render_matches([summary], color=False)
     assert "YOUR TURN" in line
-    assert "2d 3h left (with 12h 0m of bank)" in line
-    due = time.strftime("%a %d %b %H:%M", time.localtime((now + 2 * day + 3 * 3_600_000) / 1000))
-    assert f"due {due}" in line
-    summary.clock.due_at_ms = now - 1
+
+    def at(ms: int) -> str:
+        return time.strftime("%a %d %b %H:%M", time.localtime(ms / 1000))
+
+    # Issue 28: the move's own deadline first, then the bank after it (not on top of it).
+    move_due, due = now + 2 * day + 3 * 3_600_000, now + 2 * day + 15 * 3_600_000
+    assert f"move due {at(move_due)} (2d 3h left), then 12h 0m of bank to {at(due)}" in line
+    summary.clock.move_due_at_ms = now - 1  # on the bank now
+    assert f"on the bank: overdue {at(due)} (2d 15h left)" in render_matches([summary], color=False)
+    summary.clock.move_due_at_ms = summary.clock.due_at_ms = now - 1
     assert "overdue since" in render_matches([summary], color=False)
 
 

@@ -42,10 +42,11 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
                        "--bot", "2", "--bot", "3")  # fmt: skip
     match_id = created["match"]["match_id"]
     table = ann.run("show").stdout
-    assert "Clock: your move, due " in table
-    assert "left (with 1d 0h of bank) (2 days a move + 1 day's bank, weekends off" in table
+    assert "Clock: your move, move due " in table
+    assert "left), then 1d 0h of bank to " in table
+    assert "(2 days a move + 1 day of bank, weekends off" in table
     assert "on timeout: substitute" in table
-    assert "left (with 1d 0h of bank)" in ann.run("matches").stdout
+    assert "left), then 1d 0h of bank to " in ann.run("matches").stdout
     ics = tmp_path / "deadlines.ics"
     assert "1 deadline" in ann.run("calendar", "-o", str(ics)).stdout
     assert ics.read_bytes().count(b"BEGIN:VEVENT\r\n") == 1
@@ -71,6 +72,15 @@ def test_a_clocked_match_shows_its_deadline_and_can_be_resigned(
 
     ann.run("create", "--bot", "1", "--bot", "2", "--bot", "3")
     assert "abandoned" in ann.run("abort").stdout  # nobody else to agree
+    # Issue 28: a clock in hours, with the bank in hours, shown as it was chosen.
+    hourly = ann.json("create", "--hours", "12", "--bank", "36h", "--bot", "1", "--bot", "2",
+                      "--bot", "3")  # fmt: skip
+    assert hourly["match"]["time_control"]["hours_per_move"] == 12
+    assert hourly["match"]["time_control"]["bank_hours"] == 36
+    shown = ann.run("show", hourly["match"]["match_id"]).stdout
+    assert "(12 hours a move + 36 hours of bank, on timeout: substitute)" in shown
+    assert ann.run("create", "--hours", "12", "--days", "1", ok=False).returncode == 2
+    assert ann.run("create", "--hours", "12", "--bank", "3w", ok=False).returncode == 2
     assert "abandoned before its first deal" in ann.run("matches").stdout
     waiting = ann.json("create", "--bot", "1")["match"]["match_id"]  # two seats still open
     assert "abandoned" in ann.run("abort", "--match", waiting).stdout

@@ -9,7 +9,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from server.domain import DAY_MS, TimeControl, TimeoutPolicy, TurnClock
-from server.service.clocks import counted_ms, due_ms, left_ms, time_control, zone
+from server.service.clocks import (
+    ClockChoice,
+    counted_ms,
+    due_ms,
+    left_ms,
+    time_control,
+    zone,
+)
 from server.service.errors import InvalidRequestError
 
 HOUR = 3_600_000
@@ -75,15 +82,37 @@ def test_a_turn_has_left_what_its_clock_has_not_run_or_what_it_had_when_paused()
     assert left_ms(paused, friday + 9 * DAY_MS, "UTC", False) == 7 * HOUR  # time stood still
 
 
+def _days(days: int, bank: int, weekends_off: bool, policy: str) -> TimeControl | None:
+    return time_control(ClockChoice(days, 0, bank, 0, weekends_off, policy))
+
+
 def test_time_controls_have_ranges() -> None:
-    assert time_control(0, 0, False, "") is None
-    assert time_control(3, 5, True, "forfeit") == TimeControl(3, 5, True, TimeoutPolicy.FORFEIT)
-    assert time_control(1, 0, False, "").on_timeout is TimeoutPolicy.SUBSTITUTE  # type: ignore[union-attr]
+    assert _days(0, 0, False, "") is None
+    assert _days(3, 5, True, "forfeit") == TimeControl(72, 120, True, TimeoutPolicy.FORFEIT)
+    assert _days(1, 0, False, "").on_timeout is TimeoutPolicy.SUBSTITUTE  # type: ignore[union-attr]
     for days, bank, policy in ((15, 0, ""), (-1, 0, ""), (3, 31, ""), (3, -2, ""), (3, 0, "x")):
         with pytest.raises(InvalidRequestError):
-            time_control(days, bank, False, policy)
+            _days(days, bank, False, policy)
     with pytest.raises(InvalidRequestError, match="without a clock"):
-        time_control(0, 2, False, "")
+        _days(0, 2, False, "")
+
+
+def test_time_controls_in_hours_from_4_hours_to_14_days() -> None:
+    """Issue 28: a turn of a few hours fits a correspondence player who reads mail a few
+    times a day; the bank in hours or days; one unit per field, not both."""
+    assert time_control(ClockChoice(hours_per_move=12, bank_hours=36)) == TimeControl(12, 36)
+    assert time_control(ClockChoice(hours_per_move=4, bank_days=2)) == TimeControl(4, 48)
+    assert time_control(ClockChoice(hours_per_move=336)) == TimeControl(336)
+    for choice in (
+        ClockChoice(hours_per_move=3),
+        ClockChoice(hours_per_move=337),
+        ClockChoice(days_per_move=1, hours_per_move=12),
+        ClockChoice(hours_per_move=12, bank_days=1, bank_hours=5),
+        ClockChoice(hours_per_move=12, bank_hours=30 * 24 + 1),
+        ClockChoice(hours_per_move=2**31),
+    ):
+        with pytest.raises(InvalidRequestError):
+            time_control(choice)
 
 
 @pytest.mark.parametrize(

@@ -698,3 +698,47 @@ def test_a_watch_resumed_after_an_impossible_id_is_refused(
     while registry.get_sample_value("canasta_watch_streams_open") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert registry.get_sample_value("canasta_watch_streams_open") == 0  # not counted as open
+
+
+def test_an_hour_clock_reminds_two_hours_before_and_times_out(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 28: a 12-hour turn with 6 hours of bank. The move's own deadline and the bank's
+    are both shown; no 24-hour reminder (the turn is shorter), one 2-hour reminder, then at
+    the deadline (bank spent) a bot covers the seat and its player is told."""
+    box, _ = mailbox
+    ann, ben = players("ann"), players("ben")
+    control = pb.TimeControl(hours_per_move=12, bank_hours=6)
+    request = pb.CreateMatchRequest(
+        preset="classic", seat=0, bot_seats=[2, 3], time_control=control
+    )
+    created = ann.stub.CreateMatch(request, metadata=ann.metadata)
+    ben.join_match(created.invite_code, seat=1)
+    clients = {0: ann, 1: ben}
+    match_id = created.match.match_id
+    summary = ann.view(match_id).match
+    assert summary.time_control.hours_per_move == 12
+    assert summary.time_control.bank_hours == 6
+    assert summary.time_control.days_per_move == 0  # not whole days: hours only
+    cutter = summary.clock.seat
+    started = summary.clock.started_at_ms
+    assert summary.clock.move_due_at_ms == started + 12 * HOUR
+    assert summary.clock.due_at_ms == started + 18 * HOUR
+    verified(app, box, clients[cutter], "late@example.org", "each")
+    app.service.outbox.deliver()
+    box.messages.clear()
+
+    def mails(subject: str) -> list[Message]:
+        app.service.absence.sweep()
+        app.service.outbox.deliver()
+        return [m for m in box.to("late@example.org") if m["Subject"].startswith(subject)]
+
+    clock.now = started + 10 * HOUR  # 8 hours left in all: no 24-hour reminder
+    assert mails("Reminder") == []
+    clock.now = started + 16 * HOUR + 1  # under 2 hours left
+    assert len(mails("Reminder")) == 1
+    assert mails("Your time ran out") == []
+    clock.now = started + 18 * HOUR
+    assert len(mails("Your time ran out")) == 1
+    app.bots.drain()
+    assert ann.view(match_id).match.seats[cutter].covered == "timeout"

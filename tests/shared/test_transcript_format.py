@@ -128,6 +128,36 @@ def test_a_small_order_key_passes_the_header_but_verifies_nothing() -> None:
     assert not verify_signature(identity, b"any message", forged)
 
 
+@pytest.mark.parametrize(
+    ("clock", "problem"),
+    [
+        ({"hours_per_move": 12, "bank_hours": 36}, None),
+        ({"days_per_move": 2, "bank_days": 1}, None),
+        ({"hours_per_move": 48, "bank_hours": 24}, "canonical"),  # whole days: days only
+        ({"hours_per_move": 3, "bank_hours": 0}, "hours_per_move"),
+        ({"hours_per_move": 12, "bank_hours": 721}, "bank_hours"),
+        ({"hours_per_move": 12, "bank_days": 1}, "unknown fields"),
+    ],
+)
+def test_a_clock_in_hours_has_one_form_and_its_bounds(
+    clock: dict[str, int], problem: str | None
+) -> None:
+    """docs/transcript.md: a clock is written in days when both times are whole days, else in
+    hours (issue 28); anything else is refused."""
+    value = json.loads(RECORDED_HEADER)
+    value["clock"] = {**clock, "weekends_off": False, "on_timeout": "substitute"}
+    data = canonical_json(value)
+    if problem is None:
+        header = Header.from_bytes(data)
+        assert header.to_bytes() == data  # reads back to the same bytes
+        assert header.clock is not None
+        per_move = clock.get("hours_per_move", 24 * clock.get("days_per_move", 0))
+        assert header.clock.hours_per_move == per_move
+    else:
+        with pytest.raises(TranscriptError, match=problem):
+            Header.from_bytes(data)
+
+
 # -- the move payload: how leniently it is decoded (docs/transcript.md) ------------------------
 
 

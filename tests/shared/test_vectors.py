@@ -121,7 +121,7 @@ def _report(name: str) -> Report:
 def test_the_features_vector_covers_attest_cover_clock_two_hands_and_the_end() -> None:
     report = _report("transcript-v1-features.json")
     header = report.header
-    assert header.clock == Clock(3, 7, True, "substitute")
+    assert header.clock == Clock(3 * 24, 7 * 24, True, "substitute")  # written in days
     assert header.attest_key == public_key_raw(generate.ATTEST)
     assert [(s.name, s.bot) for s in header.seats] == [
         ("Ann", False), ("bot 1", True), ("Bob", False), ("bot 3", True)

@@ -141,7 +141,9 @@ class MatchBuilder:
 
 def features() -> Transcript:
     """Classic: Ann (seat 0) and Bob (seat 2) against two bots, with a clock and attest key."""
-    clock = Clock(days_per_move=3, bank_days=7, weekends_off=True, on_timeout="substitute")
+    clock = Clock(
+        hours_per_move=3 * 24, bank_hours=7 * 24, weekends_off=True, on_timeout="substitute"
+    )
     match = MatchBuilder(
         "5eed0000feature5000000000000000001", make_config("classic"), {0: "Ann", 2: "Bob"}, 0,
         clock,
