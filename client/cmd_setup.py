@@ -87,7 +87,8 @@ def setup(
         write_key(player.key_path, pem)
     player.public_key = public_key_to_text(public_key_raw(key))
     with common.connect(player) as conn:
-        server_key = conn.check_pin(conn.server_info())
+        info = conn.server_info()
+        server_key = conn.check_pin(info)
         request = protocol.register_request(key, server_key, name, email=email, invitation=invite)
         response = conn.call("Register", request, auth=False)
         player.display_name = response.player.display_name
@@ -96,6 +97,10 @@ def setup(
     if not config_file().exists():
         set_default_profile(name_)  # the first profile becomes the default
     typer.echo(f"registered {player.display_name} at {server} (profile {name_!r})")
+    if info.test_clock_speed > 1:
+        from shared.tabletext import test_clock_warning
+
+        typer.echo(f"note: {test_clock_warning(info.test_clock_speed)}")
     typer.echo("next: `canasta create` to start a match, or `canasta join CODE` to join one")
 
 
@@ -216,3 +221,7 @@ def info(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = 
     typer.echo(f"server   {player.server} (version {response.server_version})")
     typer.echo(f"key      {fingerprint(bytes(response.server_public_key))} (matches the pin)")
     typer.echo(f"presets  {', '.join(p.name for p in response.presets)}")
+    if response.test_clock_speed > 1:
+        from shared.tabletext import test_clock_warning
+
+        typer.echo(f"clocks   {test_clock_warning(response.test_clock_speed)}")

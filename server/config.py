@@ -114,6 +114,13 @@ class ServerConfig:
     vacation_days_per_year: int = 30
     """Days of vacation each player may take in a calendar year (UTC); their clocks stand
     still meanwhile. 0: no vacations."""
+    test_clock_speed: int = 1
+    """For trying clocks out on a test server: every time control runs this many times faster
+    (1440: a day per move lasts a minute), reminders and bank with it (1 to 100000). Refused
+    unless ``allow_test_clock`` is also set; announced in the start banner and in the server's
+    info, so no player takes such a server for a real one."""
+    allow_test_clock: bool = False
+    """Let ``test_clock_speed`` above 1 take effect (a test server only)."""
     reminder_hours: str = "24,2"
     """Remind the player to move this many hours before their deadline (comma-separated, at
     most 4, each 1 to 336; empty: no reminders)."""
@@ -200,6 +207,11 @@ class ServerConfig:
         if not 10 <= self.outbox_poll_ms <= 3_600_000:
             raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
         reminder_ms(self.reminder_hours)
+        if self.test_clock_speed != 1 and not self.allow_test_clock:
+            raise ConfigFileError(
+                "test_clock_speed runs every player's clock faster: a test server only; "
+                "set allow_test_clock = true as well to mean it"
+            )
         if not 1 <= self.waiting_match_days <= 3650:
             raise ConfigFileError("waiting_match_days must be 1 to 3650")
         if not 0 <= self.vacation_days_per_year <= 366:
@@ -215,8 +227,14 @@ class ServerConfig:
 
     @property
     def reminders_ms(self) -> tuple[int, ...]:
-        """``reminder_hours`` in milliseconds, longest first."""
-        return reminder_ms(self.reminder_hours)
+        """``reminder_hours`` in milliseconds of the clocks (``hour_ms``), longest first."""
+        return tuple(ms // self.test_clock_speed for ms in reminder_ms(self.reminder_hours))
+
+    @property
+    def hour_ms(self) -> int:
+        """How long an hour of a time control lasts on this server: an hour, except on a
+        test server whose clocks run ``test_clock_speed`` times faster."""
+        return 3_600_000 // self.test_clock_speed
 
     @property
     def db_url(self) -> str:
@@ -270,9 +288,9 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "waiting_match_days", "outbox_workers", "limit_code_mails_per_address",
          "limit_code_mails_per_hour", "limit_smtp_connections",
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
-         "limit_smtp_mails_per_minute_per_peer"}  # fmt: skip
+         "limit_smtp_mails_per_minute_per_peer", "test_clock_speed"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
-_BOOLS = {"webhook_allow_private"}
+_BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
 _RANGES = {
     "max_connections": (1, 1_000_000),
@@ -286,6 +304,7 @@ _RANGES = {
     "limit_smtp_connections_per_peer": (1, 1_000),
     "limit_smtp_mails_per_minute": (0, 100_000),
     "limit_smtp_mails_per_minute_per_peer": (0, 100_000),
+    "test_clock_speed": (1, 100_000),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

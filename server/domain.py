@@ -60,13 +60,14 @@ class TimeControl:
     weekends_off: bool = False
     on_timeout: TimeoutPolicy = TimeoutPolicy.SUBSTITUTE
 
-    @property
-    def per_move_ms(self) -> int:
-        return self.hours_per_move * HOUR_MS
+    def per_move_ms(self, hour_ms: int = HOUR_MS) -> int:
+        """The time per move, with hours ``hour_ms`` long (shorter on a test server whose
+        clocks run fast: ``ServerConfig.hour_ms``)."""
+        return self.hours_per_move * hour_ms
 
-    @property
-    def bank_ms(self) -> int:
-        return self.bank_hours * HOUR_MS
+    def bank_ms(self, hour_ms: int = HOUR_MS) -> int:
+        """A seat's bank at the start of the match (hours as in ``per_move_ms``)."""
+        return self.bank_hours * hour_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +361,8 @@ class ServerInfo:
     registration: str
     token_ttl_seconds: int
     max_message_bytes: int
+    test_clock_speed: int = 1
+    """A test server's clocks run this many times faster (``ServerConfig.test_clock_speed``)."""
 
 
 @dataclass(frozen=True, slots=True)

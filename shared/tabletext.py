@@ -664,3 +664,13 @@ def aborted_text(match: pb.MatchSummary) -> str:
     if match.version == 0:
         return "abandoned before its first deal"
     return "ended by the server's operator"
+
+
+def test_clock_warning(speed: int) -> str:
+    """What a test server whose clocks run fast says of itself (start banner, server info)."""
+    day_ms = 86_400_000 // max(1, speed)
+    lasts = _duration(day_ms) if day_ms >= 60_000 else f"{max(1, day_ms // 1000)}s"
+    return (
+        f"TEST SERVER: every clock runs {speed}x real time (a day per move lasts {lasts}); "
+        "no real match belongs here"
+    )

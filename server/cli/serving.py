@@ -22,6 +22,7 @@ from server.store.db import Database
 from server.store.migrations import MigrationError, head_revision, migrate
 from server.store.repository import Repository
 from shared.crypto.keytext import fingerprint, public_key_to_text
+from shared.tabletext import test_clock_warning
 
 
 @app.command("migrate")
@@ -75,6 +76,8 @@ def serve(
     if running.metrics_port:
         metrics = f"; metrics on {config.metrics_listen.rpartition(':')[0]}:{running.metrics_port}"
     mail = f"; mail in on {config.smtp_listen}" if config.smtp_listen else ""
+    if config.test_clock_speed > 1:  # in the one banner line, which scripts read whole
+        mail += f"; {test_clock_warning(config.test_clock_speed)}"
     typer.echo(
         f"canasta-server {package_version()} listening on {host}:{running.port} "
         f"({'TLS' if config.tls else 'plaintext'}); "

@@ -68,6 +68,7 @@ def server_info_to_pb(info: ServerInfo) -> pb.GetServerInfoResponse:
         ],
         token_ttl_seconds=info.token_ttl_seconds,
         max_message_bytes=info.max_message_bytes,
+        test_clock_speed=info.test_clock_speed,
     )
 
 

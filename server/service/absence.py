@@ -194,7 +194,7 @@ class Absence:
                 elif clock is not None and clock.paused:
                     timed = clocks.resume(match, now)
                 else:  # the turn came during the vacation: nothing of it was used
-                    timed, _ = clocks.restart(match, seat, now)
+                    timed, _ = clocks.restart(match, seat, now, ctx.config.hour_ms)
                 changed.append((matches.store_change(repo, match, timed, now), state))
         for match, state in changed:
             self._publish(match, state)
@@ -271,7 +271,7 @@ class Absence:
             elif clock is not None and clock.paused:
                 changed = clocks.resume(changed, now)
             elif clock is None:
-                changed, _ = clocks.restart(changed, seat, now)
+                changed, _ = clocks.restart(changed, seat, now, self.ctx.config.hour_ms)
         repo.set_covered(match.id, seat, cover, changed.seats[seat].bank_ms)
         return matches.store_change(repo, match, changed, now), state
 

@@ -134,10 +134,13 @@ def due_ms(start_ms: int, allowance_ms: int, time_zone: str, weekends_off: bool)
     raise AssertionError("unreachable: _days never ends")  # pragma: no cover
 
 
-def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int, ...]]:
+def restart(
+    match: Match, seat: int | None, now: int, hour_ms: int
+) -> tuple[Match, tuple[int, ...]]:
     """A new turn begins at ``now`` for ``seat`` (None: nobody's): charge the turn that ran
     to the bank of its seat, and start the clock of the new one. Returns the match with its
-    new clock and seats, and the seats whose bank changed (to be stored).
+    new clock and seats, and the seats whose bank changed (to be stored). ``hour_ms``: how
+    long an hour of the time control lasts (``ServerConfig.hour_ms``).
 
     Only a human seat that no bot covers, whose player is not on vacation, is timed: bots
     move at once, and a vacation stops the clock.
@@ -166,7 +169,7 @@ def restart(match: Match, seat: int | None, now: int) -> tuple[Match, tuple[int,
         and not mover.covered
         and not mover.on_vacation
     ):
-        allowance = control.per_move_ms + mover.bank_ms
+        allowance = control.per_move_ms(hour_ms) + mover.bank_ms
         due = due_ms(now, allowance, mover.time_zone, control.weekends_off)
         clock = TurnClock(mover.seat, now, due)
     return dataclasses.replace(match, seats=seats, clock=clock), banks

@@ -89,6 +89,7 @@ class CanastaService:
             registration=config.registration,
             token_ttl_seconds=config.token_ttl_seconds,
             max_message_bytes=config.max_message_bytes,
+            test_clock_speed=config.test_clock_speed,
         )
 
     def register(self, payload: bytes, signature: bytes) -> Player:

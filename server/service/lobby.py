@@ -76,7 +76,7 @@ class Lobby:
             repo = ctx.repo(session)
             self._check_open_matches(repo, player)
             now = ctx.clock()
-            match = _new_match(player, config, mine, bots, now, control)
+            match = _new_match(player, config, mine, bots, now, control, ctx.config.hour_ms)
             repo.add_match(match)
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
@@ -301,11 +301,12 @@ def _new_match(
     bots: frozenset[int],
     now: int,
     control: TimeControl | None,
+    hour_ms: int,
 ) -> Match:
     """A waiting match created by ``player`` at seat ``mine``, with ``bots``' seats given to
     bots and the others empty; with a time control, every seat's bank full."""
     match_id = uuid.uuid4().hex
-    bank = control.bank_ms if control is not None else 0
+    bank = control.bank_ms(hour_ms) if control is not None else 0
     seats = tuple(
         Seat(s, SeatKind.HUMAN, player.id, bank_ms=bank)
         if s == mine

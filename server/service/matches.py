@@ -226,7 +226,9 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
         header=header,
         head_hash=header_hash(header),
     )
-    started, _ = clocks.restart(started, to_act(started, state), now)  # the cut is timed too
+    started, _ = clocks.restart(
+        started, to_act(started, state), now, ctx.config.hour_ms
+    )  # the cut is timed too
     if not repo.save_match(
         match.id,
         expected_revision=match.revision,

@@ -401,7 +401,7 @@ class Play:
         after = matches.turn_key(new_match, effects.state)
         turn_over = after != matches.turn_key(match, state)
         if back or turn_over:
-            new_match, banks = clocks.restart(new_match, after[0], now)
+            new_match, banks = clocks.restart(new_match, after[0], now, ctx.config.hour_ms)
         by_order = by_order and signer == ctx.keys.attest_public
         if by_order and move.actions != (str(matches.standing_order(match, state)),):
             # the orders changed (or the position did) since the bot runner looked

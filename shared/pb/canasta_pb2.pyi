@@ -225,6 +225,7 @@ class GetServerInfoResponse(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     TOKEN_TTL_SECONDS_FIELD_NUMBER: _builtins.int
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _builtins.int
+    TEST_CLOCK_SPEED_FIELD_NUMBER: _builtins.int
     server_public_key: _builtins.bytes
     bot_public_key: _builtins.bytes
     """Signs the moves of the bots that play seats on this server."""
@@ -232,6 +233,10 @@ class GetServerInfoResponse(_message.Message):
     registration: Global___RegistrationMode.ValueType
     token_ttl_seconds: _builtins.int
     max_message_bytes: _builtins.int
+    test_clock_speed: _builtins.int
+    """A test server's clocks run this many times faster than real time (0 or 1: real time):
+    with 1440, a day per move lasts a minute. No real match belongs on such a server.
+    """
     @_builtins.property
     def presets(self) -> _containers.RepeatedCompositeFieldContainer[Global___Preset]: ...
     @_builtins.property
@@ -249,10 +254,11 @@ class GetServerInfoResponse(_message.Message):
         options: _abc.Iterable[Global___RuleOption] | None = ...,
         token_ttl_seconds: _builtins.int = ...,
         max_message_bytes: _builtins.int = ...,
+        test_clock_speed: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_public_key", b"bot_public_key", "max_message_bytes", b"max_message_bytes", "options", b"options", "presets", b"presets", "registration", b"registration", "server_public_key", b"server_public_key", "server_version", b"server_version", "token_ttl_seconds", b"token_ttl_seconds"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot_public_key", b"bot_public_key", "max_message_bytes", b"max_message_bytes", "options", b"options", "presets", b"presets", "registration", b"registration", "server_public_key", b"server_public_key", "server_version", b"server_version", "test_clock_speed", b"test_clock_speed", "token_ttl_seconds", b"token_ttl_seconds"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -53,6 +53,9 @@ def test_file_then_environment_then_options(tmp_path: Path) -> None:
         ("limit_smtp_connections_per_peer = 1001", "must be 1 to 1000"),
         ("limit_smtp_mails_per_minute = -1", "limit_smtp_mails_per_minute must be 0 to 100000"),
         ("limit_smtp_mails_per_minute_per_peer = 100001", "must be 0 to 100000"),
+        ("test_clock_speed = 60", "allow_test_clock = true"),
+        ("test_clock_speed = 0\nallow_test_clock = true", "test_clock_speed must be 1 to"),
+        ('allow_test_clock = "perhaps"', "true or false"),
     ],
 )
 def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> None:
@@ -60,6 +63,15 @@ def test_bad_settings_are_explained(tmp_path: Path, text: str, words: str) -> No
     path.write_text(text)
     with pytest.raises(ConfigFileError, match=words):
         load_config(path, env={})
+
+
+def test_a_test_clock_shortens_the_hours_of_every_time_control(tmp_path: Path) -> None:
+    """Issue 28: on a test server at 1440x an hour lasts 2.5 s, and so do reminders' hours."""
+    real = load_config(env={}, data_dir=tmp_path)
+    assert (real.hour_ms, real.reminders_ms) == (3_600_000, (86_400_000, 7_200_000))
+    env = {"CANASTA_SERVER_TEST_CLOCK_SPEED": "1440", "CANASTA_SERVER_ALLOW_TEST_CLOCK": "yes"}
+    fast = load_config(env=env, data_dir=tmp_path)
+    assert (fast.hour_ms, fast.reminders_ms) == (2_500, (60_000, 5_000))
 
 
 def test_feed_poll_interval(tmp_path: Path) -> None:
