@@ -166,7 +166,7 @@ def describe_event(event: pb.Event, names: SeatNames, color: bool) -> str:
         pile = len(event.cards) - _from_hand(event.text)
         return f"{who} took the pile ({plural(pile, 'card')}, top {top})"
     if kind == "meld":
-        return f"{who} melded {shown}"
+        return f"{who} melded {_melds(event, color)}"
     if kind == "layoff":
         return f"{who} laid off {shown}"
     if kind == "discard":
@@ -185,6 +185,19 @@ def describe_event(event: pb.Event, names: SeatNames, color: bool) -> str:
         return f"{who} {event.text}: {private}" if private else f"{who} {event.text}"
     extra = " ".join(x for x in (shown, private, event.text) if x)
     return f"{who} {kind} {extra}".rstrip()
+
+
+def _melds(event: pb.Event, color: bool) -> str:
+    """A meld event's cards, each meld apart when one action made several (the engine's text
+    gives their sizes, ``3+3``): ``7h 7c 2s and ks kh kd``."""
+    sizes = [int(n) for n in event.text.split("+") if n.isdigit()]
+    if len(sizes) < 2 or sum(sizes) != len(event.cards):
+        return cards(event.cards, color)
+    groups, start = [], 0
+    for size in sizes:
+        groups.append(cards(event.cards[start : start + size], color))
+        start += size
+    return ", ".join(groups[:-1]) + " and " + groups[-1]
 
 
 def _from_hand(text: str) -> int:

@@ -54,7 +54,9 @@ def meld(s: GameState, seat: int, action: Meld) -> None:
     set_hand(s, seat, plan.hand)
     s.turn_melded = True
     cards_down = tuple(c for g in action.melds for c in g)
-    s.events = (*s.events, Event(seat, "meld", cards_down))
+    # Several melds in one action: their sizes ("3+3"), so a reader can tell where each ends.
+    sizes = "+".join(str(len(g)) for g in action.melds) if len(action.melds) > 1 else ""
+    s.events = (*s.events, Event(seat, "meld", cards_down, text=sizes))
     if opening:
         rules(s).side_opened(s, seat, cards_down, False)
     if plan.obliges_out:

@@ -269,6 +269,24 @@ def test_a_take_counts_the_pile_and_not_the_cards_from_hand() -> None:
     assert f"{NAMES[0]} took the pile (6 cards, top jd)" in text
 
 
+def test_two_melds_of_one_move_read_as_two_melds() -> None:
+    """Issue 28: ``meld 10c 10d 10h, 5h 5c 5d`` (one action, two melds) is told as two melds
+    on the Recent line, not as one run of six cards."""
+    config = rules.make_config("classic")
+    state = rules.deal_position(
+        rules.new_match(config, seed=0),
+        [rules.parse_cards(h) for h in ("10c 10d 10h 5h 5c 5d 9s", "5c 5d", "8c 8d", "6c 6d")],
+        rules.parse_cards("10s 4c 4d 4h"),
+        pile=rules.parse_cards("4c"),
+        melds=[[rules.parse_cards("qc qd qh")], []],
+        turn=0,
+    )
+    state = rules.apply(state, 0, rules.parse_action("draw"))
+    state = rules.apply(state, 0, rules.parse_action("meld 10c 10d 10h, 5h 5c 5d"))
+    text = " ".join(render_table(match_view(state, 1), color=False).split())
+    assert f"{NAMES[0]} melded 10c 10d 10h and 5h 5c 5d" in text, text
+
+
 def test_recent_events_keep_everything_since_my_last_move() -> None:
     """Issue 14.2: after several of the others' turns nothing is silently dropped; only a very
     long absence leaves the oldest out, and the table says how many and where they are."""
