@@ -114,6 +114,10 @@ class ServerConfig:
     vacation_days_per_year: int = 30
     """Days of vacation each player may take in a calendar year (UTC); their clocks stand
     still meanwhile. 0: no vacations."""
+    notification_retention_days: int = 90
+    """Notifications delivered (or given up) this many days ago are deleted (1 to 3650): a
+    player's log of news, which Watch resumes from, reaches back this far, and storage stays
+    bounded."""
     test_clock_speed: int = 1
     """For trying clocks out on a test server: every time control runs this many times faster
     (1440: a day per move lasts a minute), reminders and bank with it (1 to 100000). Refused
@@ -288,7 +292,8 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "waiting_match_days", "outbox_workers", "limit_code_mails_per_address",
          "limit_code_mails_per_hour", "limit_smtp_connections",
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
-         "limit_smtp_mails_per_minute_per_peer", "test_clock_speed"}  # fmt: skip
+         "limit_smtp_mails_per_minute_per_peer", "test_clock_speed",
+         "notification_retention_days"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
@@ -305,6 +310,7 @@ _RANGES = {
     "limit_smtp_mails_per_minute": (0, 100_000),
     "limit_smtp_mails_per_minute_per_peer": (0, 100_000),
     "test_clock_speed": (1, 100_000),
+    "notification_retention_days": (1, 3650),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

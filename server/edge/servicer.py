@@ -88,6 +88,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         """Runs the calls' bodies when the database is across a network (not ``on_loop``)."""
         self.on_loop = not service.ctx.db.waits_on_network
         """Whether the calls' bodies run on the event loop itself (SQLite)."""
+        self.info = convert.server_info_to_pb(service.server_info())
+        """What GetServerInfo answers: fixed while the process runs, so built once (rebuilding
+        every preset's configuration cost more CPU than a move, and every CLI command asks)."""
         config = service.ctx.config
         self.anonymous = RateLimit(config.limit_anonymous_per_minute, "this address")
         """Calls that need no token, per peer address (``server.edge.limits``)."""
@@ -171,7 +174,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _server_info(
         self, request: pb.GetServerInfoRequest, sender: Sender
     ) -> pb.GetServerInfoResponse:
-        return convert.server_info_to_pb(self.service.server_info())
+        return self.info
 
     async def Register(self, request: pb.RegisterRequest, context: Any) -> Any:
         return await self._run_anonymous(context, self._register, request)

@@ -71,6 +71,10 @@ from server.service.context import ServiceContext
 from server.service.periodic import Periodic
 from shared.rules import GameState
 
+FORGET_EVERY_MS = 3_600_000
+"""How often a process deletes the notifications past their retention."""
+FORGET_BATCH = 5_000
+"""Notifications deleted per transaction, so the deletion never holds the database long."""
 log = logging.getLogger(__name__)
 
 BATCH = 50
@@ -123,6 +127,8 @@ class Outbox:
         self._busy: dict[int, str] = {}
         """Players whose delivery is under way in this process, and the lane it is in."""
         self._running: set[Future[None]] = set()
+        self._forgotten_ms = 0
+        """When this process last forgot old notifications (``forget_old``)."""
 
     @property
     def mail_on(self) -> bool:
@@ -150,8 +156,30 @@ class Outbox:
 
     def start_round(self, now: int | None = None) -> int:
         """Start delivering what is due (the digests due are sent before it returns); returns
-        how many notifications were settled or handed to a worker."""
+        how many notifications were settled or handed to a worker. Once an hour, it first
+        forgets the notifications past their retention (``forget_old``)."""
+        moment = self.ctx.clock() if now is None else now
+        if moment - self._forgotten_ms >= FORGET_EVERY_MS:
+            self._forgotten_ms = moment
+            self.forget_old(moment)
         return self._round(now)[1]
+
+    def forget_old(self, now: int) -> int:
+        """Delete the notifications settled more than ``notification_retention_days`` ago, in
+        batches, each its own short transaction (a first run after an upgrade may find many);
+        returns how many. The player's log, which Watch resumes from, reaches back that far."""
+        ctx = self.ctx
+        before = now - ctx.config.notification_retention_days * 86_400_000
+        forgotten = 0
+        while True:
+            with ctx.db.write() as session:
+                count = ctx.repo(session).forget_notifications(before, FORGET_BATCH)
+            forgotten += count
+            if count < FORGET_BATCH:
+                break
+        if forgotten:
+            log.info("forgot %d notifications settled before the retention period", forgotten)
+        return forgotten
 
     def _wait(self) -> None:
         with self._lock:

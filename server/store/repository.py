@@ -111,7 +111,7 @@ _DIGEST_PLAYERS = text(
 _ADD_NOTICE = text(
     "INSERT INTO notification (player_id, match_id, kind, detail_json, created_ms, state,"
     " attempts, next_attempt_ms, lease_until_ms, email_state, webhook_state, done_ms)"
-    " VALUES (:player, :match, :kind, :detail, :now, :state, 0, :now, 0, '', '', 0)"
+    " VALUES (:player, :match, :kind, :detail, :now, :state, 0, :now, 0, '', '', :done)"
 )
 _STALE_SENDING = text(
     "SELECT id FROM notification WHERE state = 'sending' AND lease_until_ms < :now LIMIT 1"
@@ -233,6 +233,7 @@ class PreparedRepository:
                     "detail": json.dumps(notice.facts, sort_keys=True, separators=(",", ":")),
                     "now": now,
                     "state": "pending" if notice.deliver else "done",
+                    "done": 0 if notice.deliver else now,  # news for the log alone: settled
                 },
             )
 
@@ -758,6 +759,27 @@ class Repository(PreparedRepository):
                 _SETTLE_QUIETLY,
                 {"id": notification_id, "email": email, "webhook": webhook, "now": now},
             )
+
+    def forget_notifications(self, settled_before_ms: int, limit: int) -> int:
+        """Delete up to ``limit`` notifications settled (delivered, or given up) before
+        ``settled_before_ms``; none that a digest still waits for. Returns how many."""
+        old = (
+            select(NotificationRow.id)
+            .where(col(NotificationRow.state).in_(("done", "failed")))
+            .where(  # rows stored settled before done_ms was set for them have 0: their age
+                case(
+                    (col(NotificationRow.done_ms) > 0, col(NotificationRow.done_ms)),
+                    else_=col(NotificationRow.created_ms),
+                )
+                < settled_before_ms
+            )
+            .where(col(NotificationRow.email_state) != "digest")
+            .limit(limit)
+        )
+        result = self.session.execute(
+            delete(NotificationRow).where(col(NotificationRow.id).in_(old.scalar_subquery()))
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
 
     def abandon_stale_sendings(self, now: int) -> int:
         """Notifications whose delivery was interrupted (their process died mid-way): they

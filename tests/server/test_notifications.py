@@ -20,7 +20,7 @@ import pytest
 
 from server.app import App
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, plain_turn
+from tests.testkit import PlayerClient, next_plain_move, plain_turn
 
 from .conftest import AppFactory
 from .mailkit import (
@@ -742,3 +742,45 @@ def test_an_hour_clock_reminds_two_hours_before_and_times_out(
     assert len(mails("Your time ran out")) == 1
     app.bots.drain()
     assert ann.view(match_id).match.seats[cutter].covered == "timeout"
+
+
+def test_settled_notifications_are_forgotten_after_the_retention_period(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 29: storage stays bounded. Notifications settled more than
+    ``notification_retention_days`` (90) ago are deleted by the outbox's hourly pass; newer
+    ones, and those a digest still waits for, stay."""
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    seats = [clients[0], clients[1]]
+    verified(app, box, clients[1], "ben@example.org", "each")
+    for _ in range(4):
+        next_plain_move(seats, match_id)
+        app.bots.drain()
+    app.service.outbox.deliver()
+
+    def ids(where: str = "") -> set[int]:
+        with app.db.read() as session:
+            rows = session.connection().exec_driver_sql(f"SELECT id FROM notification {where}")
+            return {int(r[0]) for r in rows}
+
+    old = ids()
+    assert old
+    assert ids("WHERE state IN ('done', 'failed')") == old  # all delivered or settled
+    clock.now += 89 * 24 * HOUR
+    assert app.service.outbox.forget_old(clock.now) == 0  # not old enough yet
+    next_plain_move(seats, match_id)  # news after the old ones: kept
+    app.bots.drain()
+    app.service.outbox.deliver()
+    newer = ids() - old
+    assert newer
+    with app.db.write() as session:  # one old notification still waits for a digest
+        session.connection().exec_driver_sql(
+            f"UPDATE notification SET email_state = 'digest' WHERE id = {min(old)}"
+        )
+        session.connection().exec_driver_sql(  # as stored before done_ms was set at once
+            f"UPDATE notification SET done_ms = 0 WHERE id = {max(old)}"
+        )
+    clock.now += 2 * 24 * HOUR
+    app.service.outbox.start_round()  # the hourly pass comes with a round
+    assert ids() == newer | {min(old)}
