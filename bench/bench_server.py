@@ -174,12 +174,14 @@ async def _run_phase(drivers: list[MatchDriver], phase: Phase) -> Result:
         while (now := time.perf_counter()) < stop_at:
             scheduled = None
             if interval:
+                if next_send >= stop_at:  # the next move is due after the window: done
+                    break
                 if now < next_send:
                     await asyncio.sleep(next_send - now)
                 scheduled, next_send = next_send, next_send + interval
             elapsed = await driver.step(scheduled)
-            if time.perf_counter() < measure_from:  # count what completes in the window
-                continue
+            if not measure_from <= time.perf_counter() < stop_at:
+                continue  # count only what completes inside the window
             if elapsed is None:
                 result.errors += 1
             else:

@@ -25,7 +25,7 @@ from server.service import clocks, matches, notices
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
-from server.store.repository import Repository
+from server.store.repository import Repository, StoredSnapshot
 from shared.crypto.chain import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
 
@@ -174,7 +174,7 @@ class Lobby:
         ctx = self.ctx
         limit = page_size if 0 < page_size <= MAX_PAGE else MAX_PAGE
         finished, after = _read_page_token(page_token)
-        found: list[Match] = []
+        found: list[tuple[Match, StoredSnapshot]] = []
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             if not finished:
@@ -186,9 +186,10 @@ class Lobby:
                     player.id, finished=True, after=after, limit=limit - len(found)
                 )
             summaries = [
-                matches.summary(m, matches.load_state(ctx, repo, m), player.id) for m in found
+                matches.summary(m, matches.load_state(ctx, repo, m, snapshot), player.id)
+                for m, snapshot in found
             ]
-            last = found[-1] if len(found) == limit else None
+            last = found[-1][0] if len(found) == limit else None
             following = "" if last is None else _page_token(last)
         return summaries, following
 

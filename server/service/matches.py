@@ -12,7 +12,7 @@ from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary,
 from server.service import clocks
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
-from server.store.repository import Repository
+from server.store.repository import Repository, StoredSnapshot, read_snapshot
 from shared.crypto.fairdeal import commitment, new_secret
 from shared.rules import Action, GameState, Phase, new_match
 from shared.rules.orders import standing_action
@@ -58,12 +58,19 @@ def wants_snapshot(seq: int, state: GameState) -> bool:
     return seq % SNAPSHOT_EVERY == 0 or state.phase is Phase.MATCH_OVER
 
 
-def load_state(ctx: ServiceContext, repo: Repository, match: Match) -> GameState:
-    """The match's state now (a waiting match: the position before the first deal)."""
+def load_state(
+    ctx: ServiceContext,
+    repo: Repository,
+    match: Match,
+    stored: StoredSnapshot | None = None,
+) -> GameState:
+    """The match's state now (a waiting match: the position before the first deal);
+    ``stored``: its snapshot as stored, when the caller read it with the match already (it
+    is parsed only if the state is not cached)."""
     cached = ctx.states.get(match.id, match.revision)
     if cached is not None:
         return cached
-    found = repo.snapshot(match.id)
+    found = repo.snapshot(match.id) if stored is None else read_snapshot(stored)
     if found is None:
         state = new_match(match.config, seed=match.id)
     else:

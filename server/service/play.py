@@ -208,9 +208,15 @@ class Play:
                     for match in found:
                         matches.require_seat(match, player.id)
                 else:  # every match of the caller that can still change, not its finished ones
-                    found = repo.matches_page(
-                        player.id, finished=False, after=None, limit=ctx.config.limit_open_matches
-                    )
+                    found = [
+                        m
+                        for m, _ in repo.matches_page(
+                            player.id,
+                            finished=False,
+                            after=None,
+                            limit=ctx.config.limit_open_matches,
+                        )
+                    ]
                 initial = [matches.change(m, matches.load_state(ctx, repo, m)) for m in found]
         except BaseException:
             subscription.close()

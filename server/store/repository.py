@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from sqlalchemy import TextClause, case, delete, func, text, tuple_, update
@@ -76,6 +77,11 @@ _SAVE_MOVE_SNAPSHOT = text(
     _SAVE_HEAD + ", state_json = :state, snapshot_version = :version" + _MOVE_GUARD
 )
 _SEAT_BANK = text("UPDATE seat SET bank_ms = :bank WHERE match_id = :id AND seat = :seat")
+Snapshot = tuple[int, GameState]
+"""A match's state snapshot and the seq it was taken at."""
+StoredSnapshot = tuple[int, str]
+"""A snapshot as stored: its seq and its JSON text (empty: none yet)."""
+
 _ADD_ENTRY = text(
     "INSERT INTO log_entry (match_id, seq, seat, hand_number, payload, signature, actor_key,"
     " entry_hash, receipt_signature, events_json, created_ms, standing_order) VALUES"
@@ -595,9 +601,10 @@ class Repository(PreparedRepository):
 
     def matches_page(
         self, player_id: int, *, finished: bool, after: tuple[int, str] | None, limit: int
-    ) -> list[Match]:
+    ) -> list[tuple[Match, StoredSnapshot]]:
         """Up to ``limit`` of the player's matches that are finished (newest first) or not
-        (oldest first), after the one with ``(created_ms, id) == after`` in that order."""
+        (oldest first), after the one with ``(created_ms, id) == after`` in that order; each
+        with its state snapshot as stored, read in the same query (``read_snapshot``)."""
         order = (col(MatchRow.created_ms), col(MatchRow.id))
         statement = (
             select(MatchRow)
@@ -614,7 +621,9 @@ class Repository(PreparedRepository):
             key = tuple_(*order)
             statement = statement.where(key < tuple_(*after) if finished else key > tuple_(*after))
         statement = statement.order_by(*(c.desc() if finished else c for c in order)).limit(limit)
-        return [self._match(r) for r in self.session.exec(statement).all()]
+        rows = self.session.exec(statement).all()
+        stored = ((r.snapshot_version, r.state_json) for r in rows)
+        return list(zip(self._matches(rows), stored, strict=True))
 
     def changed_since(self, since_ms: int) -> list[tuple[str, int]]:
         """``(id, revision)`` of every match changed at or after ``since_ms`` (by its
@@ -640,14 +649,12 @@ class Repository(PreparedRepository):
     def match_ids(self, status: MatchStatus) -> list[str]:
         return list(self.session.exec(select(MatchRow.id).where(MatchRow.status == status.value)))
 
-    def snapshot(self, match_id: str) -> tuple[int, GameState] | None:
+    def snapshot(self, match_id: str) -> Snapshot | None:
         """The latest state snapshot and the seq it was taken at (None before the start)."""
         row = self.session.exec(
             select(MatchRow.snapshot_version, MatchRow.state_json).where(MatchRow.id == match_id)
         ).one_or_none()
-        if row is None or not row[1]:
-            return None
-        return row[0], GameState.from_json(json.loads(row[1]))
+        return read_snapshot(row) if row is not None else None
 
     def set_seat(self, match_id: str, seat: int, kind: SeatKind, player_id: int | None) -> bool:
         """Fill an empty seat; False if it was taken meanwhile."""
@@ -1041,17 +1048,28 @@ class Repository(PreparedRepository):
         return bool(result.rowcount)  # type: ignore[attr-defined]
 
     def _match(self, row: MatchRow) -> Match:
+        return self._matches([row])[0]
+
+    def _matches(self, rows: Sequence[MatchRow]) -> list[Match]:
+        """Matches from their rows, with every seat (and its player) read in one query."""
+        if not rows:
+            return []
         seat_rows = self.session.exec(
             select(SeatRow, PlayerRow)
             .join(PlayerRow, col(PlayerRow.id) == col(SeatRow.player_id), isouter=True)
-            .where(SeatRow.match_id == row.id)
-            .order_by(col(SeatRow.seat))
+            .where(col(SeatRow.match_id).in_([r.id for r in rows]))
+            .order_by(col(SeatRow.match_id), col(SeatRow.seat))
         ).all()
-        seats = tuple(self._seat(s, p) for s, p in seat_rows)
+        seats: dict[str, list[Seat]] = {}
+        for seat, player in seat_rows:
+            seats.setdefault(seat.match_id, []).append(self._seat(seat, player))
+        return [self._match_of(row, tuple(seats.get(row.id, ()))) for row in rows]
+
+    def _match_of(self, row: MatchRow, seats: tuple[Seat, ...]) -> Match:
         return Match(
             id=row.id,
             preset=row.preset,
-            config=RuleConfig.from_dict(json.loads(row.config_json)),
+            config=_config(row.config_json),
             status=MatchStatus(row.status),
             version=row.version,
             revision=row.revision,
@@ -1300,3 +1318,16 @@ def _orders(row: SeatRow, player: PlayerRow) -> StandingOrders:
     if row.order_draw is not None:
         return StandingOrders(row.order_draw, row.order_answer or "")
     return StandingOrders(player.order_draw, player.order_answer)
+
+
+@lru_cache(maxsize=256)
+def _config(text: str) -> RuleConfig:
+    """A stored configuration, parsed once per distinct text (a server sees a handful: the
+    presets and the option sets its players chose), not once per match read."""
+    return RuleConfig.from_dict(json.loads(text))
+
+
+def read_snapshot(stored: StoredSnapshot) -> Snapshot | None:
+    """A snapshot as stored (its seq, its JSON text), read (None: none taken yet)."""
+    version, text = stored
+    return (version, GameState.from_json(json.loads(text))) if text else None
