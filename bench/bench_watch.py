@@ -8,7 +8,8 @@ latency (p50/p99 over ``--calls`` calls) and the server's threads and memory: fi
 stream open, then with ``--streams`` idle Watch streams open (spread over the players, each
 stream watching its player's match and read up to its first message). A Watch stream waits on
 the server's event loop and holds no thread, so the thread count should not move and the
-latency should barely.
+latency should barely. It also prints the server's CPU per second while nobody calls it,
+with and without the streams: a quiet stream sleeps until something happens to it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,20 @@ def _status(pid: int) -> tuple[int, int]:
     return int(fields["Threads"]), int(fields["VmRSS"].split()[0])
 
 
+def _cpu_ms(pid: int) -> float:
+    """The server process's CPU time so far (user + system, all its threads), in ms."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _idle_cpu(pid: int, seconds: float) -> float:
+    """The server's CPU ms per second while nobody calls it."""
+    before = _cpu_ms(pid)
+    time.sleep(seconds)
+    return (_cpu_ms(pid) - before) / seconds
+
+
 def _latencies(players: list[PlayerClient], matches: list[str], calls: int) -> list[float]:
     found = []
     for n in range(calls):
@@ -60,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--players", type=int, default=100)
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds of idle CPU measured")
     args = parser.parse_args(argv)
     per_player = -(-args.streams // args.players)
     with tempfile.TemporaryDirectory(prefix="canasta-bench-watch-") as tmp:
@@ -83,6 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             matches = [p.create_match(bot_seats=[1, 2, 3]).match.match_id for p in players]
             _latencies(players, matches, 50)  # warm-up
             _report("no stream open", _latencies(players, matches, args.calls), server.pid)
+            quiet = _idle_cpu(server.pid, args.idle)
             started = time.perf_counter()
             for n in range(args.streams):
                 player, match_id = players[n % len(players)], matches[n % len(players)]
@@ -93,6 +110,11 @@ def main(argv: list[str] | None = None) -> None:
             label = f"{len(streams)} idle streams open"
             _report(label, _latencies(players, matches, args.calls), server.pid)
             print(f"opening the streams took {opened:.1f} s")
+            busy = _idle_cpu(server.pid, args.idle)
+            print(
+                f"server CPU while idle: {quiet:.1f} ms a second with no stream open, "
+                f"{busy:.1f} ms with {len(streams)} (over {args.idle:.0f} s each)"
+            )
         finally:
             for stream in streams:
                 stream.cancel()

@@ -73,7 +73,7 @@ class App:
                 ) from None
 
     def stop(self, grace: float | None = 2.0) -> None:
-        self.servicer.stopping.set()
+        self.servicer.stop_streams()
         if self.mail_listener is not None:
             self.mail_listener.stop()
         self.server.stop(grace)

@@ -39,7 +39,9 @@ from server.service.notify import Subscription
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
-_WATCH_POLL_SECONDS = 0.5
+_WATCH_IDLE_SECONDS = 300.0
+"""The longest a quiet Watch stream sleeps between looks at its token's expiry: it wakes on
+a change, a revocation, shutdown, its token's expiry or its next notification read."""
 NOTIFICATION_POLL_SECONDS = 30.0
 """How often a Watch stream with notifications reads the log when nothing changed (for the
 reminders, which no change announces)."""
@@ -105,7 +107,18 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         )
         """Reads, per signed-in player."""
         self.stopping = threading.Event()
-        """Set at shutdown so that open Watch streams end."""
+        """Set at shutdown so that open Watch streams end (``stop_streams``)."""
+        self._wakers: set[Callable[[], None]] = set()
+        """How to wake each open Watch stream (a quiet one sleeps until something happens)."""
+        self._wakers_lock = threading.Lock()
+
+    def stop_streams(self) -> None:
+        """End every open Watch stream now (at shutdown)."""
+        self.stopping.set()
+        with self._wakers_lock:
+            wakers = list(self._wakers)
+        for wake in wakers:
+            wake()
 
     async def _run(
         self, context: Any, body: Callable[[Request, Sender], Response], request: Request
@@ -368,6 +381,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 loop.call_soon_threadsafe(news.set)
 
         subscription.on_news(wake)
+        with self._wakers_lock:
+            self._wakers.add(wake)
         streams = self.service.ctx.metrics.watch_streams
         streams.inc()
         try:
@@ -409,12 +424,21 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                     news.clear()
                     latest = subscription.poll()  # queued before the clear: not missed
                 if latest is None:
+                    if self.stopping.is_set():
+                        break
+                    # Asleep until a change, a revocation or shutdown wakes it, or until the
+                    # token expires or the notification log is due a read.
+                    until_expiry = (caller.expires_ms - ctx.clock()) / 1000
+                    until_read = next_read - loop.time() if last_note >= 0 else _WATCH_IDLE_SECONDS
+                    idle = max(0.01, min(until_expiry, until_read, _WATCH_IDLE_SECONDS))
                     with suppress(TimeoutError):
-                        await asyncio.wait_for(news.wait(), _WATCH_POLL_SECONDS)
+                        await asyncio.wait_for(news.wait(), idle)
                     continue
                 next_read = 0.0  # a change: its notifications were stored with it
                 yield convert.change_to_pb(latest)
         finally:
+            with self._wakers_lock:
+                self._wakers.discard(wake)
             streams.dec()
             subscription.close()
 
