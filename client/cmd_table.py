@@ -52,8 +52,10 @@ def moves(match: MatchArg = None, json: JsonOpt = False) -> None:
 
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
+        # The table first, checked against what this profile saw (``client.forks``): a list
+        # of moves is no reason to skip the check, on your turn or not.
+        view = common.fetch_view(conn, match_id)
         found = conn.call("GetMoves", pb.GetMovesRequest(match_id=match_id))
-        view = None if found.groups or json else common.fetch_view(conn, match_id)
     if json:
         common.print_json(found)
         return

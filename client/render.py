@@ -198,7 +198,7 @@ def render_moves(found: pb.GetMovesResponse, view: pb.MatchView | None) -> str:
 _NEXT_COMMAND = {
     "your_turn": "canasta show {match}",
     "reminder": "canasta show {match}",
-    "partner_asks": "canasta answer yes|no --match {match}",
+    "partner_asks": "canasta answer yes|no {match}",
     "hand_ended": "canasta show {match}",
     "match_ended": "canasta history {match}",
 }
