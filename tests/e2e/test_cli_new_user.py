@@ -8,14 +8,27 @@ match is ambiguous and must be told which.
 
 from __future__ import annotations
 
+import os
+import pty
+import select
+import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
 
 from shared.pb import canasta_pb2 as pb
-from tests.e2e.harness import Player, Server, one_line_error, start_server
+from tests.e2e.harness import (
+    CANASTA,
+    RUN_TIMEOUT,
+    Player,
+    Server,
+    one_line_error,
+    start_server,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -94,3 +107,67 @@ def test_cards_then_the_match(two: Two) -> None:
     assert "active matches" not in line
     done = ann.run("discard", hand[0], "-m", two.first)
     assert f"move {view.version + 2} stored" in done.stdout
+
+
+def _own_terminal() -> None:
+    """For ``Popen(preexec_fn=...)``: a new session whose controlling terminal is the pty on
+    standard input, so that ``getpass`` asks there (it opens /dev/tty)."""
+    import fcntl
+    import termios
+
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _typing(player: Player, args: list[str], replies: dict[bytes, bytes]) -> str:
+    """Run ``canasta ARGS`` on a terminal of its own, answer each prompt ending with a key of
+    ``replies`` by its value, and return all it wrote."""
+    main, other = pty.openpty()
+    process = subprocess.Popen(
+        [CANASTA, *args], stdin=other, stdout=other, stderr=other, env=player.env(),
+        preexec_fn=_own_terminal,
+    )  # fmt: skip
+    os.close(other)
+    seen = b""
+    answered = 0  # how much of the output the replies so far answered
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the command ended and closed its side
+                break
+            if not chunk:
+                break
+            seen += chunk
+            asked = seen[answered:].rstrip()
+            for prompt, reply in replies.items():
+                if asked.endswith(prompt):
+                    os.write(main, reply + b"\n")
+                    answered = len(seen)
+                    break
+        if process.poll() is not None and not ready:
+            break
+    process.wait(RUN_TIMEOUT)
+    os.close(main)
+    assert process.returncode == 0, seen
+    return seen.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_setup_asks_a_new_passphrase_once_and_to_confirm_it(two: Two, tmp_path: Path) -> None:
+    eve = Player(tmp_path / "eve")
+    said = _typing(
+        eve,
+        ["setup", "--server", two.server.address, "--name", "Eve", "--passphrase"],
+        {b"key:": b"correct horse", b"Again:": b"correct horse"},
+    )
+    assert said.count("New passphrase for your key:") == 1, said
+    assert said.count("Again:") == 1, said
+    assert "Passphrase for" not in said, said  # the new key is not asked for again
+    assert "registered Eve" in said
+    # A later command asks once, even when it must sign in again and sign a move.
+    profile = eve.home / "profiles" / "default" / "profile.json"
+    profile.write_text(profile.read_text().replace('"token": "', '"token": "stale'))
+    shown = _typing(eve, ["matches"], {b"key:": b"correct horse"})
+    assert shown.count("Passphrase for") == 1, shown
