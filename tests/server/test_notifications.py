@@ -698,3 +698,44 @@ def test_a_watch_resumed_after_an_impossible_id_is_refused(
     while registry.get_sample_value("canasta_watch_streams_open") and time.monotonic() < deadline:
         time.sleep(0.01)
     assert registry.get_sample_value("canasta_watch_streams_open") == 0  # not counted as open
+
+
+def test_a_wrong_code_can_be_tried_again_until_it_expires(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 28: a wrong code leaves the mailed one working, and the refusal says so (it used
+    to say to set the address again); an expired one needs a new mail, and says that."""
+    import re
+
+    box, _ = mailbox
+    ann, ben = players("ann"), players("ben")
+
+    def refusal(client: PlayerClient, code: str) -> str:
+        with pytest.raises(grpc.RpcError) as refused:
+            update(client, email_code=code)
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        return refused.value.details() or ""
+
+    assert "no address of yours waits for a code" in refusal(ann, "abc")
+    for client, address in ((ann, "ann@example.org"), (ben, "ben@example.org")):
+        update(client, email=address)
+    app.service.outbox.deliver()
+    codes = {}
+    for address in ("ann@example.org", "ben@example.org"):
+        (mail,) = box.to(address)
+        found = re.search(r"Your code is ([a-z0-9]+)", mail_text(mail))
+        assert found is not None
+        codes[address] = found[1]
+    said = refusal(ann, "not-the-code")
+    assert said == (
+        "that is not the code last mailed to ann@example.org (only the latest one works): "
+        "check it and try again; the code works for 60 more minutes"
+    )
+    clock.now += 45 * 60_000
+    assert refusal(ann, "still-not-it").endswith("the code works for 15 more minutes")
+    assert update(ann, email_code=codes["ann@example.org"]).email_verified  # it still works
+    clock.now += 16 * 60_000
+    assert refusal(ben, codes["ben@example.org"]) == (
+        "the code mailed to ben@example.org expired (a code works for 60 minutes): set the "
+        "address again for a new one"
+    )
