@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from client.profiles import Seen
     from client.rpc import Connection, RpcFailureError
     from shared.crypto.keys import PrivateKey
+    from shared.pb import canasta_pb2 as pb
 
 app = typer.Typer()
 PANEL = "Playing"
@@ -108,17 +109,23 @@ def submit(
     with common.connect(player) as conn:
         match_id = common.resolve_match(conn, match)
         seen = player.matches.get(match_id)
+        view = None
         if deal or fresh or seen is None:
             # A cut needs the commitment published now, and a resignation holds whatever the
             # table: both follow the match as it is now. So does a first move from a profile
             # that never looked at this match (another device's, or a new copy): there is no
             # earlier table to follow, and this first look checks the whole chain from its
             # header, as `canasta show` would (``client.forks``).
-            common.fetch_view(conn, match_id)
+            view = common.fetch_view(conn, match_id)
             seen = player.matches[match_id]
         if deal and not seen.deal_commitment:
             raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
         if armor:
+            # Nobody checks a block before the server gets it, maybe days later: refuse here
+            # what the table already shows to be wrong.
+            if view is None:
+                view = _table_seen(conn, match_id, seen)
+            _check_before_signing(view, actions, deal=deal)
             _print_armored(key, match_id, seen, actions, deal)
             return
         server_key = conn.pinned_key()  # checked against the pin before the move leaves
@@ -210,6 +217,76 @@ def _print_armored(
         deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
     )
     typer.echo(armor(request), nl=False)
+
+
+def _table_seen(conn: Connection, match_id: str, seen: Seen) -> pb.MatchView:
+    """The table the player last looked at, as the server shows it now (checked against what
+    the profile saw, ``client.forks``); a match that moved on since is refused: a move signed
+    on the old table would only be refused when it arrives."""
+    from client.forks import check_view
+    from shared.pb import canasta_pb2 as pb
+
+    view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    check_view(conn, view)
+    if view.version != seen.version:
+        raise CliError(
+            f"the match moved on since you last looked (you saw version {seen.version}, it is "
+            f"at version {view.version}): nothing was signed; run `canasta show`, then sign "
+            "the move again"
+        )
+    return view
+
+
+def _check_before_signing(view: pb.MatchView, actions: list[str], *, deal: bool) -> None:
+    """Refuse a move the player's own view already shows to be illegal: not their move (or
+    cut), a kind of action the engine's list for this table (``legal``) leaves out, or cards
+    that are not in their hand. After a draw or a take in the same move the hand holds cards
+    the view does not show, so the rest is left to the server."""
+    from collections import Counter
+
+    from client.render import COMMANDS, status_text
+    from shared.rules import Discard, Draw, LayOff, Meld, TakePile, parse_card
+    from shared.rules.notation import parse_actions
+
+    v = view.view
+
+    def refuse(why: str) -> CliError:
+        return CliError(f"refused before signing: {why}; nothing was signed")
+
+    if actions == ["resign"]:
+        return  # at any moment
+    if deal:
+        if not (view.HasField("dealing_seat") and view.dealing_seat == v.seat):
+            raise refuse(f"it is not your cut: {_lower_first(status_text(view))}")
+        return
+    if not (v.HasField("actor") and v.actor == v.seat):
+        raise refuse(f"it is not your move: {_lower_first(status_text(view))}")
+    kind = actions[0].split(" ", 1)[0]
+    if kind in _LISTED_IN_FULL and kind not in v.legal:
+        what = "nobody has asked you anything" if kind == "answer" else f"`{kind}` is not possible"
+        may = [f"{COMMANDS[k][0]} ({COMMANDS[k][1]})" for k in v.legal if k in COMMANDS]
+        raise refuse(what + (f" now; you may {', '.join(may)}" if may else " now"))
+    hand = Counter(parse_card(c) for c in v.hand)
+    for text, action in zip(actions, parse_actions(actions), strict=True):
+        named: tuple[int, ...] = ()
+        if isinstance(action, Meld):
+            named = tuple(c for meld in action.melds for c in meld)
+        elif isinstance(action, LayOff):
+            named = action.cards
+        elif isinstance(action, Discard):
+            named = (action.card,)
+        elif isinstance(action, TakePile):
+            named = action.cards + tuple(c for meld in action.melds for c in meld)
+        wanted = Counter(named)
+        missing = wanted - hand
+        if missing:
+            from shared.rules import cards_text
+
+            raise refuse(f"`{text}` needs {cards_text(sorted(missing.elements()))}, which your "
+                         "hand does not hold")  # fmt: skip
+        hand -= wanted
+        if isinstance(action, (Draw, TakePile)):
+            return  # cards the view does not show come into the hand
 
 
 def _not_your_move(conn: Connection, match_id: str, failure: RpcFailureError) -> CliError:

@@ -171,3 +171,40 @@ def test_setup_asks_a_new_passphrase_once_and_to_confirm_it(two: Two, tmp_path: 
     profile.write_text(profile.read_text().replace('"token": "', '"token": "stale'))
     shown = _typing(eve, ["matches"], {b"key:": b"correct horse"})
     assert shown.count("Passphrase for") == 1, shown
+
+
+def test_armor_refuses_what_the_table_already_shows_is_illegal(two: Two, tmp_path: Path) -> None:
+    """Issue 28: `--armor` signs a block nobody checks until the server gets it; a move the
+    player's own view shows to be illegal (not their move, a kind the engine's list leaves
+    out, cards not in hand) is refused, with nothing printed and exit 1."""
+    bob = Player(tmp_path / "bob")
+    bob.run("setup", "--server", two.server.address, "--name", "Bob")
+    match_id = bob.json("create", "--preset", "two_player", "--bot", "1")["match"]["match_id"]
+    bob.run("show")
+    early = bob.run("draw", "--armor", ok=False)
+    assert one_line_error(early).startswith(
+        "canasta: refused before signing: it is not your move: "
+    ), early.stderr
+    assert early.stdout == ""
+    assert bob.run("deal", "--armor").stdout.startswith("-----BEGIN CANASTA MOVE-----")
+    bob.run("deal")
+    for _ in range(3):
+        view = json_format.Parse(bob.run("show", "--json").stdout, pb.MatchView())
+        if view.match.to_act == 0:
+            break
+        bob.run("wait", match_id, "--timeout", "30")
+    assert view.view.phase == pb.PHASE_DRAW
+    hand = list(view.view.hand)
+    discard = bob.run("discard", hand[0], "--armor", ok=False)
+    said = one_line_error(discard)
+    assert said.startswith("canasta: refused before signing: `discard` is not possible now; ")
+    assert "you may draw (canasta draw)" in said
+    assert said.endswith("; nothing was signed")
+    assert discard.stdout == ""
+    absent = [f"{rank}{suit}" for rank in "456789" for suit in "hdcs"]
+    absent = [card for card in absent if card not in hand][:3]
+    melded = bob.run("meld", *absent, "--armor", ok=False)
+    assert "which your hand does not hold; nothing was signed" in one_line_error(melded)
+    assert melded.stdout == ""
+    signed = bob.run("play", f"draw; discard {hand[0]}", "--armor")  # legal as far as it shows
+    assert signed.stdout.startswith("-----BEGIN CANASTA MOVE-----")
