@@ -739,3 +739,48 @@ def test_a_wrong_code_can_be_tried_again_until_it_expires(
         "the code mailed to ben@example.org expired (a code works for 60 minutes): set the "
         "address again for a new one"
     )
+
+
+def test_a_watch_sends_the_notifications_of_a_change_before_the_change(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 28: the notices a change caused come just before the change on the stream, so a
+    watcher knows what the change was ("hand over": the seat named is to cut, not to move)."""
+    match_id, clients = _two_humans(app, players)
+    ann = clients[0]
+    with app.db.read() as session:
+        known = app.service.ctx.repo(session).notifications_of(player_id(app, ann), 0, 100)
+    after = max((n.id for n in known), default=0)
+    stream = ann.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=after),
+        metadata=ann.metadata,
+        timeout=20,
+    )
+    try:
+        first = next(stream)
+        assert first.match_id == match_id  # the match's state now
+        for _ in range(40):  # others move until it is Ann's turn
+            seat = ann.view(match_id).match.to_act
+            if seat == 0 and first.version < ann.view(match_id).version:
+                break
+            view = clients[seat].view(match_id)
+            if view.HasField("dealing_seat"):
+                clients[seat].deal(view)
+            else:
+                clients[seat].submit(view, plain_turn(view))
+            app.bots.drain()
+        else:
+            raise AssertionError("Ann's turn never came")
+        version = ann.view(match_id).version
+        seen: list[pb.WatchResponse] = []
+        for response in stream:
+            seen.append(response)
+            if not response.HasField("notification") and response.version == version:
+                break
+    finally:
+        stream.cancel()
+    assert seen[-1].to_act == 0
+    before = seen[-2]
+    assert before.HasField("notification"), seen
+    assert before.notification.kind == "your_turn"
+    assert before.notification.match_id == match_id
