@@ -125,7 +125,8 @@ def submit(
             # what the table already shows to be wrong.
             if view is None:
                 view = _table_seen(conn, match_id, seen)
-            _check_before_signing(view, actions, deal=deal)
+            if view is not None:
+                _check_before_signing(view, actions, deal=deal)
             _print_armored(key, match_id, seen, actions, deal)
             return
         server_key = conn.pinned_key()  # checked against the pin before the move leaves
@@ -219,14 +220,28 @@ def _print_armored(
     typer.echo(armor(request), nl=False)
 
 
-def _table_seen(conn: Connection, match_id: str, seen: Seen) -> pb.MatchView:
+def _table_seen(conn: Connection, match_id: str, seen: Seen) -> pb.MatchView | None:
     """The table the player last looked at, as the server shows it now (checked against what
     the profile saw, ``client.forks``); a match that moved on since is refused: a move signed
-    on the old table would only be refused when it arrives."""
+    on the old table would only be refused when it arrives. None when the server cannot be
+    reached (a block is for mailing: it may be signed offline, unchecked, as it says)."""
+    import sys
+
     from client.forks import check_view
+    from client.rpc import RpcFailureError
     from shared.pb import canasta_pb2 as pb
 
-    view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    try:
+        view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    except RpcFailureError as failure:
+        if failure.status not in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+            raise
+        print(
+            f"canasta: warning: {failure.message}; the move is signed without checking it "
+            "against the table",
+            file=sys.stderr,
+        )
+        return None
     check_view(conn, view)
     if view.version != seen.version:
         raise CliError(

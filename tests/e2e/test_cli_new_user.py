@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import pty
 import select
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -208,3 +209,14 @@ def test_armor_refuses_what_the_table_already_shows_is_illegal(two: Two, tmp_pat
     assert melded.stdout == ""
     signed = bob.run("play", f"draw; discard {hand[0]}", "--armor")  # legal as far as it shows
     assert signed.stdout.startswith("-----BEGIN CANASTA MOVE-----")
+    # Away from the server (a player who mails the block), it is signed unchecked, and says so.
+    away = Player(tmp_path / "away")
+    subprocess.run(["cp", "-a", f"{bob.home}/.", str(away.home)], check=True)
+    profile = away.home / "profiles" / "default" / "profile.json"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{sock.getsockname()[1]}"
+    profile.write_text(profile.read_text().replace(two.server.address, closed))
+    offline = away.run("draw", match_id, "--armor")
+    assert offline.stdout.startswith("-----BEGIN CANASTA MOVE-----")
+    assert "the move is signed without checking it against the table" in offline.stderr
