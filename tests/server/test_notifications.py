@@ -784,3 +784,50 @@ def test_a_watch_sends_the_notifications_of_a_change_before_the_change(
     assert before.HasField("notification"), seen
     assert before.notification.kind == "your_turn"
     assert before.notification.match_id == match_id
+
+
+@pytest.mark.slow  # a whole hand: out of the inner loop
+def test_hand_over_comes_just_before_the_change_that_ended_the_hand(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 28: at the end of a hand the stream says "hand over" and then the change, whose
+    seat to act is the one that cuts (``canasta watch`` says "to cut", not "to move")."""
+    match_id, clients = _two_humans(app, players)
+    ann = clients[0]
+    stream = ann.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=0),
+        metadata=ann.metadata,
+        timeout=120,
+    )
+    try:
+        for _ in range(400):  # the humans draw and discard until the hand is over
+            view = ann.view(match_id)
+            if view.HasField("dealing_seat") and view.view.hand_number == 1:
+                break
+            seat = view.match.to_act
+            view = clients[seat].view(match_id)
+            if view.HasField("dealing_seat"):
+                clients[seat].deal(view)
+            else:
+                try:
+                    clients[seat].submit(view, plain_turn(view))
+                except grpc.RpcError:  # the empty stock's compulsory take: what the engine lists
+                    moves = clients[seat].stub.GetMoves(
+                        pb.GetMovesRequest(match_id=match_id), metadata=clients[seat].metadata
+                    )
+                    clients[seat].submit(view, [moves.groups[0].actions[0]])
+            app.bots.drain()
+        else:
+            raise AssertionError("the hand never ended")
+        seen: list[pb.WatchResponse] = []
+        for response in stream:
+            seen.append(response)
+            if not response.HasField("notification") and response.version == view.version:
+                break
+    finally:
+        stream.cancel()
+    over = [i for i, r in enumerate(seen) if r.notification.kind == "hand_ended"]
+    assert over, "no hand over on the stream"
+    after = [r for r in seen[over[-1] + 1 :] if not r.HasField("notification")]
+    assert [r.version for r in after] == [view.version], seen[over[-1] - 2 :]
+    assert after[0].to_act == view.dealing_seat
