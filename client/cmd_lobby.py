@@ -214,17 +214,22 @@ def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta abort\n\n  canasta abort --match 3f2a",
+    epilog="Examples:\n\n  canasta abort\n\n  canasta abort 3f2a",
 )
 def abort(
-    match: Annotated[
-        str | None, typer.Option("--match", "-m", help="Match id or a unique prefix.")
+    match: MatchArg = None,
+    match_option: Annotated[
+        str | None,
+        typer.Option(
+            "--match", "-m", metavar="MATCH", help="The match, as the last argument can name it."
+        ),
     ] = None,
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Abandon a match before its first deal: it ends when every player seated asked."""
     from shared.pb import canasta_pb2 as pb
 
+    match = common.chosen_match(match, match_option)
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
         response = conn.call("AbortMatch", pb.AbortMatchRequest(match_id=match_id))

@@ -21,13 +21,15 @@ if TYPE_CHECKING:
     from client.profiles import Seen
     from client.rpc import Connection, RpcFailureError
     from shared.crypto.keys import PrivateKey
+    from shared.pb import canasta_pb2 as pb
 
 app = typer.Typer()
 PANEL = "Playing"
+MatchArg = Annotated[str | None, typer.Argument(help=common.MATCH_HELP, show_default=False)]
 MatchOpt = Annotated[
     str | None,
     typer.Option(
-        "--match", "-m", help="Match id or a unique prefix; default: your one active match."
+        "--match", "-m", metavar="MATCH", help="The match, as the last argument can name it."
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
@@ -40,7 +42,11 @@ YesOpt = Annotated[
         "table without asking (the changes are still printed).",
     ),
 ]
-Cards = Annotated[list[str], typer.Argument(help="Cards such as 7h 10d qs jk (2s are wild).")]
+TRAILING_MATCH = "; a last word of 4 or more hex digits names the match"
+Cards = Annotated[
+    list[str],
+    typer.Argument(help="Cards such as 7h 10d qs jk (2s are wild)" + TRAILING_MATCH + "."),
+]
 ArmorOpt = Annotated[
     bool,
     typer.Option(
@@ -103,19 +109,24 @@ def submit(
     with common.connect(player) as conn:
         match_id = common.resolve_match(conn, match)
         seen = player.matches.get(match_id)
-        if deal or fresh:
+        view = None
+        if deal or fresh or seen is None:
             # A cut needs the commitment published now, and a resignation holds whatever the
-            # table: both follow the match as it is now.
-            common.fetch_view(conn, match_id)
+            # table: both follow the match as it is now. So does a first move from a profile
+            # that never looked at this match (another device's, or a new copy): there is no
+            # earlier table to follow, and this first look checks the whole chain from its
+            # header, as `canasta show` would (``client.forks``).
+            view = common.fetch_view(conn, match_id)
             seen = player.matches[match_id]
-        elif seen is None:
-            raise CliError(
-                "you have not looked at this match from this profile yet: nothing was "
-                "submitted; run `canasta show` (or `canasta wait`) first"
-            )
         if deal and not seen.deal_commitment:
             raise CliError("no hand is waiting to be dealt: `canasta show` says what to do")
         if armor:
+            # Nobody checks a block before the server gets it, maybe days later: refuse here
+            # what the table already shows to be wrong.
+            if view is None:
+                view = _table_seen(conn, match_id, seen)
+            if view is not None:
+                _check_before_signing(view, actions, deal=deal)
             _print_armored(key, match_id, seen, actions, deal)
             return
         server_key = conn.pinned_key()  # checked against the pin before the move leaves
@@ -207,6 +218,90 @@ def _print_armored(
         deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
     )
     typer.echo(armor(request), nl=False)
+
+
+def _table_seen(conn: Connection, match_id: str, seen: Seen) -> pb.MatchView | None:
+    """The table the player last looked at, as the server shows it now (checked against what
+    the profile saw, ``client.forks``); a match that moved on since is refused: a move signed
+    on the old table would only be refused when it arrives. None when the server cannot be
+    reached (a block is for mailing: it may be signed offline, unchecked, as it says)."""
+    import sys
+
+    from client.forks import check_view
+    from client.rpc import RpcFailureError
+    from shared.pb import canasta_pb2 as pb
+
+    try:
+        view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    except RpcFailureError as failure:
+        if failure.status not in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+            raise
+        print(
+            f"canasta: warning: {failure.message}; the move is signed without checking it "
+            "against the table",
+            file=sys.stderr,
+        )
+        return None
+    check_view(conn, view)
+    if view.version != seen.version:
+        raise CliError(
+            f"the match moved on since you last looked (you saw version {seen.version}, it is "
+            f"at version {view.version}): nothing was signed; run `canasta show`, then sign "
+            "the move again"
+        )
+    return view
+
+
+def _check_before_signing(view: pb.MatchView, actions: list[str], *, deal: bool) -> None:
+    """Refuse a move the player's own view already shows to be illegal: not their move (or
+    cut), a kind of action the engine's list for this table (``legal``) leaves out, or cards
+    that are not in their hand. After a draw or a take in the same move the hand holds cards
+    the view does not show, so the rest is left to the server."""
+    from collections import Counter
+
+    from client.render import COMMANDS, status_text
+    from shared.rules import Discard, Draw, LayOff, Meld, TakePile, parse_card
+    from shared.rules.notation import parse_actions
+
+    v = view.view
+
+    def refuse(why: str) -> CliError:
+        return CliError(f"refused before signing: {why}; nothing was signed")
+
+    if actions == ["resign"]:
+        return  # at any moment
+    if deal:
+        if not (view.HasField("dealing_seat") and view.dealing_seat == v.seat):
+            raise refuse(f"it is not your cut: {_lower_first(status_text(view))}")
+        return
+    if not (v.HasField("actor") and v.actor == v.seat):
+        raise refuse(f"it is not your move: {_lower_first(status_text(view))}")
+    kind = actions[0].split(" ", 1)[0]
+    if kind in _LISTED_IN_FULL and kind not in v.legal:
+        what = "nobody has asked you anything" if kind == "answer" else f"`{kind}` is not possible"
+        may = [f"{COMMANDS[k][0]} ({COMMANDS[k][1]})" for k in v.legal if k in COMMANDS]
+        raise refuse(what + (f" now; you may {', '.join(may)}" if may else " now"))
+    hand = Counter(parse_card(c) for c in v.hand)
+    for text, action in zip(actions, parse_actions(actions), strict=True):
+        named: tuple[int, ...] = ()
+        if isinstance(action, Meld):
+            named = tuple(c for meld in action.melds for c in meld)
+        elif isinstance(action, LayOff):
+            named = action.cards
+        elif isinstance(action, Discard):
+            named = (action.card,)
+        elif isinstance(action, TakePile):
+            named = action.cards + tuple(c for meld in action.melds for c in meld)
+        wanted = Counter(named)
+        missing = wanted - hand
+        if missing:
+            from shared.rules import cards_text
+
+            raise refuse(f"`{text}` needs {cards_text(sorted(missing.elements()))}, which your "
+                         "hand does not hold")  # fmt: skip
+        hand -= wanted
+        if isinstance(action, (Draw, TakePile)):
+            return  # cards the view does not show come into the hand
 
 
 def _not_your_move(conn: Connection, match_id: str, failure: RpcFailureError) -> CliError:
@@ -303,10 +398,14 @@ def _catch_up(
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta draw")
 def draw(
-    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
+    json: JsonOpt = False,
+    yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Draw from the stock (red threes are laid out and replaced for you)."""
-    submit(match, ["draw"], json, yes=yes, armor=armor)
+    submit(common.chosen_match(match, match_option), ["draw"], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -317,15 +416,18 @@ def draw(
 )
 def take(
     cards: Annotated[
-        list[str] | None, typer.Argument(help="Cards from your hand that meld the top card.")
+        list[str] | None,
+        typer.Argument(help="Cards from your hand that meld the top card" + TRAILING_MATCH + "."),
     ] = None,
-    match: MatchOpt = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
 ) -> None:
     """Take the discard pile, melding its top card at once."""
-    submit(match, [" ".join(["pickup", *(cards or [])])], json, yes=yes, armor=armor)
+    words, match = common.split_match(cards or [])
+    match = common.chosen_match(match, match_option)
+    submit(match, [" ".join(["pickup", *words])], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -334,38 +436,47 @@ def take(
 )
 def meld(
     cards: Cards,
-    match: MatchOpt = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
 ) -> None:
     """Meld cards from your hand (several melds separated by commas)."""
-    submit(match, [" ".join(["meld", *cards])], json, yes=yes, armor=armor)
+    words, match = common.split_match(cards)
+    match = common.chosen_match(match, match_option)
+    submit(match, [" ".join(["meld", *words])], json, yes=yes, armor=armor)
 
 
 @app.command(
     rich_help_panel=PANEL, epilog="Examples:\n\n  canasta lay 9 9d\n\n  canasta lay 9 9d 2c"
 )
 def lay(
-    cards: Annotated[list[str], typer.Argument(help="The meld's rank, then the cards to add.")],
-    match: MatchOpt = None,
+    cards: Annotated[
+        list[str],
+        typer.Argument(help="The meld's rank, then the cards to add" + TRAILING_MATCH + "."),
+    ],
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
 ) -> None:
     """Lay cards off on one of your side's melds."""
-    submit(match, [" ".join(["lay", *cards])], json, yes=yes, armor=armor)
+    words, match = common.split_match(cards)
+    match = common.chosen_match(match, match_option)
+    submit(match, [" ".join(["lay", *words])], json, yes=yes, armor=armor)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta discard kd")
 def discard(
     card: Annotated[str, typer.Argument(help="The card to discard.")],
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
 ) -> None:
     """Discard a card, which ends your turn."""
+    match = common.chosen_match(match, match_option)
     submit(match, [f"discard {card}"], json, yes=yes, armor=armor)
 
 
@@ -378,7 +489,8 @@ def out(
     turn: Annotated[
         str | None, typer.Argument(help="The rest of your turn, as for `canasta play`.")
     ] = None,
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
@@ -394,15 +506,19 @@ def out(
             '`canasta out "meld 5h 5d 5c; discard 9s"` (same as `canasta play`)',
             EXIT_USAGE,
         )
-    submit(match, split_turn(turn), json, yes=yes, armor=armor)
+    submit(common.chosen_match(match, match_option), split_turn(turn), json, yes=yes, armor=armor)
 
 
 @app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta ask")
 def ask(
-    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
+    json: JsonOpt = False,
+    yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Ask your partner "may I go out?" (the answer binds you)."""
-    submit(match, ["ask"], json, yes=yes, armor=armor)
+    submit(common.chosen_match(match, match_option), ["ask"], json, yes=yes, armor=armor)
 
 
 @app.command(
@@ -410,7 +526,8 @@ def ask(
 )
 def answer(
     reply: Annotated[str, typer.Argument(help="yes or no.", metavar="yes|no")],
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
@@ -418,25 +535,35 @@ def answer(
     """Answer your partner's "may I go out?"."""
     if reply.lower() not in ("yes", "no", "y", "n"):
         raise CliError(f"canasta answer takes yes or no, not {reply!r}", EXIT_USAGE)
+    match = common.chosen_match(match, match_option)
     submit(match, [f"answer {reply.lower()}"], json, yes=yes, armor=armor)
 
 
 @app.command("pass", rich_help_panel=PANEL, epilog="Example:\n\n  canasta pass")
 def pass_(
-    match: MatchOpt = None, json: JsonOpt = False, yes: YesOpt = False, armor: ArmorOpt = False
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
+    json: JsonOpt = False,
+    yes: YesOpt = False,
+    armor: ArmorOpt = False,
 ) -> None:
     """Decline the pile once the stock is gone (this ends the hand)."""
-    submit(match, ["pass"], json, yes=yes, armor=armor)
+    submit(common.chosen_match(match, match_option), ["pass"], json, yes=yes, armor=armor)
 
 
-@app.command(rich_help_panel=PANEL, epilog="Example:\n\n  canasta deal")
-def deal(match: MatchOpt = None, json: JsonOpt = False, armor: ArmorOpt = False) -> None:
+@app.command(rich_help_panel=PANEL, epilog="Examples:\n\n  canasta deal\n\n  canasta deal 3f2a")
+def deal(
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
+    json: JsonOpt = False,
+    armor: ArmorOpt = False,
+) -> None:
     """Cut the deck so the next hand is dealt (when `canasta show` says it is your cut).
 
     Your signature over the server's published commitment is the hand's randomness: the server
     fixed its secret before you cut, so it cannot choose the deal (docs/trust.md).
     """
-    submit(match, ["deal"], json, deal=True, armor=armor)
+    submit(common.chosen_match(match, match_option), ["deal"], json, deal=True, armor=armor)
 
 
 @app.command(
@@ -447,21 +574,23 @@ def deal(match: MatchOpt = None, json: JsonOpt = False, armor: ArmorOpt = False)
 )
 def play(
     turn: Annotated[str, typer.Argument(help="Actions separated by ';', applied all or nothing.")],
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
     yes: YesOpt = False,
     armor: ArmorOpt = False,
 ) -> None:
     """Submit several actions at once (the rest of a turn), as one signed move."""
-    submit(match, split_turn(turn), json, yes=yes, armor=armor)
+    submit(common.chosen_match(match, match_option), split_turn(turn), json, yes=yes, armor=armor)
 
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta resign\n\n  canasta resign --match 3f2a --yes",
+    epilog="Examples:\n\n  canasta resign\n\n  canasta resign 3f2a --yes",
 )
 def resign(
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     json: JsonOpt = False,
     armor: ArmorOpt = False,
@@ -469,6 +598,7 @@ def resign(
     """Concede the match for your side, at any moment: the other side(s) win at once."""
     import sys
 
+    match = common.chosen_match(match, match_option)
     if not yes:
         if not sys.stdin.isatty():
             raise CliError("resigning ends the match: add --yes to confirm", code=EXIT_USAGE)
@@ -482,11 +612,12 @@ def resign(
 
 @app.command(
     rich_help_panel=PANEL,
-    epilog="Examples:\n\n  canasta cover on\n\n  canasta cover off --match 3f2a",
+    epilog="Examples:\n\n  canasta cover on\n\n  canasta cover off 3f2a",
 )
 def cover(
     state: Annotated[str, typer.Argument(help="on: a bot plays your seat; off: you are back.")],
-    match: MatchOpt = None,
+    match: MatchArg = None,
+    match_option: MatchOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Let a bot play your seat while you are away, or take it back."""
@@ -494,6 +625,7 @@ def cover(
 
     if state not in ("on", "off"):
         raise CliError(f"cover on or cover off, not {state!r}", code=EXIT_USAGE)
+    match = common.chosen_match(match, match_option)
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
         response = conn.call(

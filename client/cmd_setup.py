@@ -85,6 +85,7 @@ def setup(
 
         pem = private_key_to_openssh(key, secret) if secret else private_key_to_pem(key)
         write_key(player.key_path, pem)
+        player.use_key(key)  # signing in below must not ask for the new passphrase again
     player.public_key = public_key_to_text(public_key_raw(key))
     with common.connect(player) as conn:
         info = conn.server_info()

@@ -52,8 +52,10 @@ def moves(match: MatchArg = None, json: JsonOpt = False) -> None:
 
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
+        # The table first, checked against what this profile saw (``client.forks``): a list
+        # of moves is no reason to skip the check, on your turn or not.
+        view = common.fetch_view(conn, match_id)
         found = conn.call("GetMoves", pb.GetMovesRequest(match_id=match_id))
-        view = None if found.groups or json else common.fetch_view(conn, match_id)
     if json:
         common.print_json(found)
         return
@@ -256,6 +258,7 @@ def watch(
         after = conn.profile.notifications_seen.get(conn.address, 0)
         first_watch = conn.address not in conn.profile.notifications_seen
         older = time.time_ns() // 1_000_000 - _FIRST_WATCH_DAYS_MS if first_watch else 0
+        memory = _Memory()  # kept across reconnects: no line twice
         quiet_reconnects = 0
         while True:
             stream, change = _stream(conn, ids, None, notifications_after=after)
@@ -263,7 +266,9 @@ def watch(
                 with translated(conn.address):
                     while change is not None:
                         quiet_reconnects = 0
-                        after = _print_change(conn, change, seats, after, older, json=json)
+                        after = _print_change(
+                            conn, change, seats, after, older, json=json, memory=memory
+                        )
                         change = next(stream, None)
             except RpcFailureError as failure:
                 # A watch outlives its token (``token_ttl_seconds``): log in again and resume
@@ -301,6 +306,55 @@ _FIRST_WATCH_DAYS_MS = 86_400_000
 """How far back a profile's first watch prints notifications (later ones resume by id)."""
 
 
+class _Memory:
+    """What one watch printed, across the streams it opens (a reconnect after the token ran
+    out opens a new one, which starts again with each match's state): the revision of each
+    match's last line, so that an unchanged match is not printed twice; and a hand that just
+    ended, so that the line of the change that ended it says the cut is due."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.started_ms = time.time_ns() // 1_000_000
+        self.revisions: dict[str, int] = {}
+        self.hand_over: set[str] = set()
+        """Matches with a "hand over" notification made since the watch began and no change
+        line since: the server sends the notices a change caused just before the change."""
+
+    def printed_before(self, change: pb.WatchResponse) -> bool:
+        if not change.match_id or self.revisions.get(change.match_id, -1) < change.revision:
+            self.revisions[change.match_id] = change.revision
+            return False
+        return True
+
+    def heard(self, note: pb.WatchNotification) -> None:
+        if note.kind == "hand_ended" and note.created_at_ms >= self.started_ms:
+            self.hand_over.add(note.match_id)
+
+    def cut_due(self, conn: Connection, change: pb.WatchResponse) -> bool:
+        """Whether ``to_act`` names the seat that cuts: before the first deal (version 0),
+        in the change right after its "hand over" notification, or where this profile last
+        looked and saw the cut due."""
+        ended = change.match_id in self.hand_over
+        self.hand_over.discard(change.match_id)
+        if change.status != 2 or not change.HasField("to_act"):  # MATCH_STATUS_PLAYING
+            return False
+        seen = conn.profile.matches.get(change.match_id)
+        at_the_cut = seen is not None and seen.version == change.version and seen.deal_commitment
+        return change.version == 0 or ended or bool(at_the_cut)
+
+
+def _stamp(ms: int | None) -> str:
+    """When something happened, in local time: the clock time today, with the day before."""
+    import time
+
+    now = time.localtime()
+    when = time.localtime(ms / 1000) if ms else now
+    if when[:3] == now[:3]:
+        return time.strftime("%H:%M:%S", when)
+    return time.strftime("%a %d %b %H:%M:%S", when)
+
+
 def _print_change(
     conn: Connection,
     change: pb.WatchResponse,
@@ -309,15 +363,20 @@ def _print_change(
     older: int,
     *,
     json: bool,
+    memory: _Memory | None = None,
 ) -> int:
     """Print one stream message; returns the id of the last notification seen, which is
     remembered in the profile at once (a watch ends by Ctrl-C, never by a clean exit).
-    Notifications created before ``older`` (ms) are passed over, not printed."""
-    import time
-
+    Notifications created before ``older`` (ms) are passed over, not printed; a notification
+    is stamped with when it was made (an old one with its day), a change with now."""
+    memory = memory if memory is not None else _Memory()
     note = change.notification if change.HasField("notification") else None
+    if note is not None:
+        memory.heard(note)
     if note is not None and note.created_at_ms < older:
         pass
+    elif note is None and memory.printed_before(change):
+        memory.cut_due(conn, change)  # the same state again, from a stream opened anew
     elif json:
         import json as json_module
 
@@ -332,11 +391,12 @@ def _print_change(
     else:
         from client.render import notification_line, watch_line
 
-        stamp = time.strftime("%H:%M:%S")
         if note is not None:
-            typer.echo(f"{stamp} {notification_line(note)}")
+            typer.echo(f"{_stamp(note.created_at_ms)} {notification_line(note)}")
         else:
-            typer.echo(f"{stamp} {watch_line(change, seats.of(change.match_id))}")
+            cut = memory.cut_due(conn, change)
+            line = watch_line(change, seats.of(change.match_id), cut=cut)
+            typer.echo(f"{_stamp(None)} {line}")
     if note is not None and note.id > after:
         after = note.id
         conn.profile.notifications_seen[conn.address] = after

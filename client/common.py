@@ -6,13 +6,14 @@ the functions) so that ``canasta --help`` does not pay for them.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import typer
 
-from client.errors import CliError
+from client.errors import EXIT_USAGE, CliError
 from client.profiles import Profile, chosen_profile
 
 if TYPE_CHECKING:
@@ -33,6 +34,30 @@ class Options:
 OPTIONS = Options()
 
 JSON_HELP = "Print the server's answer as JSON instead of text (for scripts)."
+MATCH_HELP = "Match id or a unique prefix; default: your one active match."
+
+_MATCH_WORD = re.compile(r"[0-9a-f]{4,32}")
+"""A word that names a match after a command's cards: 4 to 32 hex digits (an id or its first
+characters). No card, rank or meld is written so (``shared.rules.cards``), so a trailing word
+of this form is never a card."""
+
+
+def chosen_match(argument: str | None, option: str | None) -> str | None:
+    """The match a command names, as its last argument or with ``--match``/``-m`` (both kept:
+    scripts and mails use ``-m``); naming two different matches is a usage error."""
+    if argument and option and argument.lower() != option.lower():
+        raise CliError(
+            f"two matches named ({argument!r} and --match {option!r}): name one", EXIT_USAGE
+        )
+    return argument or option
+
+
+def split_match(words: list[str]) -> tuple[list[str], str | None]:
+    """Cards given to a command, and the match if the last word names one (``canasta meld 7h
+    7c 2s 3f2a``): 4 to 32 hex digits, which no card is."""
+    if words and _MATCH_WORD.fullmatch(words[-1].lower()):
+        return words[:-1], words[-1]
+    return words, None
 
 
 def profile() -> Profile:

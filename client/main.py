@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import MutableMapping
 from typing import Annotated, Any
 
 import typer
@@ -137,8 +138,17 @@ def main() -> None:
     typo, ``version``, completion) gets the whole app, which is also what every test of the
     app's shape drives.
     """
+    quiet_grpc(os.environ)
     narrowed = _narrowed(sys.argv[1:])
     (narrowed or app)()
+
+
+def quiet_grpc(environ: MutableMapping[str, str]) -> None:
+    """Keep gRPC's own C-core log lines (a TLS handshake's failure, for one) off the player's
+    terminal: every failure is said once, in our words (``client.rpc``). Set before grpc is
+    first imported, which reads them; a user who set either variable keeps their choice."""
+    environ.setdefault("GRPC_VERBOSITY", "NONE")
+    environ.setdefault("GRPC_TRACE", "")
 
 
 _ROOT_OPTIONS_WITH_VALUE = frozenset({"-p", "--profile"})

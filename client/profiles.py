@@ -167,11 +167,16 @@ class Profile:
     # -- the private key --------------------------------------------------------------------------
 
     def load_key(self) -> PrivateKey:
-        """The player's key, after checking the file's mode; asks for the passphrase if needed."""
+        """The player's key, after checking the file's mode; asks for the passphrase if needed,
+        once per command: a command that signs a move and then signs in again, or ``setup``
+        that made the key, does not ask again (``use_key``)."""
         from shared.crypto.errors import KeyFileError
         from shared.crypto.keys import is_encrypted_key, private_key_from_pem
 
         path = self.key_path
+        unlocked = _UNLOCKED.get(path)
+        if unlocked is not None:
+            return unlocked
         check_key_mode(path)
         try:
             data = path.read_bytes()
@@ -182,9 +187,19 @@ class Profile:
             ) from None
         passphrase = read_passphrase(path) if is_encrypted_key(data) else None
         try:
-            return private_key_from_pem(data, passphrase)
+            key = private_key_from_pem(data, passphrase)
         except KeyFileError as exc:
             raise CliError(f"{path}: {exc}") from None
+        self.use_key(key)
+        return key
+
+    def use_key(self, key: PrivateKey) -> None:
+        """Keep ``key`` (read, or just made) for the rest of this command: never on disk."""
+        _UNLOCKED[self.key_path] = key
+
+
+_UNLOCKED: dict[Path, PrivateKey] = {}
+"""The keys this process has read (a passphrase is asked once per command), by file."""
 
 
 def _write_private(path: Path, data: bytes) -> None:

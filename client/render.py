@@ -198,7 +198,7 @@ def render_moves(found: pb.GetMovesResponse, view: pb.MatchView | None) -> str:
 _NEXT_COMMAND = {
     "your_turn": "canasta show {match}",
     "reminder": "canasta show {match}",
-    "partner_asks": "canasta answer yes|no --match {match}",
+    "partner_asks": "canasta answer yes|no {match}",
     "hand_ended": "canasta show {match}",
     "match_ended": "canasta history {match}",
 }
@@ -215,16 +215,26 @@ def notification_line(note: pb.WatchNotification) -> str:
     return text
 
 
-def watch_line(change: pb.WatchResponse, summary: pb.MatchSummary | None) -> str:
-    """A change of one match: its id, version and status, and who is to move, by name."""
+def watch_line(
+    change: pb.WatchResponse, summary: pb.MatchSummary | None, *, cut: bool = False
+) -> str:
+    """A change of one match: its id, version and status, and who is to move, by name; with
+    ``cut``, that the next hand's cut is due and who cuts (the seat ``to_act`` names)."""
     status = {1: "waiting", 2: "playing", 3: "finished"}.get(change.status, "?")
     line = f"{change.match_id[:8]} version {change.version} {status}"
     if change.HasField("to_act"):
         me = summary.my_seat if summary is not None and summary.HasField("my_seat") else None
+        what = "first hand" if change.version == 0 else "next hand"
         if change.to_act == me:
+            if cut:
+                return f"{line} - your cut for the {what}: canasta deal {change.match_id[:8]}"
             return f"{line} - your turn"
         names = SeatNames(summary.seats if summary is not None else (), me)
-        line += f" - {names.full(change.to_act)} to move"
+        line += (
+            f" - {names.full(change.to_act)} to cut for the {what}"
+            if cut
+            else f" - {names.full(change.to_act)} to move"
+        )
     return line
 
 

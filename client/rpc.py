@@ -44,29 +44,50 @@ def _trailers(error: grpc.RpcError) -> dict[str, str]:
         return {}
 
 
-def _unreachable_reason(details: str) -> str:
+def _unreachable_reason(details: str, tls: bool | None = None) -> str:
+    """Why a server could not be reached, with a hint a player can act on; ``tls``: whether
+    the channel talked TLS (None: not known)."""
     lowered = details.lower()
     if "connection refused" in lowered:
         return "connection refused: is canasta-server running there?"
     if any(word in lowered for word in ("dns", "resolv", "lookup", "name or service")):
         return "the host name does not resolve"
+    if "hostname verification" in lowered:
+        return (
+            "its TLS certificate is not made out to this host name: use the name it was made "
+            "for in --server NAME:PORT (an IP address will not do for a certificate that names "
+            "a host)"
+        )
+    if "wrong_version_number" in lowered:
+        return "the TLS handshake failed: the server does not talk TLS; set up without --tls"
+    if "certificate_verify_failed" in lowered or "unable to get local issuer" in lowered:
+        return (
+            "the server's TLS certificate is not trusted: for a self-signed one, give its "
+            "certificate with --ca FILE"
+        )
     if "ssl" in lowered or "tls" in lowered or "handshake" in lowered or "certificate" in lowered:
         return "the TLS handshake failed: check --tls and the CA file"
+    if tls is False and "socket closed" in lowered:
+        return (
+            "the server closed the connection at once: if it talks TLS, set up with --tls "
+            "(and --ca FILE for a self-signed certificate)"
+        )
     if "deadline" in lowered or "timeout" in lowered or "timed out" in lowered:
         return "no answer in time"
     first = details.split(";")[0].strip()
     return first[:120] or "no details"
 
 
-def describe(error: grpc.RpcError, address: str) -> RpcFailureError:
-    """The one line that tells a player what went wrong with a call to ``address``."""
+def describe(error: grpc.RpcError, address: str, tls: bool | None = None) -> RpcFailureError:
+    """The one line that tells a player what went wrong with a call to ``address`` (over TLS
+    or not, if ``tls`` says)."""
     code = error.code()
     details = (error.details() or "").strip()
     trailers = _trailers(error)
     name = code.name if code is not None else "UNKNOWN"
     message: str
     if code == grpc.StatusCode.UNAVAILABLE:
-        message = f"cannot reach the server at {address} ({_unreachable_reason(details)})"
+        message = f"cannot reach the server at {address} ({_unreachable_reason(details, tls)})"
     elif code == grpc.StatusCode.DEADLINE_EXCEEDED:
         message = f"the server at {address} did not answer in time"
     elif code == grpc.StatusCode.FAILED_PRECONDITION:
@@ -92,12 +113,12 @@ def describe(error: grpc.RpcError, address: str) -> RpcFailureError:
 
 
 @contextmanager
-def translated(address: str) -> Iterator[None]:
+def translated(address: str, tls: bool | None = None) -> Iterator[None]:
     """Turn any gRPC error raised inside (also while reading a stream) into one line."""
     try:
         yield
     except grpc.RpcError as error:
-        raise describe(error, address) from None
+        raise describe(error, address, tls) from None
 
 
 def open_channel(address: str, tls: bool = False, ca_file: str = "") -> grpc.Channel:
@@ -148,7 +169,7 @@ class Connection:
     # -- the server's key -------------------------------------------------------------------------
 
     def server_info(self) -> pb.GetServerInfoResponse:
-        with translated(self.address):
+        with translated(self.address, self.profile.tls):
             info: pb.GetServerInfoResponse = self.stub.GetServerInfo(
                 pb.GetServerInfoRequest(), timeout=DEFAULT_TIMEOUT
             )
@@ -204,7 +225,7 @@ class Connection:
         server_key = self.pinned_key()
         key = self.profile.load_key()
         public = public_key_raw(key)
-        with translated(self.address):
+        with translated(self.address, self.profile.tls):
             challenge = self.stub.Challenge(
                 pb.ChallengeRequest(public_key=public), timeout=DEFAULT_TIMEOUT
             )
@@ -235,7 +256,7 @@ class Connection:
                 if auth and attempt == 1 and error.code() == grpc.StatusCode.UNAUTHENTICATED:
                     self.profile.token = ""
                     continue
-                raise describe(error, self.address) from None
+                raise describe(error, self.address, self.profile.tls) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def watch(

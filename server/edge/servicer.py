@@ -24,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
-from server.domain import Change, MatchView, Receipt
+from server.domain import Change, MatchView, Notification, Receipt
 from server.edge import convert
 from server.edge.limits import RateLimit, peer_host
 from server.edge.status import status_of
@@ -65,6 +65,34 @@ def _token(context: Any) -> str:
             scheme, _, token = value.partition(" ")
             return token.strip() if scheme.lower() == "bearer" else ""
     return ""
+
+
+HOLD_NOTICE_MS = 60_000
+"""The longest a notification waits for the change it belongs to (``_caused_by``)."""
+
+
+def _caused_by(
+    sent: dict[str, int],
+    upcoming: Change | None,
+    now: int,
+    scanned: int,
+    shown: list[tuple[Notification, str]],
+) -> tuple[int, list[tuple[Notification, str]]]:
+    """The notifications read that may go out now, and the last id they cover: a watcher
+    reads the notices a change caused just before that change (the "hand over" before the
+    line of the move that ended the hand). Changes are queued and sent one by one, and the
+    notices of a later one may already be stored: from the first notice about a later version
+    of a match than the one sent (or ``upcoming``), the rest waits to be read again, at most
+    ``HOLD_NOTICE_MS`` after it was made."""
+    allowed = dict(sent)
+    if upcoming is not None:
+        allowed[upcoming.match_id] = max(allowed.get(upcoming.match_id, 0), upcoming.version)
+    for index, (note, _) in enumerate(shown):
+        version = note.facts.get("version")
+        later = isinstance(version, int) and version > allowed.get(note.match_id, version)
+        if later and note.created_ms > now - HOLD_NOTICE_MS:
+            return note.id - 1, shown[:index]
+    return scanned, shown
 
 
 async def _refuse(context: Any, exc: BaseException) -> NoReturn:
@@ -364,7 +392,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return convert.history_to_pb(history)
 
     async def Watch(self, request: pb.WatchRequest, context: Any) -> AsyncIterator[Any]:
-        """The current state of each watched match, then each change as it is stored.
+        """The current state of each watched match, then each change as it is stored (with
+        notifications: after the notifications it caused).
 
         No thread waits for a quiet stream: the notifier wakes this coroutine through its
         loop when a change is queued for it.
@@ -393,7 +422,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 await _refuse(context, InvalidRequestError("that notification id is out of range"))
             last_note = request.after_notification_id if request.notifications else -1
             next_read = 0.0
+            sent: dict[str, int] = {}  # match id -> the version of its last change sent
             for change in initial:
+                sent[change.match_id] = change.version
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx
             while not self.stopping.is_set():
@@ -411,7 +442,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                         )
                     except Exception as exc:
                         await _refuse(context, exc)
-                    scanned, shown = notes
+                    scanned, shown = _caused_by(sent, None, ctx.clock(), *notes)
                     for note, text in shown:
                         yield convert.notification_to_pb(note, text)
                     last_note = max(last_note, scanned)
@@ -434,7 +465,23 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                     with suppress(TimeoutError):
                         await asyncio.wait_for(news.wait(), idle)
                     continue
-                next_read = 0.0  # a change: its notifications were stored with it
+                if last_note >= 0:
+                    # The notices a change caused were stored with it: they go first, so a
+                    # watcher reads "hand over" before the line of the change that ended it.
+                    start = last_note
+                    try:
+                        notes = await self._body(
+                            self.service.notifications_after, caller, last_note
+                        )
+                    except Exception as exc:
+                        await _refuse(context, exc)
+                    scanned, shown = _caused_by(sent, latest, ctx.clock(), *notes)
+                    for note, text in shown:
+                        yield convert.notification_to_pb(note, text)
+                    last_note = max(last_note, scanned)
+                    more = scanned > start
+                    next_read = loop.time() + (0 if more else NOTIFICATION_POLL_SECONDS)
+                sent[latest.match_id] = latest.version
                 yield convert.change_to_pb(latest)
         finally:
             with self._wakers_lock:

@@ -136,17 +136,7 @@ class Preferences:
                 _check_code_mails(ctx, repo, str(values["email_pending"]), now)
             if change.email_code is not None:
                 pending, digest, expires = repo.email_code(player.id)
-                given = change.email_code.strip().lower()
-                if (
-                    not pending
-                    or not digest
-                    or expires < now
-                    or not secrets.compare_digest(_hash(given[:64]), digest)
-                ):
-                    raise PermissionDeniedError(
-                        "that code is not the one mailed to your new address, or it expired: "
-                        "set the address again for a new code"
-                    )
+                _check_code(change.email_code, pending, digest, expires, now)
                 values.update(
                     email=pending, email_verified=True, email_pending="", email_code_hash=""
                 )
@@ -171,6 +161,26 @@ class Preferences:
             raise NotFoundError("no such player")
         announce(ctx, playing)  # an order that applies now is carried out now
         return dataclasses.replace(found, webhook_secret=secret)
+
+
+def _check_code(given: str, pending: str, digest: str, expires: int, now: int) -> None:
+    """Refuse a code that is not the one last mailed, saying what to do: a wrong code leaves
+    the right one working (try again) until it expires; an expired one needs a new mail."""
+    if not pending or not digest:
+        raise PermissionDeniedError(
+            "no address of yours waits for a code: `canasta notify email ADDRESS` mails one"
+        )
+    if expires < now:
+        raise PermissionDeniedError(
+            f"the code mailed to {pending} expired (a code works for "
+            f"{EMAIL_CODE_TTL_MS // 60_000} minutes): set the address again for a new one"
+        )
+    if not secrets.compare_digest(_hash(given.strip().lower()[:64]), digest):
+        left = max(1, -(-(expires - now) // 60_000))
+        raise PermissionDeniedError(
+            f"that is not the code last mailed to {pending} (only the latest one works): check "
+            f"it and try again; the code works for {left} more minute{'s' if left != 1 else ''}"
+        )
 
 
 def _check_code_mails(ctx: ServiceContext, repo: Repository, address: str, now: int) -> None:

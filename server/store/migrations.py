@@ -18,6 +18,7 @@ code is refused rather than touched.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from alembic import command
@@ -29,6 +30,12 @@ from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from server.store.db import Database
+
+log = logging.getLogger("canasta.server")
+# Alembic says at INFO, on every start, which dialect it found ("Context impl SQLiteImpl.",
+# "Will assume transactional DDL.") and each revision's whole docstring: ``migrate`` says
+# instead what it applied, one line a revision.
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 _ADVISORY_LOCK_ID = 0x43414E41  # "CANA"
 SCRIPTS = Path(__file__).with_name("alembic")
@@ -93,9 +100,20 @@ def migrate(db: Database, target: str = "head", scripts: Path = SCRIPTS) -> list
         adopted = MigrationContext.configure(connection).get_current_revision() is not None
         if current is not None and not adopted:
             command.stamp(config, current)  # a database of the hand-written migrations
-        pending = [r.revision for r in revisions.iterate_revisions(goal, current or "base")]
+        pending = list(reversed(list(revisions.iterate_revisions(goal, current or "base"))))
         command.upgrade(config, goal)
-    return list(reversed(pending))
+    for script in pending:  # one line each, once the whole upgrade is committed
+        log.info("database schema: applied revision %s (%s)", script.revision, title(script.doc))
+    return [script.revision for script in pending]
+
+
+def title(doc: str | None) -> str:
+    """A revision's title for its one log line: its docstring's first clause, on one line."""
+    words = " ".join((doc or "").split())
+    for mark in (": ", ". "):
+        words = words.split(mark, 1)[0]
+    words = words.rstrip(".")
+    return words if len(words) <= 100 else words[:99] + "…"
 
 
 def _lock(db: Database, session: Session) -> None:

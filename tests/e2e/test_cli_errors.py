@@ -448,7 +448,12 @@ def test_a_changed_pin_stops_reads_and_moves_before_anything_is_sent(table: Tabl
     assert table.view(seat).view.phase == pb.PHASE_DRAW  # the draw was never sent
 
 
-def test_a_move_needs_a_look_at_the_table_first(table: Table, tmp_path: Path) -> None:
+def test_a_first_move_from_a_profile_that_never_looked_is_played(
+    table: Table, tmp_path: Path
+) -> None:
+    """Issue 28: a copy of the player's profile that never saw the match (another device)
+    plays its first move on the match as it is now, after the first look's checks of the
+    whole chain from its header (``client.forks``), which it then remembers."""
     seat = table.actor()
     stranger = Player(tmp_path / "copy")
     source = table.players[seat].home
@@ -458,10 +463,13 @@ def test_a_move_needs_a_look_at_the_table_first(table: Table, tmp_path: Path) ->
     data["matches"] = {}  # this copy of the profile never saw the match
     profile.write_text(json.dumps(data))
     version = table.view(seat).version
-    done = stranger.run("draw", ok=False)
-    assert done.returncode == 1
-    assert "you have not looked at this match from this profile yet" in one_line_error(done)
-    assert table.view(seat).version == version
+    done = stranger.run("draw")
+    assert f"move {version + 1} stored; receipt verified" in done.stdout
+    seen = json.loads(profile.read_text())["matches"][table.match_id]
+    assert seen["version"] == version + 1
+    assert seen["header_hash"]  # the chain was checked from its header on the first look
+    hand = table.view(seat).view.hand
+    table.players[seat].run("discard", hand[0])  # the turn ends as any other
 
 
 def test_wait_refuses_a_timeout_that_is_not_a_number_of_seconds(table: Table) -> None:

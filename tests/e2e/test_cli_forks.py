@@ -127,6 +127,20 @@ def test_a_rewrite_after_a_player_looked_is_caught(server: Server, tmp_path: Pat
     assert _seen_version(ann, match_id) == version  # nothing remembered from the fork
 
 
+def test_moves_on_my_turn_checks_the_history_too(server: Server, tmp_path: Path) -> None:
+    """Issue 28: `canasta moves` on the player's own turn checks the view against what the
+    profile saw, as `show` does, and lists nothing from a rewritten history."""
+    ann, _, match_id = _two_players(tmp_path, server)
+    assert "canasta draw" in ann.run("moves", match_id).stdout  # Ann's turn
+    version = _seen_version(ann, match_id)
+    _rewrite(server, match_id, version)
+    for args in (("moves", match_id), ("moves", match_id, "--json")):
+        caught = ann.run(*args, ok=False)
+        assert caught.returncode == 1
+        assert f"FORK DETECTED in match {match_id[:8]}" in one_line_error(caught)
+        assert caught.stdout == ""
+
+
 def test_new_entries_that_do_not_follow_the_seen_head_are_caught(
     server: Server, tmp_path: Path
 ) -> None:

@@ -89,7 +89,9 @@ def test_watch_prints_each_notification_once_across_runs(server: Server, tmp_pat
     try:
         lines = _lines_until(Lines(first), f"It is your turn in match {short}")
         assert lines[-1].endswith(f": cut and deal the first hand. Next: canasta show {short}")
-        assert any(f"{short} version 0 playing - your turn" in line for line in lines), lines
+        assert any(
+            f"{short} version 0 playing - your cut for the first hand" in line for line in lines
+        ), lines
         assert _remembered(ann, server) >= 1  # kept as soon as it was printed
     finally:
         _interrupt(first)
@@ -121,10 +123,39 @@ def test_watch_names_the_seat_to_move(server: Server, tmp_path: Path) -> None:
     watcher = [ann, ben][1 - cutter]
     process = _watch(watcher)
     try:
-        line = _lines_until(Lines(process), "to move")[-1]
+        output = Lines(process)
+        line = _lines_until(output, "to cut")[-1]
+        # Issue 28: the first move is the cut, and the line says so (it said "to move").
+        assert line.endswith(
+            f"version 0 playing - {names[cutter]} (seat {cutter}) to cut for the first hand"
+        ), line
+        [ann, ben][cutter].run("deal")
+        line = _lines_until(output, "version 1 ")[-1]
     finally:
         _interrupt(process)
-    assert line.endswith(f"playing - {names[cutter]} (seat {cutter}) to move"), line
+    assert line.endswith(" to move") or line.endswith(" your turn"), line
+
+
+def test_a_reconnect_prints_nothing_twice(tmp_path: Path) -> None:
+    """Issue 28: a watch outlives its token and opens a new stream, which starts again with
+    each match's state; an unchanged match is not printed again."""
+    server = start_server(tmp_path / "server", settings={"token_ttl_seconds": "2"})
+    ann = Player(tmp_path / "ann")
+    try:
+        ann.run("setup", "--server", server.address, "--name", "Ann")
+        short = ann.json("create", "--bot", "1", "--bot", "2", "--bot", "3")["match"]["match_id"][
+            :8
+        ]
+        process = _watch(ann)
+        try:
+            lines = _lines_for(Lines(process), 7)  # the token runs out two or three times
+        finally:
+            err = _interrupt(process)
+    finally:
+        server.stop()
+    assert "canasta:" not in err, err
+    states = [line for line in lines if f"{short} version 0 playing" in line]
+    assert len(states) == 1, lines
 
 
 def test_watch_says_so_and_exits_1_when_the_server_goes_away(tmp_path: Path) -> None:

@@ -74,3 +74,41 @@ def test_a_self_signed_certificate_as_the_docs_make_it_serves_canasta(tmp_path: 
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)
+
+
+def test_tls_mistakes_get_one_line_with_a_hint(tmp_path: Path) -> None:
+    """Issue 28: a plaintext client at a TLS server, a host name the certificate does not
+    name, and a self-signed certificate without --ca each get one line saying what to change,
+    and gRPC's own handshake log line stays off the terminal."""
+    from tests.e2e.harness import one_line_error, start_server
+
+    make = tls_lines()[0].replace("canasta.example.org", "localhost")
+    made = subprocess.run(
+        make, shell=True, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert made.returncode == 0, made.stderr
+    server = start_server(
+        tmp_path / "data",
+        settings={"tls_cert": str(tmp_path / "cert.pem"), "tls_key": str(tmp_path / "key.pem")},
+    )
+    try:
+        port = server.port
+        cases = [
+            (["--server", f"localhost:{port}"], "the server closed the connection at once: if "
+             "it talks TLS, set up with --tls (and --ca FILE for a self-signed certificate)"),
+            (["--server", f"127.0.0.1:{port}", "--tls", "--ca", str(tmp_path / "cert.pem")],
+             "its TLS certificate is not made out to this host name: use the name it was made "
+             "for in --server NAME:PORT"),
+            (["--server", f"localhost:{port}", "--tls"], "the server's TLS certificate is not "
+             "trusted: for a self-signed one, give its certificate with --ca FILE"),
+        ]  # fmt: skip
+        for number, (args, hint) in enumerate(cases):
+            player = Player(tmp_path / f"p{number}")
+            done = player.run("setup", *args, "--name", "Alice", ok=False)
+            assert done.returncode == 1
+            assert hint in one_line_error(done), done.stderr  # one line: no gRPC log line
+        trusted = Player(tmp_path / "trusted")
+        args = ["--server", f"localhost:{port}", "--tls", "--ca", str(tmp_path / "cert.pem")]
+        trusted.run("setup", *args, "--name", "Alice")
+    finally:
+        server.stop()

@@ -84,6 +84,45 @@ def test_tls_by_configuration(make_app: AppFactory, tmp_path: Path) -> None:
         assert info.value.code() == grpc.StatusCode.UNAVAILABLE
 
 
+@pytest.mark.slow  # server processes of their own: out of the inner loop
+def test_start_up_is_quiet(tmp_path: Path) -> None:
+    """Issue 28: a start logs one line per schema revision it applies (none once the schema
+    is current), nothing of Alembic's own, and nothing from the mail listener (aiosmtpd's
+    "connection lost" of its start-up probe)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        smtp_port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "CANASTA_SERVER_LOG_LEVEL": "INFO",
+        "CANASTA_SERVER_SMTP_LISTEN": f"127.0.0.1:{smtp_port}",
+        "CANASTA_SERVER_MAIL_FROM": "canasta@example.org",
+    }
+    command = [sys.executable, "-m", "server", "--data-dir", str(tmp_path), "serve"]
+    logs = []
+    for _ in range(2):
+        process = subprocess.Popen(
+            [*command, "--listen", "127.0.0.1:0"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        )  # fmt: skip
+        assert process.stdout is not None
+        banner = process.stdout.readline()
+        assert f"mail in on 127.0.0.1:{smtp_port}" in banner, banner
+        time.sleep(0.5)  # anything logged just after the banner
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err
+        logs.append(err.splitlines())
+    first, second = logs
+    applied = sorted(known_revisions())
+    said = " INFO canasta.server: database schema: applied revision "
+    assert len(first) == len(applied), first  # one line each, and nothing else
+    assert all(said in line for line in first), first
+    assert [line.split(said)[1][:4] for line in first] == applied
+    assert "database schema: applied revision 0001 (The initial schema (players, " in first[0]
+    assert second == [], second
+
+
 @pytest.mark.slow  # a server process of its own: out of the inner loop
 def test_the_server_process(tmp_path: Path) -> None:
     env = {**os.environ, "CANASTA_SERVER_REGISTRATION": "invite"}

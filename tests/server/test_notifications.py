@@ -784,3 +784,136 @@ def test_settled_notifications_are_forgotten_after_the_retention_period(
     clock.now += 2 * 24 * HOUR
     app.service.outbox.start_round()  # the hourly pass comes with a round
     assert ids() == newer | {min(old)}
+
+
+def test_a_wrong_code_can_be_tried_again_until_it_expires(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 28: a wrong code leaves the mailed one working, and the refusal says so (it used
+    to say to set the address again); an expired one needs a new mail, and says that."""
+    import re
+
+    box, _ = mailbox
+    ann, ben = players("ann"), players("ben")
+
+    def refusal(client: PlayerClient, code: str) -> str:
+        with pytest.raises(grpc.RpcError) as refused:
+            update(client, email_code=code)
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        return refused.value.details() or ""
+
+    assert "no address of yours waits for a code" in refusal(ann, "abc")
+    for client, address in ((ann, "ann@example.org"), (ben, "ben@example.org")):
+        update(client, email=address)
+    app.service.outbox.deliver()
+    codes = {}
+    for address in ("ann@example.org", "ben@example.org"):
+        (mail,) = box.to(address)
+        found = re.search(r"Your code is ([a-z0-9]+)", mail_text(mail))
+        assert found is not None
+        codes[address] = found[1]
+    said = refusal(ann, "not-the-code")
+    assert said == (
+        "that is not the code last mailed to ann@example.org (only the latest one works): "
+        "check it and try again; the code works for 60 more minutes"
+    )
+    clock.now += 45 * 60_000
+    assert refusal(ann, "still-not-it").endswith("the code works for 15 more minutes")
+    assert update(ann, email_code=codes["ann@example.org"]).email_verified  # it still works
+    clock.now += 16 * 60_000
+    assert refusal(ben, codes["ben@example.org"]) == (
+        "the code mailed to ben@example.org expired (a code works for 60 minutes): set the "
+        "address again for a new one"
+    )
+
+
+def test_a_watch_sends_the_notifications_of_a_change_before_the_change(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 28: the notices a change caused come just before the change on the stream, so a
+    watcher knows what the change was ("hand over": the seat named is to cut, not to move)."""
+    match_id, clients = _two_humans(app, players)
+    ann = clients[0]
+    with app.db.read() as session:
+        known = app.service.ctx.repo(session).notifications_of(player_id(app, ann), 0, 100)
+    after = max((n.id for n in known), default=0)
+    stream = ann.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=after),
+        metadata=ann.metadata,
+        timeout=20,
+    )
+    try:
+        first = next(stream)
+        assert first.match_id == match_id  # the match's state now
+        for _ in range(40):  # others move until it is Ann's turn
+            seat = ann.view(match_id).match.to_act
+            if seat == 0 and first.version < ann.view(match_id).version:
+                break
+            view = clients[seat].view(match_id)
+            if view.HasField("dealing_seat"):
+                clients[seat].deal(view)
+            else:
+                clients[seat].submit(view, plain_turn(view))
+            app.bots.drain()
+        else:
+            raise AssertionError("Ann's turn never came")
+        version = ann.view(match_id).version
+        seen: list[pb.WatchResponse] = []
+        for response in stream:
+            seen.append(response)
+            if not response.HasField("notification") and response.version == version:
+                break
+    finally:
+        stream.cancel()
+    assert seen[-1].to_act == 0
+    before = seen[-2]
+    assert before.HasField("notification"), seen
+    assert before.notification.kind == "your_turn"
+    assert before.notification.match_id == match_id
+
+
+@pytest.mark.slow  # a whole hand: out of the inner loop
+def test_hand_over_comes_just_before_the_change_that_ended_the_hand(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 28: at the end of a hand the stream says "hand over" and then the change, whose
+    seat to act is the one that cuts (``canasta watch`` says "to cut", not "to move")."""
+    match_id, clients = _two_humans(app, players)
+    ann = clients[0]
+    stream = ann.stub.Watch(
+        pb.WatchRequest(notifications=True, after_notification_id=0),
+        metadata=ann.metadata,
+        timeout=120,
+    )
+    try:
+        for _ in range(400):  # the humans draw and discard until the hand is over
+            view = ann.view(match_id)
+            if view.HasField("dealing_seat") and view.view.hand_number == 1:
+                break
+            seat = view.match.to_act
+            view = clients[seat].view(match_id)
+            if view.HasField("dealing_seat"):
+                clients[seat].deal(view)
+            else:
+                try:
+                    clients[seat].submit(view, plain_turn(view))
+                except grpc.RpcError:  # the empty stock's compulsory take: what the engine lists
+                    moves = clients[seat].stub.GetMoves(
+                        pb.GetMovesRequest(match_id=match_id), metadata=clients[seat].metadata
+                    )
+                    clients[seat].submit(view, [moves.groups[0].actions[0]])
+            app.bots.drain()
+        else:
+            raise AssertionError("the hand never ended")
+        seen: list[pb.WatchResponse] = []
+        for response in stream:
+            seen.append(response)
+            if not response.HasField("notification") and response.version == view.version:
+                break
+    finally:
+        stream.cancel()
+    over = [i for i, r in enumerate(seen) if r.notification.kind == "hand_ended"]
+    assert over, "no hand over on the stream"
+    after = [r for r in seen[over[-1] + 1 :] if not r.HasField("notification")]
+    assert [r.version for r in after] == [view.version], seen[over[-1] - 2 :]
+    assert after[0].to_act == view.dealing_seat
