@@ -332,13 +332,16 @@ class _Memory:
             self.hand_over.add(note.match_id)
 
     def cut_due(self, conn: Connection, change: pb.WatchResponse) -> bool:
-        """Whether ``to_act`` names the seat that cuts: before the first deal (version 0),
-        in the change right after its "hand over" notification, or where this profile last
-        looked and saw the cut due."""
+        """Whether ``to_act`` names the seat that cuts: as the server says (``cut``), or, from
+        an older server that does not say, before the first deal (version 0), in the change
+        right after its "hand over" notification, or where this profile last looked and saw
+        the cut due."""
         ended = change.match_id in self.hand_over
         self.hand_over.discard(change.match_id)
         if change.status != 2 or not change.HasField("to_act"):  # MATCH_STATUS_PLAYING
             return False
+        if change.cut:  # the server says so (servers from issue 28 on)
+            return True
         seen = conn.profile.matches.get(change.match_id)
         at_the_cut = seen is not None and seen.version == change.version and seen.deal_commitment
         return change.version == 0 or ended or bool(at_the_cut)

@@ -286,6 +286,8 @@ class Change:
     server_to_act: bool = False
     """The server moves next: a bot's seat (or a covered one), or a standing order applies
     (the bot runner listens for these)."""
+    cut: bool = False
+    """``to_act`` is the seat that cuts the next deal (before a hand), not a seat to move."""
 
 
 @dataclass(frozen=True, slots=True)

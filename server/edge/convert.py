@@ -293,6 +293,7 @@ def change_to_pb(change: Change) -> pb.WatchResponse:
         version=change.version,
         revision=change.revision,
         status=_STATUS[change.status],
+        cut=change.cut,
     )
     if change.to_act is not None:
         message.to_act = change.to_act

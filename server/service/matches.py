@@ -199,6 +199,7 @@ def change(match: Match, state: GameState) -> Change:
         to_act=to_act(match, state),
         player_ids=player_ids(match),
         server_to_act=server_to_act(match, state),
+        cut=match.status is MatchStatus.PLAYING and state.phase is Phase.DEAL,
     )
 
 

@@ -2366,11 +2366,14 @@ class WatchResponse(_message.Message):
     STATUS_FIELD_NUMBER: _builtins.int
     TO_ACT_FIELD_NUMBER: _builtins.int
     NOTIFICATION_FIELD_NUMBER: _builtins.int
+    CUT_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     version: _builtins.int
     revision: _builtins.int
     status: Global___MatchStatus.ValueType
     to_act: _builtins.int
+    cut: _builtins.bool
+    """to_act is the seat that cuts the next deal (before a hand), not a seat to move."""
     @_builtins.property
     def notification(self) -> Global___WatchNotification: ...
     def __init__(
@@ -2382,10 +2385,11 @@ class WatchResponse(_message.Message):
         status: Global___MatchStatus.ValueType = ...,
         to_act: _builtins.int | None = ...,
         notification: Global___WatchNotification | None = ...,
+        cut: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "notification", b"notification", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "match_id", b"match_id", "notification", b"notification", "revision", b"revision", "status", b"status", "to_act", b"to_act", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "cut", b"cut", "match_id", b"match_id", "notification", b"notification", "revision", b"revision", "status", b"status", "to_act", b"to_act", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015

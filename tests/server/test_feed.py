@@ -20,7 +20,7 @@ from sqlalchemy import text
 from server.app import App
 from server.service.bots import default_chooser
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, authoritative_state
+from tests.testkit import PlayerClient, authoritative_state, plain_turn
 
 from .conftest import AppFactory
 
@@ -217,3 +217,40 @@ def test_a_failed_poll_is_logged_and_the_feed_goes_on(
             assert _until(stream, sent.receipt.seq)[-1].version >= sent.receipt.seq
         finally:
             stream.cancel()
+
+
+def test_a_watch_says_when_the_seat_named_is_to_cut_mid_match(
+    make_app: AppFactory, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 28: a watch opened while the next hand's cut is due says so (``cut``), so a
+    watcher is told "to cut", not "to move", whatever it saw before."""
+    app = make_app()
+    ann = players("ann")
+    match_id = ann.create_match(bot_seats=[1, 2, 3]).match.match_id
+    stream = ann.watch([match_id], timeout=30)
+    first = next(iter(stream))
+    stream.cancel()
+    assert first.cut  # before the first deal: Ann cuts
+    for _ in range(2_000):
+        view = ann.view(match_id)
+        if view.HasField("dealing_seat") and view.view.hand_number >= 1:
+            break
+        if view.HasField("dealing_seat"):
+            ann.deal(view)
+        elif view.match.to_act == 0:
+            ann.submit(view, plain_turn(view))
+        app.bots.drain()
+    else:
+        raise AssertionError("the first hand did not end")
+    stream = ann.watch([match_id], timeout=30)
+    change = next(iter(stream))
+    stream.cancel()
+    assert change.version > 0
+    assert change.cut
+    assert change.to_act == view.dealing_seat
+    ann.deal(view)  # after the cut, the seat named is to move
+    app.bots.drain()
+    stream = ann.watch([match_id], timeout=30)
+    after = next(iter(stream))
+    stream.cancel()
+    assert not after.cut
