@@ -196,7 +196,7 @@ def table_text(match: Match, state: GameState, seat: int, table: str, code: str 
     if not waits_for(match, state, seat):  # the actor (or cutter), unless an order moves
         return lines
     dealing = state.phase is Phase.DEAL
-    command = f"canasta deal -m {match.id}" if dealing else f"canasta show {match.id}"
+    command = f"canasta deal {match.id}" if dealing else f"canasta show {match.id}"
     lines.append(f"  your move: {command}")
     if code:
         example = "deal" if dealing else _example(state, seat)

@@ -150,7 +150,7 @@ def ann_reply(inbox: Inbox, port: int, state: GameState, match_id: str, move: st
     (code,) = set(CODE.findall(body))
     assert f"[{code}]" in str(mail["Subject"])  # the same code in the subject
     command = (
-        f"canasta deal -m {match_id}" if state.phase is Phase.DEAL else f"canasta show {match_id}"
+        f"canasta deal {match_id}" if state.phase is Phase.DEAL else f"canasta show {match_id}"
     )
     assert f"  your move: {command}" in body
     # Nothing hidden: every card named is one her own view shows (her hand, the table, the

@@ -135,7 +135,7 @@ def test_a_whole_slow_match_by_mail(
     cutter = table.to_act()
     mails = table.tick()
     assert subjects(mails, cutter) == ["Your turn"]
-    assert f"your move: canasta deal -m {match_id}" in mail_text(mails[-1])  # the cut is due
+    assert f"your move: canasta deal {match_id}" in mail_text(mails[-1])  # the cut is due
     assert "Your move: cut and deal hand 1 (canasta deal)" in mail_text(mails[-1])
     table.move()
     mover = table.to_act()
