@@ -7,7 +7,8 @@ edge (gRPC).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 
 from server.config import ServerConfig
@@ -20,8 +21,14 @@ from server.service.bots import BotRunner, Chooser
 from server.service.context import ServiceContext
 from server.service.facade import CanastaService
 from server.service.feed import ChangeFeed
+from server.service.periodic import Periodic
+from server.store.backup import BackupError, scheduled_backup
 from server.store.db import Database
 from server.store.migrations import migrate
+
+log = logging.getLogger(__name__)
+BACKUP_LOOK_SECONDS = 60.0
+"""How often a process looks whether a scheduled backup is due (``backup_dir``)."""
 
 
 def package_version() -> str:
@@ -48,6 +55,26 @@ class App:
     """Where ``/metrics`` is served once started (0: off)."""
     mail_listener: SmtpListener | None = None
     """The SMTP listener for moves by mail, when ``smtp_listen`` is set."""
+    backups: Periodic | None = field(default=None, init=False)
+    """Scheduled backups, when ``backup_dir`` is set (``backup_round``)."""
+
+    def backup_round(self) -> None:
+        """Take a scheduled backup if one is due (``server.store.backup.scheduled_backup``)."""
+        config = self.config
+        assert config.backup_dir is not None
+        try:
+            taken = scheduled_backup(
+                config.db_url,
+                config.backup_dir,
+                config.backup_every_hours * 3_600_000,
+                config.backup_keep,
+                self.service.ctx.clock(),
+            )
+        except (BackupError, OSError) as exc:  # logged; the next round tries again
+            log.error("scheduled backup failed: %s", exc)
+            return
+        if taken is not None:
+            log.info("scheduled backup: %s", taken.line())
 
     def start(self) -> None:
         if self.config.metrics_listen:
@@ -64,6 +91,11 @@ class App:
         self.feed.start()
         self.service.absence.rounds.start()
         self.service.outbox.rounds.start()
+        if self.config.backup_dir is not None:
+            self.backups = Periodic(
+                "canasta-backup", lambda: BACKUP_LOOK_SECONDS, self.backup_round
+            )
+            self.backups.start()
         if self.mail_listener is not None:
             try:
                 self.mail_listener.start()
@@ -77,6 +109,8 @@ class App:
         if self.mail_listener is not None:
             self.mail_listener.stop()
         self.server.stop(grace)
+        if self.backups is not None:
+            self.backups.stop()
         self.service.absence.rounds.stop()
         self.service.outbox.stop()
         self.feed.stop()

@@ -114,6 +114,14 @@ class ServerConfig:
     vacation_days_per_year: int = 30
     """Days of vacation each player may take in a calendar year (UTC); their clocks stand
     still meanwhile. 0: no vacations."""
+    backup_dir: Path | None = None
+    """SQLite only: take an online backup (as ``canasta-server backup``) into this directory
+    every ``backup_every_hours``, keeping the newest ``backup_keep``. Unset: no scheduled
+    backups (PostgreSQL has its own tools)."""
+    backup_every_hours: int = 6
+    """Hours between scheduled backups (1 to 8760)."""
+    backup_keep: int = 14
+    """Scheduled backups kept in ``backup_dir``; older ones are deleted (1 to 10000)."""
     notification_retention_days: int = 90
     """Notifications delivered (or given up) this many days ago are deleted (1 to 3650): a
     player's log of news, which Watch resumes from, reaches back this far, and storage stays
@@ -211,6 +219,11 @@ class ServerConfig:
         if not 10 <= self.outbox_poll_ms <= 3_600_000:
             raise ConfigFileError("outbox_poll_ms must be 10 to 3600000")
         reminder_ms(self.reminder_hours)
+        if self.backup_dir is not None and not self.db_url.startswith("sqlite"):
+            raise ConfigFileError(
+                "backup_dir takes scheduled backups of a SQLite database; for PostgreSQL use "
+                "pg_dump on a schedule (docs/operating.md: Backups)"
+            )
         if self.test_clock_speed != 1 and not self.allow_test_clock:
             raise ConfigFileError(
                 "test_clock_speed runs every player's clock faster: a test server only; "
@@ -282,7 +295,7 @@ def reminder_ms(text: str) -> tuple[int, ...]:
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(ServerConfig)}
-_PATHS = {"data_dir", "tls_cert", "tls_key"}
+_PATHS = {"data_dir", "tls_cert", "tls_key", "backup_dir"}
 _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max_workers",
          "history_page", "feed_poll_ms", "limit_anonymous_per_minute",
          "limit_writes_per_minute", "limit_reads_per_minute", "limit_live_challenges",
@@ -293,7 +306,7 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "limit_code_mails_per_hour", "limit_smtp_connections",
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
          "limit_smtp_mails_per_minute_per_peer", "test_clock_speed",
-         "notification_retention_days"}  # fmt: skip
+         "notification_retention_days", "backup_every_hours", "backup_keep"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
@@ -311,6 +324,8 @@ _RANGES = {
     "limit_smtp_mails_per_minute_per_peer": (0, 100_000),
     "test_clock_speed": (1, 100_000),
     "notification_retention_days": (1, 3650),
+    "backup_every_hours": (1, 8760),
+    "backup_keep": (1, 10_000),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

@@ -98,6 +98,50 @@ def backup(url: str, target: Path) -> BackupSummary:
     return describe(target, time.perf_counter() - started)
 
 
+SCHEDULED_PREFIX = "canasta-"
+SCHEDULED_SUFFIX = ".db"
+
+
+def scheduled_backup(
+    url: str, directory: Path, every_ms: int, keep: int, now_ms: int
+) -> BackupSummary | None:
+    """A backup into ``directory`` if the newest one there is ``every_ms`` old (None if not
+    due yet, or another process is taking one), named by the UTC time; then only the newest
+    ``keep`` of them stay. Several processes on one database may all call it: a lock file in
+    the directory lets one at a time look and write."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock_path = directory / ".canasta-backup.lock"
+    with open(os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return None  # another process is at it
+        taken = _scheduled(directory)
+        if taken and now_ms - _taken_ms(taken[-1]) < every_ms:
+            return None
+        stamp = datetime.fromtimestamp(now_ms / 1000, UTC).strftime("%Y%m%d-%H%M%S")
+        summary = backup(url, directory / f"{SCHEDULED_PREFIX}{stamp}{SCHEDULED_SUFFIX}")
+        for old in _scheduled(directory)[:-keep]:
+            old.unlink(missing_ok=True)
+        return summary
+
+
+def _taken_ms(path: Path) -> int:
+    """When a scheduled backup was taken, from its name (``canasta-20261205-180000.db``)."""
+    stamp = path.name[len(SCHEDULED_PREFIX) : -len(SCHEDULED_SUFFIX)]
+    return int(datetime.strptime(stamp, "%Y%m%d-%H%M%S").replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def _scheduled(directory: Path) -> list[Path]:
+    """The scheduled backups in ``directory``, oldest first (their names sort by time)."""
+    return sorted(
+        p
+        for p in directory.glob(f"{SCHEDULED_PREFIX}*{SCHEDULED_SUFFIX}")
+        if len(p.name) == len("canasta-20261205-180000.db")
+        and p.name[len(SCHEDULED_PREFIX) : -len(SCHEDULED_SUFFIX)].replace("-", "").isdigit()
+    )
+
+
 def describe(path: Path, seconds: float = 0.0) -> BackupSummary:
     """Read what a backup file holds; ``BackupError`` if it is not a good one."""
     if not path.is_file():

@@ -205,6 +205,49 @@ def test_backup_and_restore_refuse_what_they_cannot_do_safely(
     assert not list(database.parent.glob("*.before-restore-*"))
 
 
+@pytest.mark.parametrize("engine", ["sqlite"])
+def test_scheduled_backups_come_every_so_many_hours_and_the_oldest_go(
+    make_app: AppFactory, players: Callable[..., PlayerClient], tmp_path: Path
+) -> None:
+    """Issue 30: with ``backup_dir`` a server takes an online backup when the newest there is
+    ``backup_every_hours`` old, and keeps the newest ``backup_keep``; each is a good backup of
+    what was stored before it, readable by its owner only."""
+    folder = tmp_path / "backups"
+    app = make_app(backup_dir=folder, backup_every_hours=6, backup_keep=2)
+    now = [1_796_630_400_000]  # Monday 7 December 2026, 08:00 UTC
+    app.service.ctx.clock = lambda: now[0]
+    players("ann").create_match(bot_seats=[1, 2, 3])
+
+    def taken() -> list[str]:
+        return sorted(p.name for p in folder.glob("canasta-*.db"))
+
+    app.backup_round()
+    assert taken() == ["canasta-20261207-080000.db"]
+    assert (folder / taken()[0]).stat().st_mode & 0o777 == 0o600
+    for hours in (1, 5):  # not due until six hours have passed
+        now[0] += hours * 3_600_000 - (1 if hours == 5 else 0)
+        app.backup_round()
+        assert len(taken()) == 1
+    now[0] += 1
+    app.backup_round()
+    now[0] += 6 * 3_600_000
+    app.backup_round()
+    assert taken() == ["canasta-20261207-140000.db", "canasta-20261207-200000.db"]
+    with sqlite3.connect(folder / taken()[-1]) as copy:
+        assert copy.execute("SELECT COUNT(*) FROM match").fetchone()[0] == 1
+
+
+def test_scheduled_backups_are_for_sqlite(tmp_path: Path) -> None:
+    from server.config import ConfigFileError, load_config
+
+    env = {
+        "CANASTA_SERVER_DATABASE_URL": "postgresql+psycopg://canasta@localhost/canasta",
+        "CANASTA_SERVER_BACKUP_DIR": str(tmp_path),
+    }
+    with pytest.raises(ConfigFileError, match="pg_dump"):
+        load_config(env=env, data_dir=tmp_path)
+
+
 def test_backup_of_postgresql_points_to_pg_dump(tmp_path: Path) -> None:
     runner = CliRunner()
     done = runner.invoke(
