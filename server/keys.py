@@ -5,6 +5,10 @@
 own acknowledgements; ``attest_key.pem`` signs the moves players make by replying to a mail
 (``server.service.mailin``), on their behalf, so that a verifier tells those apart from both
 the players' own signatures and the bots'. All are created on first use.
+
+``deal_key.bin`` (32 random bytes, mode 0600) is no signing key: each hand's secret is derived
+from it (``shared.crypto.fairdeal.derived_secret``), so a server restored from a backup deals
+and reveals the same hands again. It must stay secret like the others, and be copied with them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from shared.crypto.keys import (
 SERVER_KEY_FILE = "server_key.pem"
 BOT_KEY_FILE = "bot_key.pem"
 ATTEST_KEY_FILE = "attest_key.pem"
+DEAL_KEY_FILE = "deal_key.bin"
+DEAL_KEY_SIZE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +37,8 @@ class ServerKeys:
     server: PrivateKey
     bot: PrivateKey
     attest: PrivateKey
+    deal: bytes
+    """The key each hand's secret is derived from (``deal_key.bin``)."""
     # Derived once: every move reads the bot's public key, and deriving it costs a
     # serialization call each time.
     server_public: bytes = field(init=False)
@@ -55,9 +63,25 @@ def load_or_create_key(path: Path) -> PrivateKey:
     return key
 
 
+def load_or_create_secret(path: Path) -> bytes:
+    """Read a secret file, or create it with fresh random bytes (owner only)."""
+    if path.exists():
+        secret = path.read_bytes()
+        if len(secret) != DEAL_KEY_SIZE:
+            raise OSError(f"{path} is not a deal key ({DEAL_KEY_SIZE} bytes)")
+        return secret
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    secret = os.urandom(DEAL_KEY_SIZE)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secret)
+    return secret
+
+
 def load_keys(data_dir: Path) -> ServerKeys:
     return ServerKeys(
         server=load_or_create_key(data_dir / SERVER_KEY_FILE),
         bot=load_or_create_key(data_dir / BOT_KEY_FILE),
         attest=load_or_create_key(data_dir / ATTEST_KEY_FILE),
+        deal=load_or_create_secret(data_dir / DEAL_KEY_FILE),
     )

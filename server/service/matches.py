@@ -13,7 +13,7 @@ from server.service import clocks
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository, StoredSnapshot, read_snapshot
-from shared.crypto.fairdeal import commitment, new_secret
+from shared.crypto.fairdeal import commitment, derived_secret
 from shared.rules import Action, GameState, Phase, new_match
 from shared.rules.orders import standing_action
 from shared.transcript import Clock, Header, SeatKey, cutting_seat, header_hash, next_state
@@ -203,15 +203,18 @@ def change(match: Match, state: GameState) -> Change:
     )
 
 
-def new_hand(match_id: str, hand_number: int) -> Hand:
-    """A fresh secret for ``hand_number`` and its commitment (public once stored)."""
-    secret = new_secret()
+def new_hand(deal_key: bytes, match_id: str, hand_number: int) -> Hand:
+    """The secret of ``hand_number``, derived from the server's deal key (the same again
+    after a restore), and its commitment (public once stored)."""
+    secret = derived_secret(deal_key, match_id, hand_number)
     return Hand(hand_number, commitment(secret, match_id, hand_number), secret, False, 0)
 
 
-def commit_hand(repo: Repository, match_id: str, hand_number: int, now: int) -> Hand:
-    """Draw and store a fresh secret for ``hand_number``; its commitment becomes public now."""
-    hand = new_hand(match_id, hand_number)
+def commit_hand(
+    repo: Repository, deal_key: bytes, match_id: str, hand_number: int, now: int
+) -> Hand:
+    """Store the secret of ``hand_number``; its commitment becomes public now."""
+    hand = new_hand(deal_key, match_id, hand_number)
     repo.add_hand(match_id, hand, now)
     return hand
 
@@ -223,7 +226,7 @@ def start(ctx: ServiceContext, repo: Repository, match: Match, now: int) -> tupl
     if not any(s.kind is SeatKind.HUMAN for s in match.seats):
         raise ConflictError("a match needs at least one human player")
     state = new_match(match.config, seed=match.id)
-    commit_hand(repo, match.id, 1, now)
+    commit_hand(repo, ctx.keys.deal, match.id, 1, now)
     revision = match.revision + 1
     header = match_header(ctx, match, now, state.dealer).to_bytes()
     started = dataclasses.replace(

@@ -463,7 +463,7 @@ class Play:
             return _Effects(new_state, events, state.hand_number)
         next_hand = None
         if new_state.phase is Phase.DEAL:
-            next_hand = matches.new_hand(match.id, new_state.hand_number + 1)
+            next_hand = matches.new_hand(self.ctx.keys.deal, match.id, new_state.hand_number + 1)
         # The hand in play ends and its secret is revealed; a resignation between hands ends
         # none (the last one was revealed when it ended; before the first deal there is none).
         ended = state.hand_number if state.phase is not Phase.DEAL else None

@@ -51,6 +51,7 @@ from collections.abc import Iterator, Sequence
 SECRET_SIZE = 32
 
 _COMMIT_TAG = b"canasta.v1/deal-commit\x00"
+_DERIVE_TAG = b"canasta.v1/deal-secret\x00"
 _SEED_TAG = b"canasta.v1/deal-seed\x00"
 _SHUFFLE_TAG = b"canasta.v1/shuffle\x00"
 _WORD_SPACE = 2**32
@@ -76,6 +77,17 @@ def _hand_context(secret: bytes, match_id: str, hand_number: int) -> bytes:
 def new_secret() -> bytes:
     """Draw a fresh per-hand server secret from the operating system's CSPRNG."""
     return secrets.token_bytes(SECRET_SIZE)
+
+
+def derived_secret(deal_key: bytes, match_id: str, hand_number: int) -> bytes:
+    """The per-hand server secret derived from the server's deal key (HMAC-SHA256 as a
+    pseudo-random function, HKDF's expand step in one block): unpredictable without the key,
+    as a fresh draw is, and the same again for the same hand, so a server restored from a
+    backup commits to, and reveals, the very deals it had dealt after the backup."""
+    if len(deal_key) < SECRET_SIZE:
+        raise ValueError(f"a deal key has at least {SECRET_SIZE} bytes")
+    context = _hand_context(b"", match_id, hand_number)
+    return hmac.new(deal_key, _DERIVE_TAG + context, "sha256").digest()
 
 
 def commitment(secret: bytes, match_id: str, hand_number: int) -> bytes:

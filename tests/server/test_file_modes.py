@@ -43,7 +43,7 @@ def _serve_and_register(data: Path, env: dict[str, str], log: Path) -> None:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             PlayerClient(channel).join_server("ann")
         names = {p.name for p in data.iterdir()}
-        assert {"canasta.db", "canasta.db-wal", "canasta.db-shm"} <= names
+        assert {"canasta.db", "canasta.db-wal", "canasta.db-shm", "deal_key.bin"} <= names
         assert _mode(data) == 0o700
         for path in data.iterdir():
             assert _mode(path) & 0o077 == 0, (path.name, oct(_mode(path)))

@@ -347,3 +347,24 @@ def test_looking_again_at_an_unchanged_match_writes_nothing(
         alice.view(match_id)
         alice.history(match_id)
     assert writes == []
+
+
+def test_each_hand_secret_comes_from_the_deal_key_so_a_restore_deals_it_again(
+    make_app: AppFactory, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 30: the commitment published for a hand is that of the secret derived from the
+    server's deal key (``deal_key.bin`` beside its signing keys), so a server restored from a
+    backup commits to, and reveals, the very hands it dealt after the backup."""
+    from shared.crypto.fairdeal import commitment, derived_secret
+
+    app = make_app()
+    view = players("ann").create_match(bot_seats=[1, 2, 3])
+    match_id = view.match.match_id
+    key = (app.config.data_dir / "deal_key.bin").read_bytes()
+    assert key == app.service.ctx.keys.deal
+    assert len(key) == 32
+    with app.db.read() as session:
+        hand = app.service.ctx.repo(session).hand(match_id, 1)
+    assert hand is not None
+    assert hand.secret == derived_secret(key, match_id, 1)
+    assert hand.commitment == commitment(hand.secret, match_id, 1)

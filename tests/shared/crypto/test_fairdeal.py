@@ -12,6 +12,7 @@ from shared.crypto.fairdeal import (
     _words,
     commitment,
     deal_seed,
+    derived_secret,
     new_secret,
     shuffle,
     verify_commitment,
@@ -43,6 +44,26 @@ def test_new_secret_is_fresh() -> None:
     assert len(a) == SECRET_SIZE
     assert len(b) == SECRET_SIZE
     assert a != b
+
+
+def test_a_derived_secret_is_the_same_for_a_hand_and_differs_for_any_other() -> None:
+    """Issue 30: a restored server derives the very secret it drew before (HMAC-SHA256 of
+    the hand's context under the deal key), and nothing about one hand's secret tells
+    another's."""
+    key = bytes(range(100, 132))
+    secret = derived_secret(key, "m1", 3)
+    assert len(secret) == SECRET_SIZE
+    assert derived_secret(key, "m1", 3) == secret
+    others = {
+        derived_secret(key, "m1", 4),
+        derived_secret(key, "m2", 3),
+        derived_secret(bytes(32), "m1", 3),
+        derived_secret(key, "m13", 0),
+    }
+    assert secret not in others
+    assert len(others) == 4
+    with pytest.raises(ValueError, match="at least 32 bytes"):
+        derived_secret(b"short", "m1", 3)
 
 
 def test_commitment_known_answer_and_verification() -> None:
