@@ -22,7 +22,7 @@ import queue
 import threading
 from collections.abc import Callable
 
-from server.domain import Change, Cover, Match, MatchStatus
+from server.domain import Change, Cover, MatchStatus
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import StaleMoveError
@@ -124,22 +124,23 @@ class BotRunner:
                 seat = matches.to_act(match, state)
                 if seat is None:
                     return made
-                if not matches.bot_to_act(match, state):
-                    ordered = matches.standing_order(match, state)
-                    if ordered is None:
-                        return made
-                    made += self._obey(match, seat, str(ordered))
-                    continue
-                cutting = state.phase is Phase.DEAL  # a covered human seat cuts the deal
+                by_bot = matches.bot_to_act(match, state)
+                ordered = None if by_bot else matches.standing_order(match, state)
+                if not by_bot and ordered is None:
+                    return made
+                cutting = by_bot and state.phase is Phase.DEAL  # a covered human seat cuts
                 if cutting:
                     hand = repo.hand(match.id, state.hand_number + 1)
                     commitment = hand.commitment if hand is not None else b""
-            if match.seats[seat].covered == Cover.FORFEIT:
-                text, commitment = str(RESIGN), b""  # the timeout policy: the side loses
+            if ordered is not None:  # a standing order, signed for the player (attested)
+                text, key = str(ordered), ctx.keys.attest
+            elif match.seats[seat].covered == Cover.FORFEIT:
+                text, key = str(RESIGN), ctx.keys.bot  # the timeout policy: the side loses
+                commitment = b""
             elif cutting:
-                text = DEAL_ACTION
+                text, key = DEAL_ACTION, ctx.keys.bot
             else:
-                text = str(self.choose(state, seat))
+                text, key = str(self.choose(state, seat)), ctx.keys.bot
             payload = move_to_bytes(
                 Move(
                     match_id=match.id,
@@ -152,28 +153,8 @@ class BotRunner:
                 )
             )
             try:
-                self.play_service.submit(payload, sign(ctx.keys.bot, payload))
+                self.play_service.submit(payload, sign(key, payload), by_order=ordered is not None)
             except StaleMoveError:
-                continue  # someone else moved first: look again
+                continue  # someone else (the player, another process) moved first: look again
             made += 1
         return made
-
-    def _obey(self, match: Match, seat: int, text: str) -> int:
-        """Make the move a standing order of ``seat`` asks for, signed by the attest key on
-        the player's behalf; 1 if it was stored, 0 if someone moved first."""
-        ctx = self.ctx
-        payload = move_to_bytes(
-            Move(
-                match_id=match.id,
-                seat=seat,
-                seq=match.version + 1,
-                prev_hash=match.head_hash,
-                client_time_ms=ctx.clock(),
-                actions=(text,),
-            )
-        )
-        try:
-            self.play_service.submit(payload, sign(ctx.keys.attest, payload), by_order=True)
-        except StaleMoveError:
-            return 0  # the player (or another process) moved first: look again
-        return 1
