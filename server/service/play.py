@@ -25,8 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from sqlalchemy.exc import IntegrityError
-
 from server.domain import (
     Change,
     Cover,
@@ -52,7 +50,7 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.service.notify import Subscription
-from server.store.conflicts import is_unique_violation
+from server.store.errors import DuplicateKeyError
 from server.store.repository import PreparedRepository, Repository, StoredMove, current_head
 from shared.crypto.chain import entry_hash, sign_end, sign_receipt
 from shared.matchlog import (
@@ -484,9 +482,7 @@ class Play:
                     repo.set_hand_revealed(match.id, effects.revealed_hand)
                 if effects.next_hand is not None:
                     repo.add_hand(match.id, effects.next_hand, match.updated_ms)
-        except IntegrityError as exc:
-            if not is_unique_violation(exc):
-                raise
+        except DuplicateKeyError:
             raise _MatchMovedError from None
 
     def _stored(self, plan: _Plan) -> None:
