@@ -21,7 +21,7 @@ still applies. The signature comes first, so that a move nobody may sign learns 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -564,31 +564,37 @@ class _LogFacts:
         return named if named == self._attest_key else b""
 
 
+_REFUSALS: dict[Refusal, tuple[Callable[[str], Exception], str]] = {
+    Refusal.NO_SEAT: (InvalidRequestError, "there is no seat {seat} in this match"),
+    Refusal.SIGNATURE: (
+        UnauthenticatedError,
+        "the move's signature does not verify with the key of seat {seat}",
+    ),
+    Refusal.CUT_TIME: (
+        InvalidRequestError,
+        "a cut carries client_time_ms 0, so that signing it again gives the same signature and "
+        "the same deal (docs/fair-deal.md)",
+    ),
+    Refusal.CUT_MID_HAND: (WrongPhaseError, "there is no hand to deal now"),
+    Refusal.CUTTER: (NotYourTurnError, "seat {cutter} cuts the deck for this deal"),
+    Refusal.COMMITMENT: (
+        ConflictError,
+        "a deal names the published commitment of hand {hand}: fetch the view",
+    ),
+    Refusal.NOT_A_CUT: (InvalidRequestError, "only a deal move names a commitment"),
+}
+"""The server's status (its error's kind) and words for each refusal of the acceptance rule
+(the verifier's words are the error's own message): the tests and clients know these."""
+
+
 def _refused(exc: EntryRefusedError) -> Exception:
-    """The server's words and status for a refusal of the acceptance rule (the verifier's are
-    the error's own message): the tests and clients know these."""
-    reason, seat, hand = exc.reason, exc.seat, exc.hand
-    if reason is Refusal.NO_SEAT:
-        return InvalidRequestError(f"there is no seat {seat} in this match")
-    if reason is Refusal.SIGNATURE:
-        return UnauthenticatedError(
-            f"the move's signature does not verify with the key of seat {seat}"
-        )
-    if reason is Refusal.CUT_TIME:
-        return InvalidRequestError(
-            "a cut carries client_time_ms 0, so that signing it again gives the same "
-            "signature and the same deal (docs/fair-deal.md)"
-        )
-    if reason is Refusal.CUT_MID_HAND:
-        return WrongPhaseError("there is no hand to deal now")
-    if reason is Refusal.CUTTER:
-        return NotYourTurnError(f"seat {exc.cutter} cuts the deck for this deal")
-    if reason is Refusal.COMMITMENT:
-        return ConflictError(
-            f"a deal names the published commitment of hand {hand}: fetch the view"
-        )
-    if reason is Refusal.NOT_A_CUT:
-        return InvalidRequestError("only a deal move names a commitment")
-    if reason is Refusal.ILLEGAL and exc.error is not None:
-        return exc.error  # the engine's own error, with its rule
-    return exc  # NO_SECRET, SECRET: the server's own records disagree (an internal error)
+    """The error the server reports for a refusal of the acceptance rule: the engine's own for
+    an illegal move; none for a hand whose secret the server lacks or that does not match its
+    commitment (its own records disagree: an internal error)."""
+    if exc.reason is Refusal.ILLEGAL and exc.error is not None:
+        return exc.error
+    found = _REFUSALS.get(exc.reason)
+    if found is None:
+        return exc
+    kind, words = found
+    return kind(words.format(seat=exc.seat, cutter=exc.cutter, hand=exc.hand))

@@ -27,7 +27,7 @@ from shared.transcript import (
     TranscriptError,
     verify,
 )
-from tests.testkit import PlayerClient
+from tests.testkit import PlayerClient, partners_and_bots
 
 
 @dataclass
@@ -69,9 +69,7 @@ class Cut:
 @pytest.fixture
 def table(app: App, players: Callable[..., PlayerClient]) -> Cut:
     alice, bob = players("alice"), players("bob")
-    created = alice.create_match(seat=0, bot_seats=[1, 3])
-    bob.join_match(created.invite_code, seat=2)
-    match_id = created.match.match_id
+    match_id = partners_and_bots(alice, bob)
     view = alice.view(match_id)
     cutter, other = (alice, bob) if view.dealing_seat == 0 else (bob, alice)
     ctx = app.service.ctx
