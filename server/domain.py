@@ -166,7 +166,7 @@ class Match:
     aborted: bool = False
     """Abandoned before its first deal: ``FINISHED``, with no winner."""
     header: bytes = b""
-    """The canonical match header the chain starts from (``shared.transcript``); empty while
+    """The canonical match header the chain starts from (``shared.matchlog.Header``); empty while
     the match waits for players, and for matches started before transcripts existed."""
 
     def seat_of(self, player_id: int) -> int | None:

@@ -5,9 +5,10 @@ server's keys), every log entry exactly as it was signed and stored, the server'
 each, and the revealed secret of every hand that is over. ``verify`` checks all of it with
 nothing but the file: every signature against the header's keys, the hash chain from the
 header, every receipt against the header's server key, every deal against its commitment and
-the cut's signature, every move replayed through the engine with the header's rules. It is the
-one replay of a match log: the server loads matches with ``next_state``, the tests and the
-``canasta verify`` command check with ``verify``.
+the cut's signature, every move replayed through the engine with the header's rules. What each
+entry must be is ``shared.matchlog``'s rule (``accept_entry``), the one the server stores moves
+by; this module adds the file, the chain, the receipts and the server's signed end. The tests
+and the ``canasta verify`` command check with ``verify``.
 
 The format is specified byte for byte in ``docs/transcript.md``. In short:
 
@@ -21,354 +22,40 @@ The format is specified byte for byte in ``docs/transcript.md``. In short:
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from shared.crypto.chain import entry_hash, verify_end, verify_receipt
-from shared.crypto.fairdeal import deal_seed, shuffle, verify_commitment
-from shared.rules import (
-    CanastaError,
-    Card,
-    GameState,
-    HandResult,
-    Phase,
-    RuleConfig,
-    apply_turn,
-    deal_hand,
-    deck,
-    make_config,
-    new_match,
-)
-from shared.rules.config import stored_options
-from shared.rules.notation import parse_actions
-from shared.wire import MAX_PAYLOAD_BYTES, Move, WireError, move_from_bytes
+
+# The header and the rules of an entry live in shared.matchlog; what this module named before it
+# existed is named here still (``X as X``: re-exported).
+from shared.matchlog import HEADER_FORMAT as HEADER_FORMAT
+from shared.matchlog import HEADER_TAG as HEADER_TAG
+from shared.matchlog import MAX_DEPTH as MAX_DEPTH
+from shared.matchlog import MAX_HEADER_BYTES as MAX_HEADER_BYTES
+from shared.matchlog import Clock as Clock
+from shared.matchlog import Header as Header
+from shared.matchlog import MatchLogError, Signer, accept_entry, json_fields, parse_canonical
+from shared.matchlog import SeatKey as SeatKey
+from shared.matchlog import canonical_json as canonical_json
+from shared.matchlog import cutting_seat as cutting_seat
+from shared.matchlog import dealt_deck as dealt_deck
+from shared.matchlog import header_hash as header_hash
+from shared.matchlog import next_state as next_state
+from shared.rules import GameState, HandResult, Phase, new_match
+from shared.wire import MAX_PAYLOAD_BYTES, WireError, move_from_bytes
 
 FORMAT = "canasta-transcript/1"
-HEADER_FORMAT = "canasta-header/1"
-HEADER_TAG = b"canasta.v1/header\x00"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """A transcript larger than this is refused unread (a long match is a few megabytes)."""
-MAX_HEADER_BYTES = 64 * 1024
-"""A header larger than this is refused unparsed (six seats and every option: about 3 KiB)."""
-MAX_DEPTH = 16
-"""The deepest nesting of a well-formed header is 4 (``rules``, ``min_meld_table``, a row,
-counting the header's own braces); anything past this is refused before parsing, so that no
-header can exhaust the parser's recursion."""
 MAX_SEQ = 2**63 - 1
 """The largest seq or hand number a file may name (a signed 64-bit integer)."""
 
 
-class TranscriptError(ValueError):
-    """The first problem found, and the log entry (its seq) where it was found, if any."""
-
-    def __init__(self, message: str, seq: int | None = None) -> None:
-        super().__init__(f"entry {seq}: {message}" if seq is not None else message)
-        self.seq = seq
-
-
-def canonical_json(value: object) -> bytes:
-    """The one byte form of a JSON value used for headers and files: sorted keys, no spaces,
-    ASCII only (other characters as ``\\uXXXX``), no NaN or infinity."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return text.encode("ascii")
-
-
-def _parse_canonical(data: bytes, what: str) -> Any:
-    """Parse canonical JSON; anything spelled otherwise (spaces, key order, escapes, numbers
-    written differently) is refused, since those bytes would be covered by nothing. Only for
-    small documents (a header, an end's outcome): the caller bounds their size first."""
-    if _too_deep(data):
-        raise TranscriptError(f"the {what} nests deeper than {MAX_DEPTH} levels")
-    try:
-        value = json.loads(data.decode("ascii"), parse_constant=_no_constant)
-        canonical = canonical_json(value)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise TranscriptError(f"the {what} is not JSON: {type(exc).__name__}") from None
-    if canonical != data:
-        raise TranscriptError(f"the {what} is not in canonical form (docs/transcript.md)")
-    return value
-
-
-_STRUCTURE = re.compile(rb'[\[\]{}"]')
-
-
-def _too_deep(data: bytes) -> bool:
-    """Whether brackets outside strings nest deeper than ``MAX_DEPTH``: a ``[`` or ``{`` is
-    at depth 1 plus the number of brackets open around it. One pass and no copy: a string is
-    skipped by searching for the quote that closes it."""
-    depth, at = 0, 0
-    while (found := _STRUCTURE.search(data, at)) is not None:
-        token, at = found.group(), found.end()
-        if token == b'"':
-            at = _string_end(data, at)
-        elif token in (b"[", b"{"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                return True
-        else:
-            depth -= 1
-    return False
-
-
-def _string_end(data: bytes, at: int) -> int:
-    """Just past the quote that closes the string whose text starts at ``at`` (the end of
-    ``data`` when none does: the JSON parser then refuses it)."""
-    while (quote := data.find(b'"', at)) >= 0:
-        escaped = quote
-        while escaped > at and data[escaped - 1] == 0x5C:  # backslashes before the quote
-            escaped -= 1
-        if (quote - escaped) % 2 == 0:  # an even number: the quote is not escaped
-            return quote + 1
-        at = quote + 1
-    return len(data)
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _hex(value: object, what: str, size: int | None = None) -> bytes:
-    if not isinstance(value, str) or value != value.lower():
-        raise TranscriptError(f"{what} must be lowercase hex")
-    try:
-        raw = bytes.fromhex(value)
-    except ValueError:
-        raise TranscriptError(f"{what} must be lowercase hex") from None
-    if raw.hex() != value or (size is not None and len(raw) != size):
-        raise TranscriptError(f"{what} must be {size} bytes of lowercase hex")
-    return raw
-
-
-def _fields(value: object, what: str, names: set[str]) -> Mapping[str, Any]:
-    """A JSON object with exactly the keys ``names``."""
-    if not isinstance(value, dict):
-        raise TranscriptError(f"the {what} must be a JSON object")
-    if set(value) != names:
-        extra, missing = sorted(set(value) - names), sorted(names - set(value))
-        raise TranscriptError(f"the {what} has unknown fields {extra} or lacks {missing}")
-    return value
-
-
-def _int(value: object, what: str, low: int = 0, high: int = 2**63 - 1) -> int:
-    if type(value) is not int or not low <= value <= high:
-        raise TranscriptError(f"{what} must be an integer from {low} to {high}")
-    return value
-
-
-def _text(value: object, what: str, longest: int = 200) -> str:
-    if not isinstance(value, str) or len(value) > longest:
-        raise TranscriptError(f"{what} must be text of at most {longest} characters")
-    return value
-
-
-# -- the header --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SeatKey:
-    """One seat as the match began: who sat there, and the key that signs its moves."""
-
-    seat: int
-    name: str
-    bot: bool
-    public_key: bytes
-
-
-@dataclass(frozen=True)
-class Clock:
-    """The match's time control, part of what the players agreed to (a bot may play for an
-    absent player under ``substitute``, or resign for them under ``forfeit``)."""
-
-    hours_per_move: int
-    bank_hours: int
-    weekends_off: bool
-    on_timeout: str
-
-    def to_json(self) -> dict[str, object]:
-        """In days when both times are whole days (the bytes every header had before clocks
-        in hours), else in hours: one canonical form for each clock."""
-        if self.hours_per_move % 24 == 0 and self.bank_hours % 24 == 0:
-            times = {"bank_days": self.bank_hours // 24, "days_per_move": self.hours_per_move // 24}
-        else:
-            times = {"bank_hours": self.bank_hours, "hours_per_move": self.hours_per_move}
-        return {**times, "on_timeout": self.on_timeout, "weekends_off": self.weekends_off}
-
-
-@dataclass(frozen=True)
-class Header:
-    """What every signed move of a match commits to (through the chain's first link)."""
-
-    match_id: str
-    config: RuleConfig
-    seats: tuple[SeatKey, ...]
-    server_key: bytes
-    """Signs the receipts."""
-    bot_key: bytes
-    """Signs the moves of bot seats, and of human seats while a bot covers them."""
-    clock: Clock | None
-    started_ms: int
-    first_dealer: int
-    """Who deals the first hand (the engine draws it from the match id; written here so that
-    a verifier need not reproduce that draw)."""
-    attest_key: bytes = b""
-    """Signs moves a player made by replying to a mail, on the player's behalf: such a move is
-    *server-attested*, not the player's own signature. Empty (and absent from the bytes) in
-    headers written before servers had the key."""
-
-    def to_bytes(self) -> bytes:
-        clock = None if self.clock is None else self.clock.to_json()
-        attest = {"attest_key": self.attest_key.hex()} if self.attest_key else {}
-        return canonical_json(
-            {
-                **attest,
-                "format": HEADER_FORMAT,
-                "match_id": self.match_id,
-                "rules": self.config.to_dict(),
-                "seats": [
-                    {"bot": s.bot, "key": s.public_key.hex(), "name": s.name, "seat": s.seat}
-                    for s in self.seats
-                ],
-                "server_key": self.server_key.hex(),
-                "bot_key": self.bot_key.hex(),
-                "clock": clock,
-                "started_ms": self.started_ms,
-                "first_dealer": self.first_dealer,
-            }
-        )
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> Header:
-        """Read a header, refusing anything but the canonical bytes of a well-formed one."""
-        if len(data) > MAX_HEADER_BYTES:
-            raise TranscriptError(f"the header is larger than {MAX_HEADER_BYTES} bytes")
-        parsed = _parse_canonical(data, "header")
-        names = {"format", "match_id", "rules", "seats", "server_key", "bot_key", "clock",
-                 "started_ms", "first_dealer"}  # fmt: skip
-        if isinstance(parsed, dict) and "attest_key" in parsed:  # headers from issue 16 on
-            names.add("attest_key")
-        value = _fields(parsed, "header", names)
-        if value["format"] != HEADER_FORMAT:
-            raise TranscriptError(f"the header's format is not {HEADER_FORMAT!r}")
-        # Options added to the engine after a header was written are absent from it and take
-        # their defaults, which keep the game as it was before they existed: an old transcript
-        # verifies with a newer release. Unknown options are refused.
-        # Every option must also be within the range a server accepts (shared/rules/config.py),
-        # which bounds the work a replay can be made to do.
-        rules = value["rules"]
-        if not isinstance(rules, dict) or not isinstance(rules.get("preset"), str):
-            raise TranscriptError("the header's rules must be an object naming a preset")
-        try:
-            config = make_config(rules["preset"], stored_options(rules), limits=True)
-        except (CanastaError, TypeError, ValueError, KeyError, RecursionError) as exc:
-            problem = str(exc)[:200] if not isinstance(exc, RecursionError) else "too deep"
-            raise TranscriptError(f"the header's rules cannot be used: {problem}") from None
-        seats = value["seats"]
-        if not isinstance(seats, list) or len(seats) != config.players:
-            raise TranscriptError(f"the header must list {config.players} seats")
-        keys = []
-        for number, seat in enumerate(seats):
-            seat = _fields(seat, "seat", {"bot", "key", "name", "seat"})
-            if type(seat["seat"]) is not int or seat["seat"] != number:
-                raise TranscriptError(f"seat {number} of the header is malformed")
-            if not isinstance(seat["bot"], bool):
-                raise TranscriptError(f"seat {number}'s bot must be true or false")
-            name = _text(seat["name"], "a seat's name", 40)
-            if not name.isprintable():
-                raise TranscriptError(f"seat {number}'s name holds characters that do not print")
-            keys.append(SeatKey(number, name, seat["bot"], _hex(seat["key"], "a seat's key", 32)))
-        clock = None
-        if value["clock"] is not None:
-            in_days = isinstance(value["clock"], dict) and "days_per_move" in value["clock"]
-            unit = ("bank_days", "days_per_move") if in_days else ("bank_hours", "hours_per_move")
-            fields = _fields(value["clock"], "clock", {*unit, "on_timeout", "weekends_off"})
-            if not isinstance(fields["weekends_off"], bool):
-                raise TranscriptError("the clock's weekends_off must be true or false")
-            if in_days:
-                per_move = 24 * _int(fields["days_per_move"], "days_per_move", 1, 14)
-                bank = 24 * _int(fields["bank_days"], "bank_days", 0, 30)
-            else:
-                per_move = _int(fields["hours_per_move"], "hours_per_move", 4, 14 * 24)
-                bank = _int(fields["bank_hours"], "bank_hours", 0, 30 * 24)
-            clock = Clock(per_move, bank, fields["weekends_off"], fields["on_timeout"])
-            if clock.to_json().keys() != fields.keys():
-                raise TranscriptError("the clock is not in its canonical form (days if whole)")
-            if clock.on_timeout not in ("substitute", "forfeit"):
-                raise TranscriptError("the clock's on_timeout must be substitute or forfeit")
-        header = cls(
-            match_id=_text(value["match_id"], "the match id", 64) or _no_match_id(),
-            config=config,
-            seats=tuple(keys),
-            server_key=_hex(value["server_key"], "the server key", 32),
-            bot_key=_hex(value["bot_key"], "the bot key", 32),
-            clock=clock,
-            started_ms=_int(value["started_ms"], "started_ms", 0, 2**53),
-            first_dealer=_int(value["first_dealer"], "first_dealer", 0, config.players - 1),
-            attest_key=_hex(value["attest_key"], "the attest key", 32)
-            if "attest_key" in value
-            else b"",
-        )
-        if all(s.bot for s in header.seats):
-            raise TranscriptError("the header has no human seat")
-        if any(
-            not s.bot and s.public_key in (header.server_key, header.bot_key) for s in header.seats
-        ):
-            raise TranscriptError("a person's seat holds the server's or the bot's key")
-        if any(not s.bot and s.public_key == header.attest_key for s in header.seats):
-            raise TranscriptError("a person's seat holds the server's attest key")
-        if header.attest_key in (header.server_key, header.bot_key):
-            raise TranscriptError("the attest key must differ from the server's other keys")
-        return header
-
-
-def _no_match_id() -> str:
-    raise TranscriptError("the match id must not be empty")
-
-
-def header_hash(header: bytes) -> bytes:
-    """The hash a match's chain starts from: the first entry's ``prev_hash``."""
-    return hashlib.sha256(HEADER_TAG + header).digest()
-
-
-# -- the protocol's rules beside the game's ----------------------------------------------------
-
-
-def dealt_deck(
-    config: RuleConfig, secret: bytes, match_id: str, hand_number: int, cut_signature: bytes
-) -> list[Card]:
-    """The deck order (top card first) of a hand: the fair-deal shuffle (``docs/fair-deal.md``)
-    of the engine's canonical deck, seeded by the hand's secret and the cut's signature."""
-    cards = deck(config.decks, config.jokers_per_deck)
-    seed = deal_seed(secret, match_id, hand_number, [cut_signature])
-    return [cards[i] for i in shuffle(len(cards), seed)]
-
-
-def cutting_seat(bots: Sequence[bool], dealer: int) -> int:
-    """Who cuts the deck before a hand: the dealer, or the next human clockwise from the
-    dealer when the dealer is a bot (bots do not cut for humans who could). ``bots[s]`` says
-    whether seat ``s`` is a bot seat; a match always has a human."""
-    for step in range(len(bots)):
-        seat = (dealer + step) % len(bots)
-        if not bots[seat]:
-            return seat
-    raise ValueError("a match needs at least one human seat")
-
-
-def next_state(
-    state: GameState, match_id: str, move: Move, signature: bytes, secret: bytes | None
-) -> GameState:
-    """The state after one log entry: the engine applies a move; a cut deals the next hand
-    from its secret (``secret`` is needed for cuts only). Raises the engine's error for an
-    illegal move."""
-    if move.is_deal:
-        if secret is None:
-            raise ValueError("a cut needs its hand's secret")
-        order = dealt_deck(state.config, secret, match_id, state.hand_number + 1, signature)
-        return deal_hand(state, order)
-    return apply_turn(state, move.seat, parse_actions(move.actions))
+TranscriptError = MatchLogError
+"""The first problem found, and the log entry (its seq) where it was found, if any: the one
+error of the header (``shared.matchlog``), the file and ``verify``."""
 
 
 # -- the file ----------------------------------------------------------------------------------
@@ -626,8 +313,6 @@ class Report:
 def verify(transcript: Transcript) -> Report:
     """Check everything in a transcript and replay it; raises ``TranscriptError`` naming the
     first problem and its entry. See the module docstring for what is checked."""
-    from shared.crypto.keys import verify as verify_signature  # cryptography: only to verify
-
     try:
         header = Header.from_bytes(transcript.header)
     except TranscriptError as exc:
@@ -641,7 +326,6 @@ def verify(transcript: Transcript) -> Report:
             )
         hands[hand.hand_number] = hand
     match_id = header.match_id
-    bots = [s.bot for s in header.seats]
     prev = header_hash(transcript.header)
     state = new_match(header.config, first_dealer=header.first_dealer)
     by_bot = 0
@@ -661,43 +345,19 @@ def verify(transcript: Transcript) -> Report:
             raise TranscriptError("the signed payload names another match or seq", number)
         if move.prev_hash != prev:
             raise TranscriptError("the signed payload does not follow the previous entry", number)
-        if not 0 <= move.seat < len(bots):
-            raise TranscriptError(f"there is no seat {move.seat}", number)
-        seat_key = header.seats[move.seat].public_key
-        server_signed = False  # by the bot key or the attest key: the server signed it
-        if verify_signature(seat_key, entry.payload, entry.signature):
-            server_signed = bots[move.seat]
-        elif verify_signature(header.bot_key, entry.payload, entry.signature):
-            server_signed = True
-            by_bot += 0 if bots[move.seat] else 1  # a bot played for an absent player
-        elif (
-            header.attest_key
-            and not bots[move.seat]
-            and verify_signature(header.attest_key, entry.payload, entry.signature)
-        ):
-            server_signed = True
+        before = state
+        hand_of = _revealed(hands, number)
+        accepted = accept_entry(header, state, entry.payload, entry.signature, hand_of)
+        state, signed = accepted.state, accepted.signed
+        if signed.by is Signer.BOT and not header.bots[move.seat]:
+            by_bot += 1  # a bot played for an absent player
+        elif signed.by is Signer.ATTEST:
             attested.append(number)
-        else:
-            raise TranscriptError(
-                f"the signature is not seat {move.seat}'s (nor the bot's, nor attested by "
-                "the server)",
-                number,
-            )
+        if move.is_deal and signed.by_server:  # the server knew the secret and signed the cut
+            server_cuts.append(state.hand_number)
         digest = entry_hash(prev, entry.payload, entry.signature)
         if not verify_receipt(header.server_key, match_id, number, digest, entry.receipt):
             raise TranscriptError("the receipt is not the server's signature of this entry", number)
-        secret = None
-        if move.is_deal:
-            secret = _check_cut(header, state, hands, move, number, bots)
-            if server_signed and not bots[move.seat]:
-                server_cuts.append(state.hand_number + 1)
-        elif move.deal_commitment:
-            raise TranscriptError("only a cut names a commitment", number)
-        before = state
-        try:
-            state = next_state(state, match_id, move, entry.signature, secret)
-        except (CanastaError, ValueError, IndexError, KeyError) as exc:  # the engine refuses
-            raise TranscriptError(f"the move is not legal: {str(exc)[:300]}", number) from None
         if state.last_hand is not None and state.last_hand is not before.last_hand:
             results.append(state.last_hand)
         prev = digest
@@ -739,8 +399,8 @@ def _check_end(
     ):
         raise TranscriptError("end: it is not the server's signature of this match's end")
     try:
-        outcome = _fields(
-            _parse_canonical(end.outcome, "outcome"), "outcome", {"result", "scores", "winners"}
+        outcome = json_fields(
+            parse_canonical(end.outcome, "outcome"), "outcome", {"result", "scores", "winners"}
         )
     except TranscriptError as exc:
         raise TranscriptError(f"end: {exc}") from None
@@ -756,32 +416,16 @@ def _check_end(
     return str(result)
 
 
-def _check_cut(
-    header: Header,
-    state: GameState,
-    hands: Mapping[int, HandSecret],
-    move: Move,
-    seq: int,
-    bots: Sequence[bool],
-) -> bytes:
-    """A cut's checks: the right seat cut, naming the hand's commitment, whose secret is
-    revealed and matches it. Returns the secret."""
-    if state.phase is not Phase.DEAL:
-        raise TranscriptError("a cut in the middle of a hand", seq)
-    if move.client_time_ms != 0:
-        raise TranscriptError(
-            "a cut carries a time: it could be signed again for another deal", seq
-        )
-    if move.seat != cutting_seat(bots, state.dealer):
-        raise TranscriptError(f"seat {move.seat} may not cut this hand", seq)
-    number = state.hand_number + 1
-    hand = hands.get(number)
-    if hand is None:
-        raise TranscriptError(f"hand {number}'s secret is not in the transcript", seq)
-    if hand.deal_seq != seq:
-        raise TranscriptError(f"hand {number}'s record names entry {hand.deal_seq} as its cut", seq)
-    if move.deal_commitment != hand.commitment:
-        raise TranscriptError(f"the cut names another commitment than hand {number}'s", seq)
-    if not verify_commitment(hand.secret, header.match_id, number, hand.commitment):
-        raise TranscriptError(f"hand {number}'s secret does not match its commitment", seq)
-    return hand.secret
+def _revealed(hands: Mapping[int, HandSecret], seq: int) -> Callable[[int], HandSecret | None]:
+    """What the file holds of the hand a cut at entry ``seq`` deals (``shared.matchlog``'s
+    ``hand_of``): its row, which must name that entry as its cut."""
+
+    def hand_of(number: int) -> HandSecret | None:
+        hand = hands.get(number)
+        if hand is not None and hand.deal_seq != seq:
+            raise TranscriptError(
+                f"hand {number}'s record names entry {hand.deal_seq} as its cut", seq
+            )
+        return hand
+
+    return hand_of

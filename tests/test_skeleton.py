@@ -97,6 +97,9 @@ WIRE_ONLY = ("grpc", "grpc_health", "grpc_reflection", "google.protobuf", "share
              "shared.protocol")  # fmt: skip
 """What only the edge may import: gRPC, protobuf and its message classes (``shared.wire``,
 which converts engine values to and from messages, is the one door)."""
+DATABASE_ONLY = ("sqlalchemy", "sqlmodel", "alembic", "psycopg", "sqlite3")
+"""What only the store may import: the database libraries (the store raises its own errors,
+``server.store.errors``, and hands the rooms above records, never rows; issue 29)."""
 
 
 def _starts(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -110,13 +113,15 @@ def _server_files(*parts: str) -> list[Path]:
 @pytest.mark.parametrize(
     ("room", "forbidden"),
     [
-        ("service", (*WIRE_ONLY, "server.edge", "server.app", "server.__main__")),
+        ("service", (*WIRE_ONLY, *DATABASE_ONLY, "server.edge", "server.app", "server.__main__")),
+        ("edge", DATABASE_ONLY),
         ("store", (*WIRE_ONLY, "server.edge", "server.service", "server.app", "server.__main__")),
     ],
 )
 def test_the_server_rooms_import_inward_only(room: str, forbidden: tuple[str, ...]) -> None:
     """The edge may use the service and the store, the service the store; never the other
-    way, and nothing below the edge knows gRPC or protobuf (issue 11)."""
+    way, nothing below the edge knows gRPC or protobuf (issue 11), and nothing above the store
+    knows the database libraries (issue 29)."""
     offenders = [
         f"{path.relative_to(REPO_ROOT)}: {name}"
         for path in _server_files(room)

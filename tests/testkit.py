@@ -210,6 +210,14 @@ def seated_match(seats: Sequence[PlayerClient]) -> str:
     return created.match.match_id
 
 
+def partners_and_bots(alice: PlayerClient, bob: PlayerClient) -> str:
+    """A classic match ``alice`` creates in seat 0, her partner ``bob`` joining in seat 2 and
+    bots in seats 1 and 3 (so it starts); its id."""
+    created = alice.create_match(seat=0, bot_seats=[1, 3])
+    bob.join_match(created.invite_code, seat=2)
+    return created.match.match_id
+
+
 def examples(full: int) -> int:
     """How many examples a property test draws: ``full`` in ``make test``, a third in the
     inner loop (``make test-fast`` sets ``CANASTA_INNER_LOOP``), where the whole suite must

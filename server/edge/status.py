@@ -13,16 +13,20 @@ error                                              status
 ``PermissionDeniedError``                          ``PERMISSION_DENIED``
 ``AlreadyExistsError``                             ``ALREADY_EXISTS``
 ``LimitExceededError``                             ``RESOURCE_EXHAUSTED``
-a unique-constraint violation, serialization       ``ABORTED`` (try again): a race the
-failure or deadlock the service did not handle     service did not foresee, not a bug
-SQLite's write lock held past the busy timeout     ``UNAVAILABLE`` (try again)
-a value the database refuses to store or compare   ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
-(SQLAlchemy ``DataError``)                          character in a request's text)
+``LostRaceError`` (incl. ``DuplicateKeyError``):   ``ABORTED`` (try again): a race the
+a unique-constraint violation, serialization       service did not foresee, not a bug
+failure or deadlock the service did not handle
+``BusyError``: SQLite's write lock held past the   ``UNAVAILABLE`` (try again)
+busy timeout
+``UnstorableError``: a value the database refuses  ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
+to store or compare                                character in a request's text)
 anything else                                      ``INTERNAL``, generic message; logged here
 =================================================  ======================================
 
-Every refusal also carries a ``canasta-error`` trailer naming the error's kind. A client never
-sees ``UNKNOWN`` or a traceback.
+The store raises its own errors (``server.store.errors``); a database library's error that
+reaches here some other way is read as the store would raise it (``store_error``), so this
+module knows no database library. Every refusal also carries a ``canasta-error`` trailer naming
+the error's kind. A client never sees ``UNKNOWN`` or a traceback.
 """
 
 from __future__ import annotations
@@ -31,7 +35,6 @@ import logging
 import uuid
 
 import grpc
-from sqlalchemy.exc import DataError
 
 from server.service.errors import (
     AlreadyExistsError,
@@ -44,7 +47,13 @@ from server.service.errors import (
     StaleMoveError,
     UnauthenticatedError,
 )
-from server.store.conflicts import is_busy, lost_a_race
+from server.store.errors import (
+    BusyError,
+    LostRaceError,
+    StoreError,
+    UnstorableError,
+    store_error,
+)
 from shared.crypto.errors import CryptoError
 from shared.rules import CanastaError, ConfigError, IllegalMoveError, NotationError
 from shared.wire import WireError
@@ -86,21 +95,22 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         return grpc.StatusCode.INVALID_ARGUMENT, exc.message, (("canasta-error", exc.kind),)
     if isinstance(exc, CryptoError):
         return grpc.StatusCode.INVALID_ARGUMENT, str(exc), (("canasta-error", "crypto"),)
-    if lost_a_race(exc):
+    stored = exc if isinstance(exc, StoreError) else store_error(exc)
+    if isinstance(stored, LostRaceError):
         log.warning("concurrent write conflict: %s", exc)
         return (
             grpc.StatusCode.ABORTED,
             "a concurrent request changed the same data first; fetch it again and retry",
             (("canasta-error", "conflict"),),
         )
-    if is_busy(exc):
+    if isinstance(stored, BusyError):
         log.warning("the database stayed busy: %s", exc)
         return (
             grpc.StatusCode.UNAVAILABLE,
             "the database is busy (another process holds it); try again shortly",
             (("canasta-error", "busy"),),
         )
-    if isinstance(exc, DataError):
+    if isinstance(stored, UnstorableError):
         return (
             grpc.StatusCode.INVALID_ARGUMENT,
             "the request holds a value the database cannot take (e.g. a NUL character)",

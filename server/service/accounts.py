@@ -16,8 +16,6 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy.exc import IntegrityError
-
 from server.domain import Player
 from server.service.context import ServiceContext
 from server.service.errors import (
@@ -27,7 +25,7 @@ from server.service.errors import (
     PermissionDeniedError,
     UnauthenticatedError,
 )
-from server.store.conflicts import is_unique_violation
+from server.store.errors import DuplicateKeyError
 from server.store.repository import token_owner
 from shared.crypto.errors import CryptoError
 from shared.crypto.keys import public_key_from_raw, verify
@@ -117,9 +115,7 @@ class Accounts:
                     code, player.id, now
                 ):
                     raise refused
-        except IntegrityError as exc:  # the same key registered at the same moment
-            if not is_unique_violation(exc):
-                raise
+        except DuplicateKeyError:  # the same key registered at the same moment
             raise AlreadyExistsError("this key is already registered") from None
         return player
 

@@ -21,8 +21,6 @@ import logging
 import re
 from dataclasses import dataclass
 
-from sqlalchemy import event
-
 from server.domain import AdminAction, Match, MatchStatus, Player
 from server.service import lobby, matches
 from server.service.accounts import display_name
@@ -53,11 +51,9 @@ def record(repo: Repository, now: int, action: str, target: str, **detail: objec
     commit is done, in this process's log."""
     entry = AdminAction(now, operator(), action, target, json.dumps(detail, sort_keys=True))
     repo.add_admin_action(entry)
-    event.listen(
-        repo.session, "after_commit",
-        lambda _session: log.info("%s by %s: %s %s", action, entry.actor, target, entry.detail),
-        once=True,
-    )  # fmt: skip
+    repo.after_commit(
+        lambda: log.info("%s by %s: %s %s", action, entry.actor, target, entry.detail)
+    )
 
 
 def find_match(repo: Repository, name: str) -> Match:

@@ -10,14 +10,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from sqlmodel import Session
-
 from server.config import ServerConfig
 from server.domain import Hand, Match
 from server.keys import ServerKeys
 from server.metrics import Metrics
 from server.service.notify import Notifier
-from server.store.db import Database
+from server.store.db import Database, Transaction
 from server.store.repository import Repository
 from shared.rules import GameState
 
@@ -103,5 +101,5 @@ class ServiceContext:
     """Moves of one match take turns within this process (the database decides between
     processes); the moves of other matches never wait."""
 
-    def repo(self, session: Session) -> Repository:
+    def repo(self, session: Transaction) -> Repository:
         return Repository(session, self.keys.bot_public)

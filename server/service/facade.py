@@ -13,7 +13,7 @@ over exactly those bytes. The server stores the bytes as received, with
 ``entry_hash = shared.crypto.entry_hash(prev_hash, payload, signature)``, commits durably, and
 then signs the receipt ``shared.crypto.receipt_message(match_id, seq, entry_hash)``. The match's
 ``version`` is the seq of its last entry. When the match starts, its header (the rules, the
-seats and their keys, the server's keys, the clock, the first dealer: ``shared.transcript``)
+seats and their keys, the server's keys, the clock, the first dealer: ``shared.matchlog``)
 is stored, and the first entry's ``prev_hash`` is ``header_hash(header)``, so every move
 commits to the rules it is played under (matches started before schema revision 0006 start
 from ``genesis_hash(match_id)``). Bot seats sign with the server's bot key, never its receipt
@@ -21,9 +21,9 @@ key.
 
 Fair deals (commit-reveal), specified byte for byte in ``docs/fair-deal.md``: the server
 commits to a fresh secret for hand ``h`` in the transaction that starts the match or ends hand
-``h-1``; the cutting seat (``shared.transcript.cutting_seat``) signs a ``deal`` move naming that
+``h-1``; the cutting seat (``shared.matchlog.cutting_seat``) signs a ``deal`` move naming that
 commitment, with no time in it, so it has one signature; the deck is the shuffle seeded by the
-secret and that signature (``shared.transcript.dealt_deck``); the secret is revealed in the
+secret and that signature (``shared.matchlog.dealt_deck``); the secret is revealed in the
 transaction that ends the hand. The server, as the dealer, sees every hand, and it could choose
 the deal of a hand whose cut its bot makes for an absent player (``canasta verify`` names those
 hands); otherwise it can refuse or delay a cut, not choose a deal.

@@ -14,9 +14,9 @@ from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError, PermissionDeniedError
 from server.store.repository import Repository, StoredSnapshot, read_snapshot
 from shared.crypto.fairdeal import commitment, derived_secret
+from shared.matchlog import Clock, Header, SeatKey, cutting_seat, header_hash, next_state
 from shared.rules import Action, GameState, Phase, new_match
 from shared.rules.orders import standing_action
-from shared.transcript import Clock, Header, SeatKey, cutting_seat, header_hash, next_state
 from shared.wire import move_from_bytes
 
 MAX_MATCH_ID = 64
@@ -85,7 +85,7 @@ def load_state(
 def replay(
     match: Match, state: GameState, entries: Sequence[Entry], hand_of: Callable[[int], Hand | None]
 ) -> GameState:
-    """Apply stored entries to a state (``shared.transcript.next_state``: the engine for
+    """Apply stored entries to a state (``shared.matchlog.next_state``: the engine for
     moves, the deal protocol for cuts), as ``canasta verify`` replays a transcript."""
     for entry in entries:
         move = move_from_bytes(entry.payload)
@@ -100,7 +100,7 @@ def replay(
 
 
 def dealing_seat(match: Match, state: GameState) -> int | None:
-    """Between hands, the seat that cuts (``shared.transcript.cutting_seat``: the dealer, or
+    """Between hands, the seat that cuts (``shared.matchlog.cutting_seat``: the dealer, or
     the next human clockwise after it)."""
     if match.status is not MatchStatus.PLAYING or state.phase is not Phase.DEAL:
         return None

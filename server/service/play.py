@@ -2,21 +2,28 @@
 
 ``submit`` is the heart of the server. Under the match's lock and inside ONE write
 transaction it checks, in order: the payload decodes; the match exists; the seat exists and is
-taken; the signature verifies with that seat's key (a player's key, or the bot key); the key
-is not blocked; the sequence number (an already stored seq with the same bytes returns the
-stored receipt and changes nothing; any other stale or future seq is refused with the current
-version); the match has started; ``prev_hash`` is the head of the log; the rules (the engine's
-``apply_turn``, or the deal protocol for a ``deal`` move). Then it writes the new snapshot and
-the log entry, commits (durably), and only then returns the receipt with the new view.
+taken; the signature is one that may sign for the seat (the seat's key, the bot key, the attest
+key: ``shared.matchlog.signer_of``); the key is not blocked; the sequence number (an already
+stored seq with the same bytes returns the stored receipt and changes nothing; any other stale
+or future seq is refused with the current version); the match has started; ``prev_hash`` is the
+head of the log; the rules (``shared.matchlog.apply_entry``: a cut's rules and the deal, or the
+engine's move). Then it writes the new snapshot and the log entry, commits (durably), and only
+then returns the receipt with the new view.
+
+What a log entry must be is ``shared.matchlog``'s rule, the one ``canasta verify`` checks a
+transcript by, so the server stores nothing the verifier refuses. The checks between its two
+halves are the server's own, which a transcript cannot show: an empty seat, the bot key only
+while a bot covers the seat, a forfeited cover, a blocked key, the seq (and the replay of a
+stored envelope), a match not started or abandoned, the head of the log, a standing order that
+still applies. The signature comes first, so that a move nobody may sign learns nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-
-from sqlalchemy.exc import IntegrityError
+from functools import cached_property
 
 from server.domain import (
     Change,
@@ -43,10 +50,17 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.service.notify import Subscription
-from server.store.conflicts import is_unique_violation
+from server.store.errors import DuplicateKeyError
 from server.store.repository import PreparedRepository, Repository, StoredMove, current_head
 from shared.crypto.chain import entry_hash, sign_end, sign_receipt
-from shared.crypto.keys import verify
+from shared.matchlog import (
+    EntryRefusedError,
+    Header,
+    Refusal,
+    Signer,
+    apply_entry,
+    signer_of,
+)
 from shared.rules import (
     Event,
     GameState,
@@ -58,7 +72,7 @@ from shared.rules import (
     player_view,
     redact_event,
 )
-from shared.transcript import Header, MatchEnd, end_outcome, next_state
+from shared.transcript import MatchEnd, end_outcome
 from shared.wire import Move, move_from_bytes
 
 _NO_SEAT = -1
@@ -330,24 +344,18 @@ class Play:
     ) -> _Plan | Receipt:
         """Every check, in the documented order, and the move's effects (nothing written)."""
         ctx = self.ctx
-        if not 0 <= move.seat < len(match.seats):
-            raise InvalidRequestError(f"there is no seat {move.seat} in this match")
-        seat = match.seats[move.seat]
-        if seat.kind is SeatKind.EMPTY:
+        if 0 <= move.seat < len(match.seats) and match.seats[move.seat].kind is SeatKind.EMPTY:
             raise ConflictError(f"seat {move.seat} is empty")
-        signer = seat.public_key
-        if not verify(signer, payload, signature):
-            signer = ctx.keys.bot_public  # a bot covering an absent player signs for the seat
-            if verify(signer, payload, signature):
-                if not seat.covered:  # our bot, with a newer copy than ours: look again
-                    raise _MatchMovedError
-            elif not _attested(ctx.keys.attest_public, seat.kind, match, payload, signature):
-                raise UnauthenticatedError(
-                    f"the move's signature does not verify with the key of seat {move.seat}"
-                )
-            else:  # the player's mailed reply, signed on their behalf (server.service.mailin)
-                signer = ctx.keys.attest_public
-        by_bot = signer == ctx.keys.bot_public and seat.kind is SeatKind.HUMAN
+        facts = _LogFacts(match, ctx.keys.bot_public, ctx.keys.attest_public)
+        try:
+            signed = signer_of(facts, move, payload, signature)
+        except EntryRefusedError as exc:
+            raise _refused(exc) from None
+        seat = match.seats[move.seat]
+        if signed.by is Signer.BOT and not seat.covered:  # our bot, with a newer copy than ours
+            raise _MatchMovedError  # (the server's own condition: no bot covers the seat now)
+        signer = signed.key
+        by_bot = signed.by is Signer.BOT
         back = bool(seat.covered) and not by_bot  # the player moves again
         if back and seat.covered == Cover.FORFEIT:
             raise ConflictError(
@@ -387,7 +395,7 @@ class Play:
             )
         now = ctx.clock()
         seq = version + 1
-        effects = self._rules(match, state, move, signature, now)
+        effects = self._rules(facts, state, move, signature)
         digest = entry_hash(match.head_hash, payload, signature)
         receipt = Receipt(
             match.id, seq, digest, sign_receipt(ctx.keys.server, match.id, seq, digest)
@@ -408,7 +416,7 @@ class Play:
         turn_over = after != matches.turn_key(match, state)
         if back or turn_over:
             new_match, banks = clocks.restart(new_match, after[0], now, ctx.config.hour_ms)
-        by_order = by_order and signer == ctx.keys.attest_public
+        by_order = by_order and signed.by is Signer.ATTEST
         if by_order and move.actions != (str(matches.standing_order(match, state)),):
             # the orders changed (or the position did) since the bot runner looked
             raise StaleMoveError("the standing order no longer applies", match.version)
@@ -432,32 +440,19 @@ class Play:
         )
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
-    def _rules(
-        self, match: Match, state: GameState, move: Move, signature: bytes, now: int
-    ) -> _Effects:
-        """The new state and what the move does to the hands' commit-reveal records."""
+    def _rules(self, facts: _LogFacts, state: GameState, move: Move, signature: bytes) -> _Effects:
+        """The new state (``shared.matchlog.apply_entry``: a cut's rules and the deal, or the
+        engine's move) and what the move does to the hands' commit-reveal records."""
+        match = facts.match
+        try:
+            new_state = apply_entry(
+                facts, state, move, signature, lambda number: self._hand(match.id, number)
+            )
+        except EntryRefusedError as exc:
+            raise _refused(exc) from None
         if move.is_deal:
-            if move.client_time_ms != 0:
-                raise InvalidRequestError(
-                    "a cut carries client_time_ms 0, so that signing it again gives the same "
-                    "signature and the same deal (docs/fair-deal.md)"
-                )
-            if state.phase is not Phase.DEAL:
-                raise WrongPhaseError("there is no hand to deal now")
-            cutter = matches.dealing_seat(match, state)
-            if move.seat != cutter:
-                raise NotYourTurnError(f"seat {cutter} cuts the deck for this deal")
             number = state.hand_number + 1
-            hand = self._hand(match.id, number)
-            if move.deal_commitment != hand.commitment:
-                raise ConflictError(
-                    f"a deal names the published commitment of hand {number}: fetch the view"
-                )
-            dealt = next_state(state, match.id, move, signature, hand.secret)
-            return _Effects(dealt, dealt.events, number, dealt_hand=number)
-        if move.deal_commitment:
-            raise InvalidRequestError("only a deal move names a commitment")
-        new_state = next_state(state, match.id, move, signature, None)
+            return _Effects(new_state, new_state.events, number, dealt_hand=number)
         events = new_state.events[len(state.events) :]
         if new_state.phase not in (Phase.DEAL, Phase.MATCH_OVER):
             return _Effects(new_state, events, state.hand_number)
@@ -493,9 +488,7 @@ class Play:
                     repo.set_hand_revealed(match.id, effects.revealed_hand)
                 if effects.next_hand is not None:
                     repo.add_hand(match.id, effects.next_hand, match.updated_ms)
-        except IntegrityError as exc:
-            if not is_unique_violation(exc):
-                raise
+        except DuplicateKeyError:
             raise _MatchMovedError from None
 
     def _stored(self, plan: _Plan) -> None:
@@ -556,12 +549,58 @@ class Play:
             self.ctx.matches.put(match.id, dataclasses.replace(cached, seats=tuple(seats)))
 
 
-def _attested(
-    attest_key: bytes, kind: SeatKind, match: Match, payload: bytes, signature: bytes
-) -> bool:
-    """Whether the server's attest key signed the move for a person's seat, in a match whose
-    header names that key (a verifier must be able to tell whose signature it is; matches
-    started before the key existed take no attested moves)."""
-    if kind is not SeatKind.HUMAN or not match.header or not verify(attest_key, payload, signature):
-        return False
-    return Header.from_bytes(match.header).attest_key == attest_key
+class _LogFacts:
+    """What the acceptance rule (``shared.matchlog.LogHeader``) reads of a match's header,
+    read from the stored match instead: its seats' keys and kinds and the server's keys were
+    written into the header from these when the match started, and parsing the header costs
+    more than the rest of a move. Only the attest key asks the header (a match started before
+    the key existed takes no attested moves), and only when a signature needs it."""
+
+    def __init__(self, match: Match, bot_key: bytes, attest_key: bytes) -> None:
+        self.match = match
+        self.match_id = match.id
+        self.seat_keys = tuple(s.public_key for s in match.seats)
+        self.bots = tuple(s.kind is SeatKind.BOT for s in match.seats)
+        self.bot_key = bot_key
+        self._attest_key = attest_key
+
+    @cached_property
+    def attest_key(self) -> bytes:
+        named = Header.from_bytes(self.match.header).attest_key if self.match.header else b""
+        return named if named == self._attest_key else b""
+
+
+_REFUSALS: dict[Refusal, tuple[Callable[[str], Exception], str]] = {
+    Refusal.NO_SEAT: (InvalidRequestError, "there is no seat {seat} in this match"),
+    Refusal.SIGNATURE: (
+        UnauthenticatedError,
+        "the move's signature does not verify with the key of seat {seat}",
+    ),
+    Refusal.CUT_TIME: (
+        InvalidRequestError,
+        "a cut carries client_time_ms 0, so that signing it again gives the same signature and "
+        "the same deal (docs/fair-deal.md)",
+    ),
+    Refusal.CUT_MID_HAND: (WrongPhaseError, "there is no hand to deal now"),
+    Refusal.CUTTER: (NotYourTurnError, "seat {cutter} cuts the deck for this deal"),
+    Refusal.COMMITMENT: (
+        ConflictError,
+        "a deal names the published commitment of hand {hand}: fetch the view",
+    ),
+    Refusal.NOT_A_CUT: (InvalidRequestError, "only a deal move names a commitment"),
+}
+"""The server's status (its error's kind) and words for each refusal of the acceptance rule
+(the verifier's words are the error's own message): the tests and clients know these."""
+
+
+def _refused(exc: EntryRefusedError) -> Exception:
+    """The error the server reports for a refusal of the acceptance rule: the engine's own for
+    an illegal move; none for a hand whose secret the server lacks or that does not match its
+    commitment (its own records disagree: an internal error)."""
+    if exc.reason is Refusal.ILLEGAL and exc.error is not None:
+        return exc.error
+    found = _REFUSALS.get(exc.reason)
+    if found is None:
+        return exc
+    kind, words = found
+    return kind(words.format(seat=exc.seat, cutter=exc.cutter, hand=exc.hand))

@@ -1,4 +1,5 @@
-"""Which database errors mean "another transaction got there first" (not a bug).
+"""Which database errors mean "another transaction got there first", or a busy database (not
+bugs): what ``server.store.errors`` raises them as.
 
 The service handles the races it expects (a duplicate seq, a duplicate key at registration)
 where they happen; the edge reports any other such race as ABORTED (try again).

@@ -11,7 +11,8 @@ operator command writing at the same moment from another process waits for the l
 (``busy_timeout``). Other databases (PostgreSQL: ``postgresql+psycopg://...``) run writes at
 once, at READ COMMITTED; the service relies only on conditional updates, row locks (``FOR
 UPDATE``) and unique constraints, and ``server.edge.status`` reports a race it did not foresee as
-ABORTED.
+ABORTED. A transaction's database errors that are not bugs (a lost race, a busy database, a value
+it cannot store) leave it as the store's own (``server.store.errors``).
 
 The move path's statements are prepared SQL text (``server.store.repository``), and
 SQLAlchemy's execution machinery around each one costs many times what SQLite takes to run
@@ -46,7 +47,12 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.elements import TextClause
 from sqlmodel import Session, create_engine
 
+from server.store.errors import store_error
+
 _BUSY_TIMEOUT_MS = 30_000
+Transaction = Session
+"""A transaction of ``Database.read`` or ``Database.write``: the rooms above the store hand it
+to ``server.store.repository.Repository`` and use nothing of it themselves."""
 Rows = list[tuple[Any, ...]]
 _WRITE = "canasta_write"
 """Execution option of a write session's connection: its ``synchronous`` level (FULL for a
@@ -141,7 +147,7 @@ class Database:
         snapshot; on PostgreSQL that takes REPEATABLE READ (the default, READ COMMITTED, takes
         a new snapshot per statement), which never fails to serialize a read-only transaction.
         """
-        with Session(self.engine, expire_on_commit=False) as session:
+        with _store_errors(), Session(self.engine, expire_on_commit=False) as session:
             if not self.is_sqlite:
                 session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
             yield session
@@ -157,7 +163,7 @@ class Database:
         the machine (not of the process) may lose such a write, never corrupt the database,
         and the next durable commit makes it durable too."""
         if not self.is_sqlite:
-            with Session(self.engine, expire_on_commit=False) as session:
+            with _store_errors(), Session(self.engine, expire_on_commit=False) as session:
                 session.begin()
                 if not durable:
                     session.connection().exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
@@ -165,7 +171,11 @@ class Database:
                 self._commit(session)
             return
         level = "FULL" if durable else self._lazy_sync_level()
-        with self._write_lock, Session(self.engine, expire_on_commit=False) as session:
+        with (
+            _store_errors(),
+            self._write_lock,
+            Session(self.engine, expire_on_commit=False) as session,
+        ):
             connection = session.connection(execution_options={_WRITE: level})
             driver: Any = connection.connection.driver_connection
             try:
@@ -190,7 +200,7 @@ class Database:
                 yield SessionStatements(session)
             return
         level = "FULL" if durable else self._lazy_sync_level()
-        with self._write_lock:
+        with _store_errors(), self._write_lock:
             driver = self._kept_driver("write")
             _on_driver(driver, f"PRAGMA synchronous={level}", {})
             _on_driver(driver, "BEGIN IMMEDIATE", {})
@@ -208,10 +218,10 @@ class Database:
         """The first row of one prepared read, outside any session (one statement reads one
         snapshot on its own). Every signed-in call's token lookup comes here."""
         if not self.is_sqlite:
-            with self.engine.connect() as connection:
+            with _store_errors(), self.engine.connect() as connection:
                 row = connection.execute(statement, params).first()
                 return None if row is None else tuple(row)
-        with self._read_lock:
+        with _store_errors(), self._read_lock:
             rows, _ = _on_driver(self._kept_driver("read"), statement.text, params)
         return rows[0] if rows else None
 
@@ -251,6 +261,19 @@ class Database:
         if self._use_lock is not None:
             os.close(self._use_lock)
             self._use_lock = None
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    """Raise a database error that is not a bug as the store's own (``store_error``), after
+    whatever the transaction's own handlers did with it (rolled it back)."""
+    try:
+        yield
+    except DBAPIError as exc:
+        error = store_error(exc)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def run(session: Session, statement: TextClause, params: Mapping[str, Any]) -> tuple[Rows, int]:

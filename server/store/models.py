@@ -108,7 +108,7 @@ class MatchRow(SQLModel, table=True):
     aborted: bool = False
     """Abandoned before its first deal (``finished`` then, with no winner)."""
     header: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
-    """The match header (``shared.transcript.Header``) its chain starts from, written when the
+    """The match header (``shared.matchlog.Header``) its chain starts from, written when the
     match starts; NULL while waiting, and for matches started before revision 0006."""
 
 

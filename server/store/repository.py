@@ -9,12 +9,12 @@ without a session too (``Database.write_statements``: how a move is stored).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from sqlalchemy import TextClause, case, delete, func, text, tuple_, update
+from sqlalchemy import TextClause, case, delete, event, func, text, tuple_, update
 from sqlmodel import Session, col, select
 
 from server.domain import (
@@ -269,6 +269,10 @@ class Repository(PreparedRepository):
         super().__init__(SessionStatements(session))
         self.session = session
         self.bot_public_key = bot_public_key
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once this transaction has committed (never if it rolls back)."""
+        event.listen(self.session, "after_commit", lambda _session: action(), once=True)
 
     # -- players --------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """``server.store.db.Database``: durable write transactions on SQLite, what a failed COMMIT
 leaves behind (nothing: the next writer gets the database), and the move path's prepared
 statements run on the driver (``run``, ``read_row``, ``write_statements``) with the same
-transactions and errors."""
+transactions and errors (a duplicate key: the store's own ``DuplicateKeyError``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sqlmodel import Session
 
 from server.store.conflicts import is_unique_violation
 from server.store.db import Database, Statements, run
+from server.store.errors import DuplicateKeyError
 
 from ..postgres import PostgresServer
 
@@ -92,9 +93,9 @@ def test_a_prepared_statement_runs_in_the_sessions_transaction(db: Database) -> 
 
 
 def test_a_duplicate_key_through_the_driver_is_a_unique_violation(db: Database) -> None:
-    """The service tells a lost race (two processes storing one seq) by SQLAlchemy's
-    ``IntegrityError``; a statement handed to the driver raises the same, and the write
-    transaction is rolled back."""
+    """The service tells a lost race (two processes storing one seq) by the store's
+    ``DuplicateKeyError`` (SQLAlchemy's ``IntegrityError`` behind it); a statement handed to
+    the driver raises the same, and the write transaction is rolled back."""
     insert = text("INSERT INTO parent (id) VALUES (:id)")
     with db.write() as session:
         run(session, insert, {"id": 1})
@@ -104,9 +105,10 @@ def test_a_duplicate_key_through_the_driver_is_a_unique_violation(db: Database) 
             run(session, insert, {"id": 2})
             run(session, insert, {"id": 1})
 
-    with pytest.raises(IntegrityError) as info:
+    with pytest.raises(DuplicateKeyError) as info:
         duplicate()
-    assert is_unique_violation(info.value)
+    assert info.value.__cause__ is not None
+    assert is_unique_violation(info.value.__cause__)
     assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
 
 
@@ -216,9 +218,10 @@ def _a_duplicate_key_is_refused_whole(db: Database) -> None:
             statements.run(_INSERT_PARENT, {"id": 2})
             statements.run(_INSERT_PARENT, {"id": 1})
 
-    with pytest.raises(IntegrityError) as info:
+    with pytest.raises(DuplicateKeyError) as info:
         duplicate()
-    assert is_unique_violation(info.value)
+    assert info.value.__cause__ is not None
+    assert is_unique_violation(info.value.__cause__)
     assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (1,)
 
 
@@ -241,7 +244,7 @@ def test_a_transaction_of_statements_on_postgresql_is_a_sessions(
     postgres_server: PostgresServer,
 ) -> None:
     """Elsewhere than on SQLite the same block runs in a write session: committed, rolled
-    back, and a duplicate key the same ``IntegrityError``."""
+    back, and a duplicate key the same ``DuplicateKeyError``."""
     with postgres_server.database() as url:
         database = Database(url)
         with database.write() as session:
