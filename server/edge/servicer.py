@@ -292,6 +292,19 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             orders=convert.orders_to_pb(seat.orders), per_match=seat.orders_per_match
         )
 
+    async def RecoverMatch(self, request: pb.RecoverMatchRequest, context: Any) -> Any:
+        return await self._run(context, self._recover_match, request)
+
+    def _recover_match(
+        self, request: pb.RecoverMatchRequest, sender: Sender
+    ) -> pb.RecoverMatchResponse:
+        entries = [
+            (bytes(e.payload), bytes(e.signature), bytes(e.receipt_signature))
+            for e in request.entries
+        ]
+        recovered, version = self.service.recover(self._writer(sender), request.match_id, entries)
+        return pb.RecoverMatchResponse(recovered=recovered, version=version)
+
     async def GetSettings(self, request: pb.GetSettingsRequest, context: Any) -> Any:
         return await self._run(context, self._get_settings, request)
 

@@ -147,7 +147,10 @@ class BotRunner:
                     seat=seat,
                     seq=match.version + 1,
                     prev_hash=match.head_hash,
-                    client_time_ms=0 if text == DEAL_ACTION else ctx.clock(),  # a cut: no time
+                    # No time: the server's own moves are then the same bytes (and, Ed25519
+                    # being deterministic, the same signature) whenever they are made again,
+                    # as a server restored from a backup makes them (issue 30).
+                    client_time_ms=0,
                     actions=(text,),
                     deal_commitment=commitment,
                 )

@@ -57,7 +57,7 @@ from server.service.mailin import MailIn
 from server.service.notify import Subscription
 from server.service.orders import Orders
 from server.service.outbox import Outbox
-from server.service.play import Play
+from server.service.play import Play, RecoveredEntry
 from server.service.preferences import Preferences, SettingsChange
 from shared.rules import MoveGroup
 
@@ -148,6 +148,12 @@ class CanastaService:
         return self.orders.set(
             caller.player, match_id, draw=draw, answer=answer, follow_default=follow_default
         )
+
+    def recover(
+        self, caller: Caller, match_id: str, entries: Sequence[RecoveredEntry]
+    ) -> tuple[int, int]:
+        """Entries a restore lost, sent back by a seated player's client (``Play.recover``)."""
+        return self.play.recover(caller.player, match_id, entries)
 
     def settings(self, caller: Caller) -> Settings:
         return self._with_vacation_left(self.preferences.get(caller.player))

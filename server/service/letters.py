@@ -27,6 +27,7 @@ SUBJECTS = {
     "bot_played": "A bot played your turn",
     "abort_asked": "A player asks to abandon the match",
     "match_aborted": "Match abandoned",
+    "match_recovered": "Match restored",
     "deadline_passed": "Your time ran out",
     "verify_email": "Your Canasta e-mail code",
     "move_stored": "Move stored",
@@ -79,6 +80,12 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
         text = f"Match {note.match_id[:8]} was ended by the server's operator."
     elif note.kind == "match_aborted":
         text = f"Match {note.match_id[:8]} was abandoned before its first deal."
+    elif note.kind == "match_recovered":
+        text = (
+            f"The server of match {note.match_id[:8]} was restored from a backup; "
+            f"{facts.get('recovered', '?')} moves it had lost came back from a player's copy, "
+            f"each checked, and the match goes on from move {facts.get('version', '?')}."
+        )
     elif note.kind == "bot_played":
         text = (
             f"A bot played your turn in match {note.match_id[:8]}: canasta cover off "

@@ -12,6 +12,8 @@ Kinds:
   under a standing order, the server has made the one move its player had: the draw);
 * ``partner_asks``: the same, when partner asked "may I go out?" and it is theirs to answer;
 * ``hand_ended``: a hand was scored (to every human player of the match);
+* ``match_recovered``: after the server was restored from a backup, the moves it had lost were
+  stored again from a player's copy (to every human player, once per recovery);
 * ``match_ended``: the match is over (to every human player);
 * ``abort_asked``: another player asks to abandon the match before its first deal;
 * ``match_aborted``: the match was abandoned before its first deal (agreed, or its first cut
@@ -104,6 +106,12 @@ def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> li
         return []
     facts = {**_facts(match, state), "cover": cover}
     return [Notice(taken.player_id, match.id, "deadline_passed", facts, taken.reachable)]
+
+
+def recovered(match: Match, state: GameState, count: int) -> list[Notice]:
+    """Everyone seated: after a restore from a backup, ``count`` moves the server had lost
+    were stored again from a player's copy; the match goes on from its version now."""
+    return _everyone(match, "match_recovered", state, recovered=count)
 
 
 def _everyone(match: Match, kind: str, state: GameState, **extra: object) -> list[Notice]:

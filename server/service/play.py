@@ -73,7 +73,7 @@ from shared.rules import (
     redact_event,
 )
 from shared.transcript import MatchEnd, end_outcome
-from shared.wire import Move, move_from_bytes
+from shared.wire import Move, WireError, move_from_bytes
 
 _NO_SEAT = -1
 """For ``_current`` when no seat's player is to be checked for a block."""
@@ -287,6 +287,53 @@ class Play:
             return plan
         raise AssertionError("unreachable")
 
+    def recover(
+        self, player: Player, match_id: str, entries: Sequence[RecoveredEntry]
+    ) -> tuple[int, int]:
+        """Store again the entries a restore from a backup lost, as a player's client kept
+        them (each with the receipt this server gave it); returns how many were stored and
+        the match's version after.
+
+        Each entry is checked as a new move is (its signer, the chain, the rules, the deal
+        from the hand's derived secret) and must carry this server's own receipt. An entry
+        the server still holds must be the very same (else the client's history is another
+        branch: ``ConflictError``, nothing stored). Entries go in order; any seat's player
+        may send them, and several clients' partial copies combine, since each call starts
+        from the stored head. The players are told once that moves were recovered."""
+        if len(entries) > MAX_RECOVERED:
+            raise InvalidRequestError(f"at most {MAX_RECOVERED} entries a call")
+        ctx = self.ctx
+        stored = 0
+        with ctx.locks.hold(match_id):
+            match, state, _ = self._current(match_id, 0, fresh=True)
+            matches.require_seat(match, player.id)
+            for index, (payload, signature, receipt) in enumerate(entries):
+                move = _recovered_move(payload, match.id, index)
+                if move.seq <= match.version:
+                    with ctx.db.read() as session:
+                        held = ctx.repo(session).entry(match.id, move.seq)
+                    if held is None or (held.payload, held.signature) != (payload, signature):
+                        raise ConflictError(
+                            f"the server holds another entry {move.seq} than yours: that is a "
+                            "fork, not a restore, and nothing was recovered"
+                        )
+                    continue
+                plan = self._plan(move, payload, signature, match, state, False, recovering=receipt)
+                assert isinstance(plan, _Plan)  # a seq past the head is never a replay
+                self._write(plan)
+                self._stored(plan)
+                self._remember(plan)
+                match, state = plan.match, plan.state
+                stored += 1
+            if stored:
+                with ctx.db.write() as session:
+                    ctx.repo(session).add_notices(
+                        notices.recovered(match, state, stored), ctx.clock()
+                    )
+        if stored:
+            ctx.notifier.publish(matches.change(match, state))
+        return stored, match.version
+
     def _remember(self, plan: _Plan) -> None:
         """Cache the match and state a stored move left (under the match's lock)."""
         self.ctx.matches.put(plan.match.id, plan.match)
@@ -341,8 +388,12 @@ class Play:
         state: GameState,
         blocked: bool,
         by_order: bool = False,
+        recovering: bytes | None = None,
     ) -> _Plan | Receipt:
-        """Every check, in the documented order, and the move's effects (nothing written)."""
+        """Every check, in the documented order, and the move's effects (nothing written).
+        ``recovering``: the receipt this server gave the entry before a restore lost it
+        (``recover``): the rules and the chain are checked as ever, but the seat's cover at
+        the time (lost with the rest) is not asked; the receipt proves the server took it."""
         ctx = self.ctx
         if 0 <= move.seat < len(match.seats) and match.seats[move.seat].kind is SeatKind.EMPTY:
             raise ConflictError(f"seat {move.seat} is empty")
@@ -352,11 +403,12 @@ class Play:
         except EntryRefusedError as exc:
             raise _refused(exc) from None
         seat = match.seats[move.seat]
-        if signed.by is Signer.BOT and not seat.covered:  # our bot, with a newer copy than ours
-            raise _MatchMovedError  # (the server's own condition: no bot covers the seat now)
+        recovered = recovering is not None
+        if signed.by is Signer.BOT and not seat.covered and not recovered:
+            raise _MatchMovedError  # our bot, with a newer copy than ours: no bot covers it now
         signer = signed.key
         by_bot = signed.by is Signer.BOT
-        back = bool(seat.covered) and not by_bot  # the player moves again
+        back = bool(seat.covered) and not by_bot and not recovered  # the player moves again
         if back and seat.covered == Cover.FORFEIT:
             raise ConflictError(
                 "your time ran out and this match's policy is forfeit: the bot resigns for "
@@ -400,6 +452,10 @@ class Play:
         receipt = Receipt(
             match.id, seq, digest, sign_receipt(ctx.keys.server, match.id, seq, digest)
         )
+        if recovered and receipt.server_signature != recovering:  # Ed25519 signs alike again
+            raise PermissionDeniedError(
+                f"entry {seq} does not carry this server's receipt: nothing was recovered"
+            )
         finished = effects.state.phase is Phase.MATCH_OVER
         new_match = dataclasses.replace(
             match,
@@ -438,6 +494,8 @@ class Play:
         told = notices.after_move(
             match, state, new_match, effects.state, turn_over, played_for, by_order=by_order
         )
+        if recovered:  # told before the restore; the players hear of the recovery once
+            seen, told = None, []
         return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
 
     def _rules(self, facts: _LogFacts, state: GameState, move: Move, signature: bytes) -> _Effects:
@@ -547,6 +605,24 @@ class Play:
         cached = self.ctx.matches.get(match.id)
         if cached is not None and cached.revision == match.revision:
             self.ctx.matches.put(match.id, dataclasses.replace(cached, seats=tuple(seats)))
+
+
+MAX_RECOVERED = 1_000
+"""Entries one recovery call may bring back (a client sends a longer loss in several)."""
+
+RecoveredEntry = tuple[bytes, bytes, bytes]
+"""An entry as a client kept it: the payload, its signature, and this server's receipt."""
+
+
+def _recovered_move(payload: bytes, match_id: str, index: int) -> Move:
+    """A recovered entry's move, which must be of the match being recovered."""
+    try:
+        move = move_from_bytes(payload)
+    except WireError as exc:
+        raise InvalidRequestError(f"entry {index} of the call is not a move: {exc}") from None
+    if move.match_id != match_id:
+        raise InvalidRequestError(f"entry {index} of the call is of another match")
+    return move
 
 
 class _LogFacts:

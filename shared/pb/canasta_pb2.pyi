@@ -1176,6 +1176,80 @@ class SetOrdersRequest(_message.Message):
 Global___SetOrdersRequest: _TypeAlias = SetOrdersRequest  # noqa: Y015
 
 @_typing.final
+class RecoveredEntry(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAYLOAD_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    RECEIPT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    payload: _builtins.bytes
+    signature: _builtins.bytes
+    receipt_signature: _builtins.bytes
+    """The server's receipt signature over the entry (Receipt.server_signature)."""
+    def __init__(
+        self,
+        *,
+        payload: _builtins.bytes = ...,
+        signature: _builtins.bytes = ...,
+        receipt_signature: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["payload", b"payload", "receipt_signature", b"receipt_signature", "signature", b"signature"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecoveredEntry: _TypeAlias = RecoveredEntry  # noqa: Y015
+
+@_typing.final
+class RecoverMatchRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___RecoveredEntry]:
+        """In order, from the first the server may have lost; at most 1000."""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        entries: _abc.Iterable[Global___RecoveredEntry] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecoverMatchRequest: _TypeAlias = RecoverMatchRequest  # noqa: Y015
+
+@_typing.final
+class RecoverMatchResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECOVERED_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    recovered: _builtins.int
+    """How many entries were stored again, and the match's version after."""
+    version: _builtins.int
+    def __init__(
+        self,
+        *,
+        recovered: _builtins.int = ...,
+        version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["recovered", b"recovered", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RecoverMatchResponse: _TypeAlias = RecoverMatchResponse  # noqa: Y015
+
+@_typing.final
 class SetOrdersResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

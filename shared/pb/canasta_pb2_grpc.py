@@ -89,6 +89,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.FromString,
                 _registered_method=True)
+        self.RecoverMatch = channel.unary_unary(
+                '/canasta.v1.Canasta/RecoverMatch',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.FromString,
+                _registered_method=True)
         self.GetSettings = channel.unary_unary(
                 '/canasta.v1.Canasta/GetSettings',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.SerializeToString,
@@ -212,6 +217,16 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RecoverMatch(self, request, context):
+        """After the server was restored from a backup: entries it lost, sent back from the
+        caller's client, each with this server's receipt; checked as new moves and stored in
+        order (an entry the server holds must be the same: else it is a fork, and nothing is
+        stored).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSettings(self, request, context):
         """The caller's settings: time zone, notification e-mail and webhook.
         """
@@ -323,6 +338,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.SetOrders,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.SerializeToString,
+            ),
+            'RecoverMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.RecoverMatch,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.SerializeToString,
             ),
             'GetSettings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSettings,
@@ -662,6 +682,33 @@ class Canasta:
             '/canasta.v1.Canasta/SetOrders',
             shared_dot_pb_dot_canasta__pb2.SetOrdersRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.SetOrdersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RecoverMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/RecoverMatch',
+            shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -72,6 +72,12 @@ class CanastaStub:
     """The caller's standing orders in one match (the server moves for the seat where the rules
     leave one move, or on a question answered in advance), or back to the default ones.
     """
+    RecoverMatch: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.RecoverMatchRequest, _canasta_pb2.RecoverMatchResponse]
+    """After the server was restored from a backup: entries it lost, sent back from the
+    caller's client, each with this server's receipt; checked as new moves and stored in
+    order (an entry the server holds must be the same: else it is a fork, and nothing is
+    stored).
+    """
     GetSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]
@@ -117,6 +123,12 @@ class CanastaAsyncStub(CanastaStub):
     SetOrders: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetOrdersRequest, _canasta_pb2.SetOrdersResponse]  # type: ignore[assignment]
     """The caller's standing orders in one match (the server moves for the seat where the rules
     leave one move, or on a question answered in advance), or back to the default ones.
+    """
+    RecoverMatch: _aio.UnaryUnaryMultiCallable[_canasta_pb2.RecoverMatchRequest, _canasta_pb2.RecoverMatchResponse]  # type: ignore[assignment]
+    """After the server was restored from a backup: entries it lost, sent back from the
+    caller's client, each with this server's receipt; checked as new moves and stored in
+    order (an entry the server holds must be the same: else it is a fork, and nothing is
+    stored).
     """
     GetSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
     """The caller's settings: time zone, notification e-mail and webhook."""
@@ -226,6 +238,18 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_canasta_pb2.SetOrdersResponse, _abc.Awaitable[_canasta_pb2.SetOrdersResponse]]:
         """The caller's standing orders in one match (the server moves for the seat where the rules
         leave one move, or on a question answered in advance), or back to the default ones.
+        """
+
+    @_abc_1.abstractmethod
+    def RecoverMatch(
+        self,
+        request: _canasta_pb2.RecoverMatchRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.RecoverMatchResponse, _abc.Awaitable[_canasta_pb2.RecoverMatchResponse]]:
+        """After the server was restored from a backup: entries it lost, sent back from the
+        caller's client, each with this server's receipt; checked as new moves and stored in
+        order (an entry the server holds must be the same: else it is a fork, and nothing is
+        stored).
         """
 
     @_abc_1.abstractmethod
