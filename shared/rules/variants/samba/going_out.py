@@ -32,11 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
 from ...cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
 from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
-from ...melds import CANASTA_SIZE, GROUP, SEQUENCE, WILD, meld_kind, meld_rank
+from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_kind, meld_rank
 from ...state import Extra, Melds
 from .melds import sequence_span
 
@@ -81,32 +82,81 @@ def _decide(
     allow_discard: bool,
 ) -> bool:
     """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
-    homeless = _might_go_out(rules, hand, melds, extra, allow_discard)
+    facts = _table_facts(melds, extra)
+    homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
+    return _search(rules, tuple(sorted(hand)), facts.table, minimum, allow_discard, homeless)
+
+
+Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
+"""A side's melds as the search sees them: the group melds of each rank (indexed by rank),
+the sequences (suit, lowest rank, highest rank) and the sizes of the wild melds."""
+
+
+class TableFacts(NamedTuple):
+    """What the going-out questions need of a side's melds, read once per table (the same
+    table is asked about at every turn of both its seats until one of them melds)."""
+
+    table: Table
+    grouped: int
+    """The ranks holding a group meld (rank-indexed or further), as bits."""
+    canastas: int
+    escaleras: int
+    """Seven-card sequences."""
+    ends: tuple[int, ...]
+    """Per suit, the ranks that would grow one of its incomplete sequences, as bits."""
+    loose: tuple[int, ...]
+    """Cards on incomplete group melds, by rank (13: on incomplete wild melds)."""
+    runs: tuple[int, ...]
+    """Cards on incomplete sequences, by suit."""
+
+
+@lru_cache(maxsize=1024)
+def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     groups: list[list[Part]] = [[] for _ in range(13)]
     sequences: list[tuple[int, int, int]] = []
     wild_melds: list[int] = []
+    grouped = canastas = escaleras = 0
+    ends = [0, 0, 0, 0]
+    loose = [0] * 14
+    runs = [0, 0, 0, 0]
     for cards in (*melds, *extra):
         if not cards:
             continue
         kind = meld_kind(cards)
+        size = len(cards)
+        complete = size >= CANASTA_SIZE
+        canastas += complete
         if kind == SEQUENCE:
-            sequences.append(sequence_span(cards))
+            span = sequence_span(cards)
+            sequences.append(span)
+            if complete:
+                escaleras += 1
+            else:
+                suit, low, high = span
+                ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
+                runs[suit] += size
         elif kind == WILD:
-            wild_melds.append(len(cards))
-        elif kind == GROUP:
-            groups[meld_rank(cards)].append((len(cards), sum(1 for c in cards if IS_WILD[c])))
+            wild_melds.append(size)
+            if not complete:
+                loose[JOKER_RANK] += size
+        else:
+            rank = meld_rank(cards)
+            grouped |= 1 << rank
+            groups[rank].append((size, sum(map(IS_WILD.__getitem__, cards))))
+            if not complete:
+                loose[rank] += size
     table = (
         tuple(tuple(sorted(g)) for g in groups),
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
-    return _search(rules, tuple(sorted(hand)), table, minimum, allow_discard, homeless)
+    return TableFacts(table, grouped, canastas, escaleras, tuple(ends), tuple(loose), tuple(runs))
 
 
 def _might_go_out(
-    rules: Rules, hand: Sequence[Card], melds: Melds, extra: Extra, allow_discard: bool
+    rules: Rules, hand: Sequence[Card], facts: TableFacts, allow_discard: bool
 ) -> int | None:
     """Cheap necessary conditions, which most positions fail, sparing the search: at most
     one card (the final discard) may have no meld to join, and the hand and the melds must
@@ -115,52 +165,33 @@ def _might_go_out(
     counts = [0] * 14
     present = [0, 0, 0, 0]  # ranks held in each suit, as bits
     for card in hand:
-        counts[RANK[card]] += 1
+        rank = RANK[card]
+        counts[rank] += 1
         if not IS_WILD[card] and not IS_BLACK3[card]:
-            present[SUIT[card]] |= 1 << RANK[card]
-    ends = [0, 0, 0, 0]  # ranks that grow a sequence of each suit, as bits
-    canastas = escaleras = 0
-    for cards in (*melds, *extra):
-        if not cards:
-            continue
-        if len(cards) >= CANASTA_SIZE:
-            canastas += 1
-            if meld_kind(cards) == SEQUENCE:
-                escaleras += 1
-            continue
-        if meld_kind(cards) == SEQUENCE:
-            suit, low, high = sequence_span(cards)
-            ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
-    stranded = 0 if not counts[THREE] or counts[THREE] >= 3 or melds[THREE] else counts[THREE]
+            present[SUIT[card]] |= 1 << rank
+    grouped = facts.grouped
+    ends = facts.ends
+    threes = counts[THREE]
+    stranded = 0 if not threes or threes >= 3 or grouped >> THREE & 1 else threes
     homeless = -1
+    sequences = rules[3]
     for card in hand:
         rank = RANK[card]
-        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] > 1 or melds[rank]:
+        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] > 1 or grouped >> rank & 1:
             continue
         suit = SUIT[card]
-        near = present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
-        if rules[3] and near:
-            continue
-        if any(meld_kind(m) == GROUP and meld_rank(m) == rank for m in extra):
+        if sequences and (
+            present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
+        ):
             continue
         stranded += 1
         homeless = card
     if stranded > (1 if allow_discard else 0):
         return None
-    if stranded and counts[THREE] and stranded == counts[THREE]:
+    if stranded and threes and stranded == threes:
         homeless = -1  # the one or two black threes with no meld: let the search try
     wilds = counts[TWO] + counts[JOKER_RANK]
-    loose = [0] * 14  # cards on incomplete melds, by rank (13: wild melds)
-    runs = [0, 0, 0, 0]  # cards on incomplete sequences, by suit
-    for cards in (*melds, *extra):
-        if 0 < len(cards) < CANASTA_SIZE:
-            kind = meld_kind(cards)
-            if kind == SEQUENCE:
-                runs[SUIT[cards[0]]] += len(cards)
-            elif kind == WILD:
-                loose[JOKER_RANK] += len(cards)
-            else:
-                loose[meld_rank(cards)] += len(cards)
+    loose = facts.loose
     # What each canasta still possible costs in hand cards at least: the cards on the
     # table's incomplete melds count toward it (combined, for groups of a rank).
     costs: list[int] = []
@@ -172,25 +203,23 @@ def _might_go_out(
             costs.append(max(0, CANASTA_SIZE - on_table))
             on_table = max(0, on_table - CANASTA_SIZE)
     sequence_costs: list[int] = []
-    if rules[3]:  # at most one more seven-card sequence of each suit
+    if sequences:  # at most one more seven-card sequence of each suit
+        runs = facts.runs
         for suit in range(4):
-            if runs[suit] + bin(present[suit]).count("1") >= CANASTA_SIZE:
+            if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
                 sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
     room = len(hand)
-    missing = rules[1] - canastas
+    missing = rules[1] - facts.canastas
     if missing > 0:
         cheapest = sorted([*costs, *sequence_costs])[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
             return None
-    missing = rules[6] - escaleras
+    missing = rules[6] - facts.escaleras
     if missing > 0:
         cheapest = sorted(sequence_costs)[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
             return None
     return homeless
-
-
-Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
 
 
 @lru_cache(maxsize=2048)
@@ -226,48 +255,65 @@ def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int
     if minimum >= 0 and sum(VALUE[c] for c in cards) < minimum:
         return False
     groups, sequences, wild_melds = table
-    black = sum(1 for c in cards if IS_BLACK3[c])
+    wilds = black = 0
+    counts = [0] * 13
+    by_suit = ([0] * 13, [0] * 13, [0] * 13, [0] * 13)
+    held = [0, 0, 0, 0]  # the naturals' ranks in each suit, as bits
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        elif IS_BLACK3[card]:
+            black += 1
+        else:
+            rank = RANK[card]
+            suit = SUIT[card]
+            counts[rank] += 1
+            by_suit[suit][rank] += 1
+            held[suit] |= 1 << rank
     if 0 < black < 3 and not groups[THREE]:
         return False
-    wilds = sum(1 for c in cards if IS_WILD[c])
-    counts = [0] * 13
-    by_suit = [[0] * 13 for _ in range(4)]
-    for card in cards:
-        if not IS_WILD[card] and not IS_BLACK3[card]:
-            counts[RANK[card]] += 1
-            by_suit[SUIT[card]][RANK[card]] += 1
+    homeless = [r for r in range(FOUR, ACE + 1) if not groups[r]]  # ranks with no group meld
     cap = max(rules[1], rules[6])  # more sequence canastas than that change nothing
     states = {(tuple(counts), 0)}
-    for suit in range(4):
-        spans = tuple((low, high) for x, low, high in sequences if x == suit)
-        options = _suit_options(rules[3], tuple(by_suit[suit]), spans)
+    to_come = (held[1] | held[2] | held[3], held[2] | held[3], held[3], 0)
+    spans_of: list[list[tuple[int, int]]] = [[], [], [], []]
+    for x, low, high in sequences:
+        spans_of[x].append((low, high))
+    active = [
+        suit
+        for suit in range(4)
+        if spans_of[suit] or (rules[3] and held[suit] & held[suit] >> 1 & held[suit] >> 2)
+    ]  # the others hold no sequence, nor three ranks in a row for one (``_suit_options``)
+    for i, suit in enumerate(active):
+        options = _suit_options(rules[3], tuple(by_suit[suit]), tuple(spans_of[suit]))
         if len(options) == 1 and not options[0][0]:
             made = options[0][1]
-            states = {(left, min(cap, seq + made)) for left, seq in states}
+            if made:
+                states = {(left, min(cap, seq + made)) for left, seq in states}
             continue
         after: set[tuple[tuple[int, ...], int]] = set()
         for left, seq in states:
             for used, made in options:
                 if used:
                     row = list(left)
-                    for rank in range(FOUR, ACE + 1):
-                        if used >> rank & 1:
-                            row[rank] -= 1
+                    while used:
+                        bit = used & -used
+                        row[bit.bit_length() - 1] -= 1
+                        used ^= bit
                     after.add((tuple(row), min(cap, seq + made)))
                 else:
                     after.add((left, min(cap, seq + made)))
-        # A natural left alone, of a rank with no meld and no card in the suits still to
-        # come (which could take one more into a sequence), has nowhere to go.
-        settled = [
-            r
-            for r in range(FOUR, ACE + 1)
-            if not groups[r] and not any(by_suit[x][r] for x in range(suit + 1, 4))
-        ]
-        states = {state for state in after if all(state[0][r] != 1 for r in settled)}
+        states = after
+        if i + 1 < len(active):
+            # A natural left alone, of a rank with no meld and no card in the suits still
+            # to come (which could take one more into a sequence), has nowhere to go (the
+            # last suit's states meet the same test below).
+            later = to_come[suit]
+            settled = [r for r in homeless if not later >> r & 1]
+            if settled:
+                states = {state for state in after if all(state[0][r] != 1 for r in settled)}
     for left, seq in states:
-        if seq < rules[6] or any(
-            left[rank] == 1 and not groups[rank] for rank in range(FOUR, ACE + 1)
-        ):
+        if seq < rules[6] or any(left[rank] == 1 for rank in homeless):
             continue  # too few escaleras, or a lone natural with no meld to join
         best = _groups_best(rules, groups, left, wilds, wild_melds)
         if best >= 0 and best + seq >= rules[1]:
