@@ -48,8 +48,8 @@ from ..cards import (
 from ..config import RuleConfig, wild_cap
 from ..edits import set_hand
 from ..errors import IllegalMoveError
-from ..melds import CANASTA_SIZE
-from ..ruleset import register
+from ..melds import CANASTA_SIZE, GROUP, meld_kind, meld_rank
+from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
@@ -559,6 +559,93 @@ def foot_candidates(
     return sure, out
 
 
+def group_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed moves onto a side's group melds and on new group melds, known
+    without the engine's trial once books close at seven (§3.7), so that the move lists keep
+    these candidates in their place unchecked: cards of a rank and wild cards onto one of
+    its melds (named as ``samba.melds.find_meld`` numbers them), and one new meld of a
+    rank's naturals with or without wild cards.
+
+    Only where nothing but the melds themselves can refuse such a move (``None`` then: the
+    engine decides): the side has opened, nothing obliges the player to go out, no
+    black-three meld is down (a player still on the hand may have none, §3.7), and two
+    cards stay in hand (§1.11.3). The engine's checks (``samba.melds.check_group``,
+    ``melds.check_meld``) then come down to the book's seven cards, its two natural cards
+    and its wild limit, which a wild card joining must keep (§1.9, §3.4), decided here.
+    The candidates' cards come from the hand (the lists take them from it)."""
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
+        return None
+    config = state.config
+    limit = config.wild_limit
+    closed = config.closed_books
+    onto_canasta = config.wild_onto_canasta
+    several = config.multiple_melds_per_rank
+    room = len(state.hands[seat])
+    places: dict[tuple[int, int], tuple[int, int]] = {}  # (rank, which): (size, wild cards)
+    for rank in range(FOUR, ACE + 1):
+        if melds[rank]:
+            places[rank, 1] = (len(melds[rank]), sum(map(IS_WILD.__getitem__, melds[rank])))
+    count: dict[int, int] = {}
+    for cards in state.extra_of(side):
+        if meld_kind(cards) == GROUP:
+            rank = meld_rank(cards)
+            if melds[rank]:
+                count[rank] = which = count.get(rank, 1) + 1
+                places[rank, which] = (len(cards), sum(map(IS_WILD.__getitem__, cards)))
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        if kind is LayOff:
+            assert isinstance(action, LayOff)
+            place = places.get((action.rank, action.which))
+            if place is None or action.suit >= 0 or room - len(action.cards) < 2:
+                return None
+            size, held = place
+            naturals = wilds = 0
+            for card in action.cards:
+                if IS_WILD[card]:
+                    wilds += 1
+                elif IS_NATURAL[card] and RANK[card] == action.rank:
+                    naturals += 1
+                else:
+                    return None
+            natural = size - held + naturals
+            return (
+                (not closed or size + naturals + wilds <= CANASTA_SIZE)
+                and natural >= 2
+                and (not wilds or held + wilds <= wild_cap(limit, natural))
+                and (onto_canasta or not wilds or size < CANASTA_SIZE)
+            )
+        if kind is Meld:
+            assert isinstance(action, Meld)
+            if len(action.melds) != 1:
+                return None
+            group = action.melds[0]
+            rank = -1
+            naturals = wilds = 0
+            for card in group:
+                if IS_WILD[card]:
+                    wilds += 1
+                elif IS_NATURAL[card] and rank in (-1, RANK[card]):
+                    rank = RANK[card]
+                    naturals += 1
+                else:
+                    return None
+            if rank < 0 or room - len(group) < 2 or (melds[rank] and not several):
+                return None  # (a wild meld; the dead-end guard; joining the rank's one meld)
+            return (
+                (not closed or len(group) <= CANASTA_SIZE)
+                and len(group) >= 3
+                and naturals >= 2
+                and (not wilds or wilds <= wild_cap(limit, naturals))
+            )
+        return None
+
+    return verdict
+
+
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Every single step of a way out, for a player who must go out (partner said yes, or
     black threes were melded, §1.11.2, §1.9): cards of a rank onto each open meld of it,
@@ -682,6 +769,11 @@ class HandAndFoot(Samba):
             if s.must_go_out:  # every step of a way out, so the list never runs dry
                 check += way_out_candidates(s, side, hand)
         return known, check
+
+    def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
+        if s.config.closed_books and s.extra:
+            return group_verdicts(s, seat)
+        return super().candidate_verdicts(s, seat)
 
     def unplayed_penalty(self, s: GameState, side: int) -> int:
         return unplayed_foot_penalty(s, side)
