@@ -53,6 +53,7 @@ from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
+from .samba.melds import combine_verdict
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -526,9 +527,11 @@ def foot_candidates(
     closed: set[int] = set()
     counts: dict[int, int] = {}
     for meld in (*state.melds[side], *state.extra_of(side)):
+        if not meld:
+            continue
         rank = next((RANK[c] for c in meld if not IS_WILD[c]), -1)
         if rank < 0:
-            continue  # no meld, or a wild meld
+            continue  # a wild meld
         counts[rank] = counts.get(rank, 0) + 1
         if len(meld) < CANASTA_SIZE:
             open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
@@ -563,8 +566,9 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     """Verdicts on the listed moves onto a side's group melds and on new group melds, known
     without the engine's trial once books close at seven (§3.7), so that the move lists keep
     these candidates in their place unchecked: cards of a rank and wild cards onto one of
-    its melds (named as ``samba.melds.find_meld`` numbers them), and one new meld of a
-    rank's naturals with or without wild cards.
+    its melds (named as ``samba.melds.find_meld`` numbers them), one new meld of a rank's
+    naturals with or without wild cards, and two melds of a rank combined
+    (``samba.melds.combine_verdict``).
 
     Only where nothing but the melds themselves can refuse such a move (``None`` then: the
     engine decides): the side has opened, nothing obliges the player to go out, no
@@ -641,6 +645,9 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
                 and naturals >= 2
                 and (not wilds or wilds <= wild_cap(limit, naturals))
             )
+        if kind is Combine and room >= 2:
+            assert isinstance(action, Combine)
+            return combine_verdict(state, side, action)
         return None
 
     return verdict

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
 from ...cards import (
+    ACE,
+    FOUR,
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
@@ -48,6 +50,7 @@ from ...melds import (
 )
 from ...opening import check_opening_meld, require_minimum
 from ...pile import pile_cards_taken, take_prologue
+from ...ruleset import Verdict
 from ...state import GameState
 from ...threes import check_black_threes
 
@@ -98,38 +101,52 @@ def meld_label(cards: Sequence[Card], which: int) -> str:
 def check_sequence(cards: Sequence[Card]) -> None:
     """§3.4: three to seven cards of one suit in sequence, 4 (low) to ace; no wild cards, no
     threes; a seven-card sequence (samba, escalera) takes nothing more."""
+    fault = sequence_fault(cards)
+    if fault is not None:
+        raise IllegalMoveError(fault, "3.4")
+
+
+def sequence_fault(cards: Sequence[Card]) -> str | None:
+    """Why ``cards`` are no valid sequence (``check_sequence``'s refusal), or ``None``."""
     if any(IS_WILD[c] for c in cards):
-        raise IllegalMoveError("a sequence may not hold wild cards", "3.4")
+        return "a sequence may not hold wild cards"
     if not all(IS_NATURAL[c] for c in cards):
-        raise IllegalMoveError("a sequence runs from 4 to ace: threes cannot join one", "3.4")
+        return "a sequence runs from 4 to ace: threes cannot join one"
     if len({SUIT[c] for c in cards}) != 1:
-        raise IllegalMoveError("a sequence is of one suit", "3.4")
+        return "a sequence is of one suit"
     ranks = sorted(RANK[c] for c in cards)
     if len(set(ranks)) != len(ranks) or ranks[-1] - ranks[0] != len(ranks) - 1:
-        raise IllegalMoveError(
-            "a sequence's cards follow one another in rank, each rank once", "3.4"
-        )
+        return "a sequence's cards follow one another in rank, each rank once"
     if len(cards) < 3:
-        raise IllegalMoveError("a new sequence needs at least three cards", "3.4")
+        return "a new sequence needs at least three cards"
     if len(cards) > CANASTA_SIZE:
-        raise IllegalMoveError(
-            "a sequence holds at most seven cards: a complete one takes nothing more", "3.4"
-        )
+        return "a sequence holds at most seven cards: a complete one takes nothing more"
+    return None
 
 
 def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int) -> None:
     """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
+    other = _touching(extra, cards, skip)
+    if other is not None:
+        raise IllegalMoveError(
+            f"your side's sequence {meld_label(other, 1)} would overlap or touch this one: "
+            "touching sequences of one suit must be one sequence (add to it instead)",
+            "3.8a",
+        )
+
+
+def _touching(
+    extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int
+) -> Sequence[Card] | None:
+    """The side's first sequence but ``extra[skip]`` that ``cards`` would overlap or touch."""
     suit, low, high = sequence_span(cards)
     for i, other in enumerate(extra):
         if i == skip or meld_kind(other) != SEQUENCE:
             continue
         o_suit, o_low, o_high = sequence_span(other)
         if o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
-            raise IllegalMoveError(
-                f"your side's sequence {meld_label(other, 1)} would overlap or touch this one: "
-                "touching sequences of one suit must be one sequence (add to it instead)",
-                "3.8a",
-            )
+            return other
+    return None
 
 
 def check_group(
@@ -477,6 +494,90 @@ def side_canastas(config: RuleConfig, s: GameState, side: int) -> tuple[int, int
         1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE
     )
     return total, sequences
+
+
+def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed Samba and Bolivia moves that only the melds can refuse, known
+    without the engine's trial, so the move lists keep them in their place unchecked: a new
+    sequence, cards growing a sequence (§3.4: one suit, in sequence, three to seven cards;
+    §3.8a: touching no other sequence of its suit) and two group melds of a rank combined
+    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a).
+
+    Only where nothing else can refuse them (``None`` then: the engine decides): the side
+    has opened, nothing obliges the player to go out and two cards stay in hand
+    (§1.11.3). The candidates' cards come from the hand (the lists take them from it)."""
+    side = state.side_of[seat]
+    if state.must_go_out or state.no_discard or not state.extra or not state.opened(side):
+        return None
+    config = state.config
+    room = len(state.hands[seat])
+    extra = state.extra_of(side)
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        if kind is Meld:
+            assert isinstance(action, Meld)
+            if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
+                return None
+            cards = action.melds[0]
+            if not config.allow_sequences or meld_kind(cards) != SEQUENCE:
+                return None
+            return sequence_fault(cards) is None and _touching(extra, cards, -1) is None
+        if kind is LayOff:
+            assert isinstance(action, LayOff)
+            if action.suit < 0 or not action.cards or room - len(action.cards) < 2:
+                return None
+            for i, old in enumerate(extra):
+                if meld_kind(old) == SEQUENCE:
+                    suit, low, high = sequence_span(old)
+                    if suit == action.suit and low <= action.rank <= high:
+                        if len(old) >= CANASTA_SIZE:
+                            return False
+                        merged = (*old, *action.cards)
+                        return (
+                            sequence_fault(merged) is None and _touching(extra, merged, i) is None
+                        )
+            return None
+        if kind is Combine:
+            assert isinstance(action, Combine)
+            return combine_verdict(state, side, action) if room >= 2 else None
+        return None
+
+    return verdict
+
+
+def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
+    """``plan_combine``'s verdict on joining the side's first meld of a rank with its second
+    (the move the lists offer), or ``None`` for any other pair; the caller has made sure
+    nothing but the melds can refuse it (``sequence_verdicts``)."""
+    first, second = action.first, action.second
+    rank = first.rank
+    if (
+        first != MeldRef(rank)
+        or second != MeldRef(rank, 2)
+        or not FOUR <= rank <= ACE
+        or not s.config.multiple_melds_per_rank
+        or not s.melds[side][rank]
+    ):
+        return None
+    keep = s.melds[side][rank]
+    gone = next(
+        (m for m in s.extra_of(side) if meld_kind(m) == GROUP and meld_rank(m) == rank), None
+    )
+    if gone is None:
+        return None
+    config = s.config
+    merged = (*keep, *gone)
+    wilds = sum(map(IS_WILD.__getitem__, merged))
+    naturals = len(merged) - wilds
+    if config.closed_books and len(merged) > CANASTA_SIZE:
+        return False
+    if naturals < 2 or (wilds and wilds > config.max_wilds(naturals)):
+        return False
+    return config.wild_onto_canasta or not (
+        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
+        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
+    )
 
 
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
