@@ -34,7 +34,20 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from ...cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
+from ...cards import (
+    ACE,
+    FOUR,
+    IS_BLACK3,
+    IS_WILD,
+    JOKER_RANK,
+    RANK,
+    SUIT,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+    make_card,
+)
 from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
 from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_kind, meld_rank
@@ -232,11 +245,18 @@ def _search(
     homeless: int,
 ) -> bool:
     """Meld everything, or all but one final discard: the card with no meld to join when
-    there is one, else any card (these games refuse no discard)."""
+    there is one, else any card (these games refuse no discard). Each try asks the quick
+    layout first (``_plain_layout``), which finds most ways out, then the whole search."""
     if homeless >= 0:
         rest = list(hand)
         rest.remove(homeless)
-        return _place_all(rules, tuple(rest), table, minimum)
+        return _plain_layout(rules, rest, table, minimum, False) or _place_all(
+            rules, tuple(rest), table, minimum
+        )
+    if _plain_layout(rules, hand, table, minimum, False):
+        return True
+    if allow_discard and _plain_layout(rules, hand, table, minimum, True):
+        return True
     if _place_all(rules, hand, table, minimum):
         return True
     if not allow_discard:
@@ -244,9 +264,98 @@ def _search(
     for card in useful_discards(hand, table[0], 2):
         rest = list(hand)
         rest.remove(card)
-        if _place_all(rules, tuple(rest), table, minimum):
+        if _plain_layout(rules, rest, table, minimum, False) or _place_all(
+            rules, tuple(rest), table, minimum
+        ):
             return True
     return False
+
+
+def _plain_layout(
+    rules: Rules, cards: Sequence[Card], table: Table, minimum: int, discard: bool
+) -> bool:
+    """A quick sufficient test for ``_search``: True when one plain layout of ``cards``
+    (with ``discard``, of all of them but one of ``useful_discards``'s kinds: a lone
+    natural with no meld of its rank, a lone black three, the cheapest wild card) meets the
+    going-out requirement; False when this one does not, and the whole search decides.
+
+    The layout leaves the sequences and the wild melds as they are; the naturals of a rank
+    join its largest group meld, or make one new meld of three or more (a pair takes a wild
+    card); black threes make or join the black-three meld; then wild cards finish the melds
+    closest to seven, within the wild limit (none onto a completed canasta where the rules
+    forbid it, §3.4), and the rest go wherever the limit allows. Each step is one the
+    search allows (``_rank_best``, ``_new_melds``, ``_block_ok``), so a layout found here is
+    one ``_place_all`` finds too, for the cards left once that discard is set aside (which
+    ``_search`` tries): the answer is the same, found sooner."""
+    groups, sequences, wild_melds = table
+    counts = [0] * 13
+    wild_values: list[int] = []
+    black = value = 0
+    for card in cards:
+        value += VALUE[card]
+        if IS_WILD[card]:
+            wild_values.append(VALUE[card])
+        elif IS_BLACK3[card]:
+            black += 1
+        else:
+            counts[RANK[card]] += 1
+    if 0 < black < 3 and not groups[THREE]:
+        if not discard or black > 1:
+            return False
+        discard = False
+        value -= VALUE[cards[[IS_BLACK3[c] for c in cards].index(True)]]
+    limit = rules[0]
+    onto_canasta = rules[2]
+    made = sum(1 for _, low, high in sequences if high - low + 1 >= CANASTA_SIZE)
+    if made < rules[6]:
+        return False
+    made += sum(1 for size in wild_melds if size >= CANASTA_SIZE)
+    wilds = len(wild_values)
+    open_melds: list[tuple[int, int]] = []  # (cards, wild cards that may still join)
+    for rank in range(FOUR, ACE + 1):
+        parts = groups[rank]
+        added = counts[rank]
+        if parts:
+            largest = max(range(len(parts)), key=lambda i: parts[i][0])
+            for i, (size, held) in enumerate(parts):
+                if i == largest:
+                    size += added
+                if size >= CANASTA_SIZE:
+                    made += 1
+                elif onto_canasta or parts[i][0] < CANASTA_SIZE:
+                    room = wild_cap(limit, size - held) - held
+                    if room > 0:
+                        open_melds.append((size, room))
+        elif added == 1:
+            if not discard:
+                return False
+            discard = False
+            value -= VALUE[make_card(rank, 0)]
+        elif added == 2:
+            if not wilds or wild_cap(limit, 2) < 1:
+                return False
+            wilds -= 1
+            open_melds.append((3, wild_cap(limit, 2) - 1))
+        elif added:
+            if added >= CANASTA_SIZE:
+                made += 1
+            else:
+                open_melds.append((added, wild_cap(limit, added)))
+    if wilds:
+        open_melds.sort(key=lambda meld: CANASTA_SIZE - meld[0])
+        spare = 0
+        for size, room in open_melds:
+            missing = CANASTA_SIZE - size
+            if missing <= room and missing <= wilds:
+                wilds -= missing
+                made += 1
+                room -= missing
+            spare += room
+        if wilds > spare:
+            if not discard or wilds > spare + 1:
+                return False
+            value -= min(wild_values)
+    return made >= rules[1] and (minimum < 0 or value >= minimum)
 
 
 def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int) -> bool:
