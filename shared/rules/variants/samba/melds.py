@@ -139,14 +139,27 @@ def _touching(
     extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int
 ) -> Sequence[Card] | None:
     """The side's first sequence but ``extra[skip]`` that ``cards`` would overlap or touch."""
-    suit, low, high = sequence_span(cards)
-    for i, other in enumerate(extra):
-        if i == skip or meld_kind(other) != SEQUENCE:
-            continue
-        o_suit, o_low, o_high = sequence_span(other)
-        if o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
-            return other
-    return None
+    found = _touching_span(_spans(extra), sequence_span(cards), skip)
+    return None if found < 0 else extra[found]
+
+
+Span = tuple[int, int, int]
+"""A sequence's suit, lowest rank and highest rank (``sequence_span``)."""
+
+
+def _spans(extra: Sequence[Sequence[Card]]) -> list[tuple[int, Span]]:
+    """The side's sequences among its further melds: (place, span)."""
+    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_kind(m) == SEQUENCE]
+
+
+def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
+    """The place of the first sequence but ``skip`` that ``span`` would overlap or touch
+    (§3.8a), or -1."""
+    suit, low, high = span
+    for i, (o_suit, o_low, o_high) in spans:
+        if i != skip and o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
+            return i
+    return -1
 
 
 def check_group(
@@ -512,6 +525,7 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     config = state.config
     room = len(state.hands[seat])
     extra = state.extra_of(side)
+    spans = _spans(extra)
 
     def verdict(action: Action) -> bool | None:
         kind = type(action)
@@ -522,21 +536,22 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             cards = action.melds[0]
             if not config.allow_sequences or meld_kind(cards) != SEQUENCE:
                 return None
-            return sequence_fault(cards) is None and _touching(extra, cards, -1) is None
+            if sequence_fault(cards) is not None:
+                return False
+            return _touching_span(spans, sequence_span(cards), -1) < 0
         if kind is LayOff:
             assert isinstance(action, LayOff)
             if action.suit < 0 or not action.cards or room - len(action.cards) < 2:
                 return None
-            for i, old in enumerate(extra):
-                if meld_kind(old) == SEQUENCE:
-                    suit, low, high = sequence_span(old)
-                    if suit == action.suit and low <= action.rank <= high:
-                        if len(old) >= CANASTA_SIZE:
-                            return False
-                        merged = (*old, *action.cards)
-                        return (
-                            sequence_fault(merged) is None and _touching(extra, merged, i) is None
-                        )
+            for i, (suit, low, high) in spans:
+                if suit == action.suit and low <= action.rank <= high:
+                    old = extra[i]
+                    if len(old) >= CANASTA_SIZE:
+                        return False
+                    merged = (*old, *action.cards)
+                    if sequence_fault(merged) is not None:
+                        return False
+                    return _touching_span(spans, sequence_span(merged), i) < 0
             return None
         if kind is Combine:
             assert isinstance(action, Combine)
