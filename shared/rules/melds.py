@@ -8,6 +8,7 @@ allowed now belongs to the moves that put cards down (``melding`` for MELD and L
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .cards import IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
 from .config import RuleConfig
@@ -139,6 +140,24 @@ def meld_kind(cards: Sequence[Card]) -> str:
         elif RANK[card] != rank:
             return SEQUENCE
     return WILD if rank == -1 else GROUP
+
+
+@lru_cache(maxsize=4096)
+def meld_facts(cards: tuple[Card, ...]) -> tuple[str, int, int]:
+    """A meld's kind (``meld_kind``), the rank of its first natural card (-1 in a wild meld)
+    and its number of wild cards, memoised: a side's melds outlive many positions (each move
+    changes one or two of them), and the move lists and going-out searches ask of each."""
+    kind = GROUP
+    rank = -1
+    wilds = 0
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        elif rank == -1:
+            rank = RANK[card]
+        elif RANK[card] != rank:
+            kind = SEQUENCE
+    return (WILD if rank == -1 else kind), rank, wilds
 
 
 def check_wild_meld(cards: Sequence[Card], old: int, books: bool = False) -> None:

@@ -48,7 +48,7 @@ from ..cards import (
 from ..config import RuleConfig, wild_cap
 from ..edits import set_hand
 from ..errors import IllegalMoveError
-from ..melds import CANASTA_SIZE, GROUP, meld_kind, meld_rank
+from ..melds import CANASTA_SIZE, GROUP, meld_facts
 from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
@@ -529,7 +529,7 @@ def foot_candidates(
     for meld in (*state.melds[side], *state.extra_of(side)):
         if not meld:
             continue
-        rank = next((RANK[c] for c in meld if not IS_WILD[c]), -1)
+        rank = meld_facts(meld)[1]  # (its first natural card's)
         if rank < 0:
             continue  # a wild meld
         counts[rank] = counts.get(rank, 0) + 1
@@ -590,14 +590,13 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     places: dict[tuple[int, int], tuple[int, int]] = {}  # (rank, which): (size, wild cards)
     for rank in range(FOUR, ACE + 1):
         if melds[rank]:
-            places[rank, 1] = (len(melds[rank]), sum(map(IS_WILD.__getitem__, melds[rank])))
+            places[rank, 1] = (len(melds[rank]), meld_facts(melds[rank])[2])
     count: dict[int, int] = {}
     for cards in state.extra_of(side):
-        if meld_kind(cards) == GROUP:
-            rank = meld_rank(cards)
-            if melds[rank]:
-                count[rank] = which = count.get(rank, 1) + 1
-                places[rank, which] = (len(cards), sum(map(IS_WILD.__getitem__, cards)))
+        kind, rank, wilds = meld_facts(cards)
+        if kind == GROUP and melds[rank]:
+            count[rank] = which = count.get(rank, 1) + 1
+            places[rank, which] = (len(cards), wilds)
 
     def verdict(action: Action) -> bool | None:
         kind = type(action)

@@ -50,7 +50,7 @@ from ...cards import (
 )
 from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
-from ...melds import CANASTA_SIZE, GROUP, SEQUENCE, WILD, meld_kind, meld_rank
+from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_facts
 from ...state import Extra, Melds
 from .melds import sequence_span
 
@@ -137,7 +137,7 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     for cards in (*melds, *extra):
         if not cards:
             continue
-        kind, rank, wilds = _meld_facts(cards)
+        kind, rank, wilds = meld_facts(cards)
         size = len(cards)
         complete = size >= CANASTA_SIZE
         canastas += complete
@@ -165,15 +165,6 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
         tuple(sorted(wild_melds)),
     )
     return TableFacts(table, grouped, canastas, escaleras, tuple(ends), tuple(loose), tuple(runs))
-
-
-@lru_cache(maxsize=2048)
-def _meld_facts(cards: tuple[Card, ...]) -> tuple[str, int, int]:
-    """A meld's kind, rank (group melds only, else -1) and wild cards, memoised: a side's
-    melds outlive many tables, each move changing one or two of them."""
-    kind = meld_kind(cards)
-    rank = meld_rank(cards) if kind == GROUP else -1
-    return kind, rank, sum(map(IS_WILD.__getitem__, cards))
 
 
 def _might_go_out(
