@@ -53,7 +53,7 @@ from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
-from .samba.melds import combine_verdict
+from .samba.melds import combine_verdict, group_fault
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -573,77 +573,50 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     Only where nothing but the melds themselves can refuse such a move (``None`` then: the
     engine decides): the side has opened, nothing obliges the player to go out, no
     black-three meld is down (a player still on the hand may have none, §3.7), and two
-    cards stay in hand (§1.11.3). The engine's checks (``samba.melds.check_group``,
-    ``melds.check_meld``) then come down to the book's seven cards, its two natural cards
-    and its wild limit, which a wild card joining must keep (§1.9, §3.4), decided here.
-    The candidates' cards come from the hand (the lists take them from it)."""
+    cards stay in hand (§1.11.3). Then the engine's check comes down to the meld's own
+    (the book's seven cards, its two natural cards, its wild limit: §1.9, §3.4, §3.7),
+    asked here of the same test it raises from (``samba.melds.group_fault``). The
+    candidates' cards come from the hand (the lists take them from it)."""
     side = state.side_of[seat]
     melds = state.melds[side]
     if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
         return None
     config = state.config
-    limit = config.wild_limit
-    closed = config.closed_books
-    onto_canasta = config.wild_onto_canasta
     several = config.multiple_melds_per_rank
     room = len(state.hands[seat])
-    places: dict[tuple[int, int], tuple[int, int]] = {}  # (rank, which): (size, wild cards)
+    places: dict[tuple[int, int], tuple[Card, ...]] = {}  # (rank, which): the meld
     for rank in range(FOUR, ACE + 1):
         if melds[rank]:
-            places[rank, 1] = (len(melds[rank]), meld_facts(melds[rank])[2])
+            places[rank, 1] = melds[rank]
     count: dict[int, int] = {}
     for cards in state.extra_of(side):
-        kind, rank, wilds = meld_facts(cards)
+        kind, rank, _ = meld_facts(cards)
         if kind == GROUP and melds[rank]:
             count[rank] = which = count.get(rank, 1) + 1
-            places[rank, which] = (len(cards), wilds)
+            places[rank, which] = cards
 
     def verdict(action: Action) -> bool | None:
         kind = type(action)
         if kind is LayOff:
             assert isinstance(action, LayOff)
-            place = places.get((action.rank, action.which))
-            if place is None or action.suit >= 0 or room - len(action.cards) < 2:
+            meld = places.get((action.rank, action.which))
+            if meld is None or action.suit >= 0 or not action.cards:
                 return None
-            size, held = place
-            naturals = wilds = 0
-            for card in action.cards:
-                if IS_WILD[card]:
-                    wilds += 1
-                elif IS_NATURAL[card] and RANK[card] == action.rank:
-                    naturals += 1
-                else:
-                    return None
-            natural = size - held + naturals
-            return (
-                (not closed or size + naturals + wilds <= CANASTA_SIZE)
-                and natural >= 2
-                and (not wilds or held + wilds <= wild_cap(limit, natural))
-                and (onto_canasta or not wilds or size < CANASTA_SIZE)
-            )
+            if room - len(action.cards) < 2:
+                return None
+            return group_fault(config, action.rank, meld, action.cards, new=False) is None
         if kind is Meld:
             assert isinstance(action, Meld)
-            if len(action.melds) != 1:
+            if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
                 return None
             group = action.melds[0]
-            rank = -1
-            naturals = wilds = 0
-            for card in group:
-                if IS_WILD[card]:
-                    wilds += 1
-                elif IS_NATURAL[card] and rank in (-1, RANK[card]):
-                    rank = RANK[card]
-                    naturals += 1
-                else:
-                    return None
-            if rank < 0 or room - len(group) < 2 or (melds[rank] and not several):
-                return None  # (a wild meld; the dead-end guard; joining the rank's one meld)
-            return (
-                (not closed or len(group) <= CANASTA_SIZE)
-                and len(group) >= 3
-                and naturals >= 2
-                and (not wilds or wilds <= wild_cap(limit, naturals))
-            )
+            kind_of, rank, _ = meld_facts(group)
+            if kind_of != GROUP or not FOUR <= rank <= ACE or any(IS_RED3[c] for c in group):
+                return None  # (a sequence, a wild meld, threes: the engine decides)
+            old = melds[rank]
+            if old and several:  # a further meld of the rank
+                return group_fault(config, rank, (), group, new=True) is None
+            return group_fault(config, rank, old, group, new=not old) is None
         if kind is Combine and room >= 2:
             assert isinstance(action, Combine)
             return combine_verdict(state, side, action)

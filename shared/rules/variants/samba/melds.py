@@ -44,6 +44,7 @@ from ...melds import (
     WILD,
     check_meld,
     check_wild_meld,
+    meld_fault,
     meld_kind,
     meld_rank,
     wild_count,
@@ -167,17 +168,46 @@ def check_group(
 ) -> None:
     """A group meld after ``added`` joins ``old`` (§1.9 with Samba's limits, §3.4): at most
     two wilds, and no wild card onto a completed canasta (naturals may still join it)."""
+    fault = group_fault(config, rank, old, added, new=new)
+    if fault is not None:
+        raise IllegalMoveError(*fault)
+
+
+def group_fault(
+    config: RuleConfig, rank: int, old: Sequence[Card], added: Sequence[Card], *, new: bool
+) -> tuple[str, str] | None:
+    """``check_group``'s refusal (the message and the rule's section), or ``None``."""
     for card in added:
         if not (IS_WILD[card] and rank != THREE) and (RANK[card] != rank or IS_RED3[card]):
-            raise IllegalMoveError(
-                f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
-            )
+            return f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
     merged = (*old, *added)
-    check_meld(config, rank, merged, new=new, old_wilds=wild_count(old))
+    fault = meld_fault(config, rank, merged, new=new, old_wilds=wild_count(old))
+    if fault is not None:
+        return fault
     if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and any(IS_WILD[c] for c in added):
-        raise IllegalMoveError(
-            "no wild card may be added to a completed canasta (naturals may)", "3.4"
+        return "no wild card may be added to a completed canasta (naturals may)", "3.4"
+    return None
+
+
+def combine_fault(
+    config: RuleConfig, rank: int, keep: Sequence[Card], gone: Sequence[Card]
+) -> tuple[str, str] | None:
+    """Why two group melds of ``rank`` may not become one (§3.4, §3.8a: the wild limit, and
+    a meld with a wild card never joins a completed canasta where no wild card may be added
+    to one), as the refusal's message and section; ``None`` when they may."""
+    fault = meld_fault(config, rank, (*keep, *gone), new=False)
+    if fault is not None:
+        return fault
+    if not config.wild_onto_canasta and (
+        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
+        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
+    ):
+        return (
+            "joining a meld with a wild card to a completed canasta would add a wild card to "
+            "the canasta, which is not allowed",
+            "3.8a",
         )
+    return None
 
 
 # -- finding a named meld --------------------------------------------------------------------------
@@ -366,18 +396,10 @@ def plan_combine(s: GameState, seat: int, action: Combine) -> Plan:
     if meld_kind(keep) != GROUP or meld_kind(gone) != GROUP or (meld_rank(keep) != meld_rank(gone)):
         raise IllegalMoveError("only group melds of one rank can be combined", "3.4")
     rank = meld_rank(keep)
-    merged = (*keep, *gone)
-    check_meld(config, rank, merged, new=False)
-    if not config.wild_onto_canasta and (
-        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
-        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
-    ):
-        raise IllegalMoveError(
-            "joining a meld with a wild card to a completed canasta would add a wild card to "
-            "the canasta, which is not allowed",
-            "3.8a",
-        )
-    table.put(first, merged, True)
+    fault = combine_fault(config, rank, keep, gone)
+    if fault is not None:
+        raise IllegalMoveError(*fault)
+    table.put(first, (*keep, *gone), True)
     del table.extra[second[1]]
     hand = s.hands[seat]
     return table.plan(side, hand, len(hand), False)
@@ -581,18 +603,7 @@ def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
     )
     if gone is None:
         return None
-    config = s.config
-    merged = (*keep, *gone)
-    wilds = sum(map(IS_WILD.__getitem__, merged))
-    naturals = len(merged) - wilds
-    if config.closed_books and len(merged) > CANASTA_SIZE:
-        return False
-    if naturals < 2 or (wilds and wilds > config.max_wilds(naturals)):
-        return False
-    return config.wild_onto_canasta or not (
-        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
-        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
-    )
+    return combine_fault(s.config, rank, keep, gone) is None
 
 
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
