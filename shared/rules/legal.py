@@ -122,10 +122,10 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
             candidates.append(PASS)
         elif discard_refusal(state, seat) is None:
             hand = state.hands[seat]
+            discards = list(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
             if rules(state).discards_need_check(state):  # a ruleset's limit on discards
-                candidates.extend(DISCARDS[c] for c in dict.fromkeys(hand))
-            else:
-                discards = [DISCARDS[c] for c in dict.fromkeys(hand)]
+                candidates.extend(discards)
+                discards = []
     if not candidates:
         return (list(dict.fromkeys(known)) if len(known) > 1 else known) + discards, [], None
     # (one action may be offered twice: sure by one list, to check by another)
