@@ -128,10 +128,12 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
                 discards = []
     if not candidates:
         return (list(dict.fromkeys(known)) if len(known) > 1 else known) + discards, [], None
-    # (one action may be offered twice: sure by one list, to check by another)
-    unique = dict.fromkeys(known)
-    unchecked = [a for a in dict.fromkeys(candidates) if a not in unique]
-    return list(unique) + discards, unchecked, verdict
+    # (one action may be offered twice: sure by one list, to check by another; each
+    # candidate is hashed once: ``setdefault`` gives back its own index only when new)
+    unique: dict[Action, int] = dict.fromkeys(known, -1)
+    listed = list(unique)
+    unchecked = [a for i, a in enumerate(candidates) if unique.setdefault(a, i) == i]
+    return listed + discards, unchecked, verdict
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
