@@ -99,7 +99,7 @@ def _decide(
     homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
-    return _search(rules, tuple(sorted(hand)), facts.table, minimum, allow_discard, homeless)
+    return _search(rules, tuple(sorted(hand)), facts, minimum, allow_discard, homeless)
 
 
 Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
@@ -220,8 +220,10 @@ def _might_go_out(
         for suit in range(4):
             if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
                 sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
-    room = len(hand)
     missing = rules[1] - facts.canastas
+    if missing <= 0 and rules[6] <= facts.escaleras:
+        return homeless  # (the canastas are there: no cost to weigh)
+    room = len(hand)
     if missing > 0:
         cheapest = sorted([*costs, *sequence_costs])[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
@@ -238,14 +240,16 @@ def _might_go_out(
 def _search(
     rules: Rules,
     hand: tuple[Card, ...],
-    table: Table,
+    facts: TableFacts,
     minimum: int,
     allow_discard: bool,
     homeless: int,
 ) -> bool:
     """Meld everything, or all but one final discard: the card with no meld to join when
     there is one, else any card (these games refuse no discard). Each try asks the quick
-    layout first (``_plain_layout``), which finds most ways out, then the whole search."""
+    layout first (``_plain_layout``), which finds most ways out, then the whole search
+    (after a discard, only if the cheap conditions hold for the cards left)."""
+    table = facts.table
     if homeless >= 0:
         rest = list(hand)
         rest.remove(homeless)
@@ -263,6 +267,8 @@ def _search(
     for card in useful_discards(hand, table[0], 2):
         rest = list(hand)
         rest.remove(card)
+        if _might_go_out(rules, rest, facts, False) is None:
+            continue
         if _plain_layout(rules, rest, table, minimum, False) or _place_all(
             rules, tuple(rest), table, minimum
         ):
