@@ -173,7 +173,12 @@ def _might_go_out(
     """Cheap necessary conditions, which most positions fail, sparing the search: at most
     one card (the final discard) may have no meld to join, and the hand and the melds must
     hold the cards of enough canastas (and escaleras). ``None`` when they fail, else the card
-    with no meld to join (which must be the discard), or -1."""
+    with no meld to join (which must be the discard), or -1.
+
+    A natural has no meld to join when the side has no group meld of its rank, the hand
+    cannot start one (a new meld needs three cards, two of them natural: a third card of
+    the rank, or a pair and a wild card) and no sequence can take it (none of its suit has
+    a neighbouring rank in hand, and it extends no sequence on the table)."""
     counts = [0] * 14
     present = [0, 0, 0, 0]  # ranks held in each suit, as bits
     for card in hand:
@@ -187,9 +192,11 @@ def _might_go_out(
     stranded = 0 if not threes or threes >= 3 or grouped >> THREE & 1 else threes
     homeless = -1
     sequences = rules[3]
+    wilds = counts[TWO] + counts[JOKER_RANK]
+    alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
     for card in hand:
         rank = RANK[card]
-        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] > 1 or grouped >> rank & 1:
+        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] >= alone or grouped >> rank & 1:
             continue
         suit = SUIT[card]
         if sequences and (
@@ -202,7 +209,6 @@ def _might_go_out(
         return None
     if stranded and threes and stranded == threes:
         homeless = -1  # the one or two black threes with no meld: let the search try
-    wilds = counts[TWO] + counts[JOKER_RANK]
     loose = facts.loose
     # What each canasta still possible costs in hand cards at least: the cards on the
     # table's incomplete melds count toward it (combined, for groups of a rank).
