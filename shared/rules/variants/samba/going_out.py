@@ -38,6 +38,7 @@ from ...cards import (
     ACE,
     FOUR,
     IS_BLACK3,
+    IS_NATURAL,
     IS_WILD,
     JOKER_RANK,
     RANK,
@@ -160,7 +161,7 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
             if not complete:
                 loose[rank] += size
     table = (
-        tuple(tuple(sorted(g)) for g in groups),
+        tuple(tuple(sorted(g)) if len(g) > 1 else tuple(g) for g in groups),
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
@@ -194,9 +195,13 @@ def _might_go_out(
     sequences = rules[3]
     wilds = counts[TWO] + counts[JOKER_RANK]
     alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
-    for card in hand:
+    lonely = 0  # the natural ranks that no meld on the table or from the hand can take
+    for rank in range(FOUR, ACE + 1):
+        if 0 < counts[rank] < alone and not grouped >> rank & 1:
+            lonely |= 1 << rank
+    for card in hand if lonely else ():
         rank = RANK[card]
-        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] >= alone or grouped >> rank & 1:
+        if not IS_NATURAL[card] or not lonely >> rank & 1:
             continue
         suit = SUIT[card]
         if sequences and (
