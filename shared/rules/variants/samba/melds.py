@@ -44,6 +44,7 @@ from ...melds import (
     WILD,
     check_meld,
     check_wild_meld,
+    meld_facts,
     meld_fault,
     meld_kind,
     meld_rank,
@@ -125,7 +126,7 @@ def sequence_fault(cards: Sequence[Card]) -> str | None:
     return None
 
 
-def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int) -> None:
+def _check_apart(extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int) -> None:
     """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
     other = _touching(extra, cards, skip)
     if other is not None:
@@ -137,7 +138,7 @@ def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: i
 
 
 def _touching(
-    extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int
+    extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int
 ) -> Sequence[Card] | None:
     """The side's first sequence but ``extra[skip]`` that ``cards`` would overlap or touch."""
     found = _touching_span(_spans(extra), sequence_span(cards), skip)
@@ -148,9 +149,9 @@ Span = tuple[int, int, int]
 """A sequence's suit, lowest rank and highest rank (``sequence_span``)."""
 
 
-def _spans(extra: Sequence[Sequence[Card]]) -> list[tuple[int, Span]]:
+def _spans(extra: Sequence[tuple[Card, ...]]) -> list[tuple[int, Span]]:
     """The side's sequences among its further melds: (place, span)."""
-    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_kind(m) == SEQUENCE]
+    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_facts(m)[0] == SEQUENCE]
 
 
 def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
@@ -633,7 +634,7 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
                     out.append(Meld((cards,)))
                 run = [rank]
         for cards in extra:
-            if meld_kind(cards) != SEQUENCE or len(cards) >= CANASTA_SIZE:
+            if meld_facts(cards)[0] != SEQUENCE or len(cards) >= CANASTA_SIZE:
                 continue
             suit, low, high = sequence_span(cards)
             ranks = by_suit[suit]
@@ -653,12 +654,12 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
     if config.allow_wild_melds and wilds:
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
-        if any(meld_kind(m) == WILD and len(m) < CANASTA_SIZE for m in extra):
+        if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
             out.append(LayOff(JOKER_RANK, (wilds[0],)))
     if config.multiple_melds_per_rank:
         for cards in extra:
-            if meld_kind(cards) == GROUP:
-                rank = meld_rank(cards)
+            kind, rank, _ = meld_facts(cards)
+            if kind == GROUP:
                 out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
                 break
     return out
