@@ -77,16 +77,24 @@ def check_meld(
 
 
 def meld_fault(
-    config: RuleConfig, rank: int, cards: Sequence[Card], *, new: bool, old_wilds: int = 0
+    config: RuleConfig,
+    rank: int,
+    cards: Sequence[Card],
+    *,
+    new: bool,
+    old_wilds: int = 0,
+    wilds: int = -1,
 ) -> tuple[str, str] | None:
     """``check_meld``'s refusal (the message and the rule's section), or ``None`` when
-    ``cards`` form a valid meld of ``rank``: the move lists ask it without an exception."""
+    ``cards`` form a valid meld of ``rank``: the move lists ask it without an exception.
+    ``wilds`` is the number of wild cards among ``cards`` where the caller knows it."""
     if config.closed_books and len(cards) > CANASTA_SIZE:
         return (
             f"a meld closes as a book at {CANASTA_SIZE} cards; this one would hold {len(cards)}",
             "3.7",
         )
-    wilds = sum(1 for c in cards if IS_WILD[c])
+    if wilds < 0:
+        wilds = sum(1 for c in cards if IS_WILD[c])
     naturals = len(cards) - wilds
     if new and len(cards) < 3:
         return (

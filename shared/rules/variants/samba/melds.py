@@ -48,7 +48,6 @@ from ...melds import (
     meld_fault,
     meld_kind,
     meld_rank,
-    wild_count,
 )
 from ...opening import check_opening_meld, require_minimum
 from ...pile import pile_cards_taken, take_prologue
@@ -165,7 +164,7 @@ def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
 
 
 def check_group(
-    config: RuleConfig, rank: int, old: Sequence[Card], added: Sequence[Card], *, new: bool
+    config: RuleConfig, rank: int, old: tuple[Card, ...], added: Sequence[Card], *, new: bool
 ) -> None:
     """A group meld after ``added`` joins ``old`` (§1.9 with Samba's limits, §3.4): at most
     two wilds, and no wild card onto a completed canasta (naturals may still join it)."""
@@ -175,17 +174,22 @@ def check_group(
 
 
 def group_fault(
-    config: RuleConfig, rank: int, old: Sequence[Card], added: Sequence[Card], *, new: bool
+    config: RuleConfig, rank: int, old: tuple[Card, ...], added: Sequence[Card], *, new: bool
 ) -> tuple[str, str] | None:
     """``check_group``'s refusal (the message and the rule's section), or ``None``."""
+    wilds = 0
     for card in added:
-        if not (IS_WILD[card] and rank != THREE) and (RANK[card] != rank or IS_RED3[card]):
+        if IS_WILD[card] and rank != THREE:
+            wilds += 1
+        elif RANK[card] != rank or IS_RED3[card] or IS_WILD[card]:
             return f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
-    merged = (*old, *added)
-    fault = meld_fault(config, rank, merged, new=new, old_wilds=wild_count(old))
+    old_wilds = meld_facts(old)[2]
+    fault = meld_fault(
+        config, rank, (*old, *added), new=new, old_wilds=old_wilds, wilds=old_wilds + wilds
+    )
     if fault is not None:
         return fault
-    if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and any(IS_WILD[c] for c in added):
+    if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and wilds:
         return "no wild card may be added to a completed canasta (naturals may)", "3.4"
     return None
 
