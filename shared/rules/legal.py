@@ -38,14 +38,22 @@ from .goingout import ask_refusal, discard_refusal
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
-from .ruleset import rules
+from .ruleset import Verdict, rules
 from .state import GameState, Melds, Phase
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Legal actions for ``seat`` now (empty when it is not that seat's move)."""
-    known, candidates = _listing(state, seat)
+    known, candidates, verdict = _listing(state, seat)
+    if verdict is not None:
+        return known + [a for a in candidates if _accepted(state, seat, a, verdict)]
     return known + [a for a in candidates if is_legal(state, seat, a)]
+
+
+def _accepted(state: GameState, seat: int, action: Action, verdict: Verdict | None) -> bool:
+    """A candidate's verdict known by the ruleset, else the engine's check."""
+    known = verdict(action) if verdict is not None else None
+    return is_legal(state, seat, action) if known is None else known
 
 
 def legal_action_kinds(state: GameState, seat: int) -> list[str]:
@@ -56,11 +64,11 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
     carries this list, so a kind already known is never tried again: one legal action of a
     kind is enough.
     """
-    known, candidates = _listing(state, seat)
+    known, candidates, verdict = _listing(state, seat)
     kinds = {_KINDS[type(a)] for a in known}
     for action in candidates:
         kind = _KINDS[type(action)]
-        if kind not in kinds and is_legal(state, seat, action):
+        if kind not in kinds and _accepted(state, seat, action, verdict):
             kinds.add(kind)
     return [k for k in _KIND_ORDER if k in kinds]
 
@@ -81,15 +89,18 @@ _KINDS: dict[type[Action], str] = {
 _KIND_ORDER = ("draw", "pickup", "meld", "lay", "combine", "discard", "ask", "answer", "pass")
 
 
-def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
-    """The listed actions: those legal without a trial run, and (deduplicated) candidates
-    that the engine must try."""
+def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], Verdict | None]:
+    """The listed actions: those legal without a trial run, (deduplicated) candidates that
+    the engine must try, and the ruleset's verdict on some of those candidates (spared the
+    trial, each kept in its place)."""
     if state.actor() != seat:
-        return [], []
+        return [], [], None
     if state.phase is Phase.ANSWER:
-        return [YES, NO], []
+        return [YES, NO], [], None
     candidates: list[Action] = []
     known: list[Action] = []  # legal without a trial run
+    discards: list[Action] = []  # (known too; never equal to another kind of action)
+    verdict: Verdict | None = None
     may_ask = state.config.has_partners and not state.asked and not state.turn_melded
     if state.phase is Phase.DRAW:
         if state.stock:
@@ -104,18 +115,25 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
-        candidates.extend(unsure)
+        if unsure:
+            candidates.extend(unsure)
+            verdict = rules(state).candidate_verdicts(state, seat)
         if state.no_discard:
             candidates.append(PASS)
         elif discard_refusal(state, seat) is None:
-            discards = [DISCARDS[c] for c in dict.fromkeys(state.hands[seat])]
+            hand = state.hands[seat]
+            discards = list(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
             if rules(state).discards_need_check(state):  # a ruleset's limit on discards
                 candidates.extend(discards)
-            else:
-                known.extend(discards)
-    # (one action may be offered twice: sure by one list, to check by another)
-    unique = dict.fromkeys(known)
-    return list(unique), [a for a in dict.fromkeys(candidates) if a not in unique]
+                discards = []
+    if not candidates:
+        return (list(dict.fromkeys(known)) if len(known) > 1 else known) + discards, [], None
+    # (one action may be offered twice: sure by one list, to check by another; each
+    # candidate is hashed once: ``setdefault`` gives back its own index only when new)
+    unique: dict[Action, int] = dict.fromkeys(known, -1)
+    listed = list(unique)
+    unchecked = [a for i, a in enumerate(candidates) if unique.setdefault(a, i) == i]
+    return listed + discards, unchecked, verdict
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:

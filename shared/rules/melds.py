@@ -8,6 +8,7 @@ allowed now belongs to the moves that put cards down (``melding`` for MELD and L
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .cards import IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
 from .config import RuleConfig
@@ -70,44 +71,59 @@ def check_meld(
     limit without anyone adding a wild (two cutthroat partners' melds joined, §3.2) stays
     on the table and may still take naturals, but no more wild cards [engine policy].
     """
+    fault = meld_fault(config, rank, cards, new=new, old_wilds=old_wilds)
+    if fault is not None:
+        raise IllegalMoveError(*fault)
+
+
+def meld_fault(
+    config: RuleConfig,
+    rank: int,
+    cards: Sequence[Card],
+    *,
+    new: bool,
+    old_wilds: int = 0,
+    wilds: int = -1,
+) -> tuple[str, str] | None:
+    """``check_meld``'s refusal (the message and the rule's section), or ``None`` when
+    ``cards`` form a valid meld of ``rank``: the move lists ask it without an exception.
+    ``wilds`` is the number of wild cards among ``cards`` where the caller knows it."""
     if config.closed_books and len(cards) > CANASTA_SIZE:
-        raise IllegalMoveError(
+        return (
             f"a meld closes as a book at {CANASTA_SIZE} cards; this one would hold {len(cards)}",
             "3.7",
         )
-    wilds = sum(1 for c in cards if IS_WILD[c])
+    if wilds < 0:
+        wilds = sum(1 for c in cards if IS_WILD[c])
     naturals = len(cards) - wilds
     if new and len(cards) < 3:
-        raise IllegalMoveError(
+        return (
             f"a new meld needs at least three cards; {len(cards)} "
             f"{rank_name(rank) if len(cards) != 1 else 'card'} are not enough",
             "1.9",
         )
     if rank == THREE:
-        return  # black threes: three or four of them, no wilds (checked by meld_rank)
+        return None  # black threes: three or four of them, no wilds (checked by meld_rank)
     if naturals < 2:
-        raise IllegalMoveError("a meld needs at least two natural cards", "1.9")
+        return "a meld needs at least two natural cards", "1.9"
     limit = config.max_wilds(naturals)
     if wilds > limit and wilds > old_wilds:
         if config.wild_limit == "max3":
-            raise IllegalMoveError(
-                f"a meld may hold at most three wild cards; this one would hold {wilds}", "1.9"
-            )
+            return f"a meld may hold at most three wild cards; this one would hold {wilds}", "1.9"
         if config.wild_limit == "max2":
-            raise IllegalMoveError(
-                f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.4"
-            )
+            return f"a meld may hold at most two wild cards; this one would hold {wilds}", "3.4"
         if config.wild_limit == "fewer_than_naturals_max3":
-            raise IllegalMoveError(
+            return (
                 f"a meld must hold fewer wild cards than natural cards, and at most three "
                 f"({wilds} wild, {naturals} natural)",
                 "3.7",
             )
-        raise IllegalMoveError(
+        return (
             f"a meld may not hold more wild cards than natural cards "
             f"({wilds} wild, {naturals} natural)",
             "1.9",
         )
+    return None
 
 
 def is_canasta(meld: Sequence[Card]) -> bool:
@@ -139,6 +155,24 @@ def meld_kind(cards: Sequence[Card]) -> str:
         elif RANK[card] != rank:
             return SEQUENCE
     return WILD if rank == -1 else GROUP
+
+
+@lru_cache(maxsize=4096)
+def meld_facts(cards: tuple[Card, ...]) -> tuple[str, int, int]:
+    """A meld's kind (``meld_kind``), the rank of its first natural card (-1 in a wild meld)
+    and its number of wild cards, memoised: a side's melds outlive many positions (each move
+    changes one or two of them), and the move lists and going-out searches ask of each."""
+    kind = GROUP
+    rank = -1
+    wilds = 0
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        elif rank == -1:
+            rank = RANK[card]
+        elif RANK[card] != rank:
+            kind = SEQUENCE
+    return (WILD if rank == -1 else kind), rank, wilds
 
 
 def check_wild_meld(cards: Sequence[Card], old: int, books: bool = False) -> None:

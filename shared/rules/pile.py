@@ -290,10 +290,14 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
         return []
     wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     if opened:  # the smallest supports: more cards can be laid off after the take
-        supports: list[tuple[Card, ...]] = [()] if melds[rank] or extra else []
+        # (a way of taking that the rules forbid is not offered: D8's methods, D7's lay-off
+        # onto a frozen pile)
+        methods = config.unfrozen_take_methods
+        by_layoff = "layoff" in methods or config.frozen_allows_layoff
+        supports: list[tuple[Card, ...]] = [()] if by_layoff and (melds[rank] or extra) else []
         if len(naturals) >= 2:
             supports.append(tuple(naturals[:2]))
-        if naturals and wilds:
+        if naturals and wilds and ("natural_plus_wild" in methods or config.frozen_allows_layoff):
             supports.append((naturals[0], wilds[-1]))
         return [TakePile(support) for support in supports]
     minimum = opening_target(state, seat)

@@ -17,7 +17,7 @@ when the package is imported (``shared.rules.variants``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from .cards import IS_RED3, Card, rank_text, sort_cards
@@ -29,6 +29,11 @@ from .state import GameState, Melds
 if TYPE_CHECKING:  # type names only: these modules stand above this one
     from .actions import Action, Combine, LayOff, Meld, TakePile
     from .edits import Plan
+
+
+Verdict = Callable[["Action"], "bool | None"]
+"""A ruleset's verdict on a candidate the move lists offer: legal or not, or ``None`` when
+only the engine's check can tell (``Ruleset.candidate_verdicts``)."""
 
 
 class Ruleset:
@@ -134,6 +139,13 @@ class Ruleset:
         books, the steps of a way out): ``(legal_by_construction, to_check)``, the second
         checked by the engine; none in classic."""
         return [], []
+
+    def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
+        """For ``seat``'s listed candidates, a verdict the ruleset knows without the engine's
+        check (``None`` from it: check), so that the move lists keep such a candidate in its
+        place, unchecked (§1.6 T2); none in classic, whose moves legal by construction are
+        listed as such."""
+        return None
 
     def discards_need_check(self, s: GameState) -> bool:
         """Whether the listed discards need the engine's check (a ruleset's card limit on

@@ -48,11 +48,12 @@ from ..cards import (
 from ..config import RuleConfig, wild_cap
 from ..edits import set_hand
 from ..errors import IllegalMoveError
-from ..melds import CANASTA_SIZE
-from ..ruleset import register
+from ..melds import CANASTA_SIZE, GROUP, meld_facts
+from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
+from .samba.melds import combine_verdict, group_fault
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -526,9 +527,11 @@ def foot_candidates(
     closed: set[int] = set()
     counts: dict[int, int] = {}
     for meld in (*state.melds[side], *state.extra_of(side)):
-        rank = next((RANK[c] for c in meld if not IS_WILD[c]), -1)
+        if not meld:
+            continue
+        rank = meld_facts(meld)[1]  # (its first natural card's)
         if rank < 0:
-            continue  # no meld, or a wild meld
+            continue  # a wild meld
         counts[rank] = counts.get(rank, 0) + 1
         if len(meld) < CANASTA_SIZE:
             open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
@@ -557,6 +560,69 @@ def foot_candidates(
         for rank, places in open_melds.items():
             out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
     return sure, out
+
+
+def group_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed moves onto a side's group melds and on new group melds, known
+    without the engine's trial once books close at seven (§3.7), so that the move lists keep
+    these candidates in their place unchecked: cards of a rank and wild cards onto one of
+    its melds (named as ``samba.melds.find_meld`` numbers them), one new meld of a rank's
+    naturals with or without wild cards, and two melds of a rank combined
+    (``samba.melds.combine_verdict``).
+
+    Only where nothing but the melds themselves can refuse such a move (``None`` then: the
+    engine decides): the side has opened, nothing obliges the player to go out, no
+    black-three meld is down (a player still on the hand may have none, §3.7), and two
+    cards stay in hand (§1.11.3). Then the engine's check comes down to the meld's own
+    (the book's seven cards, its two natural cards, its wild limit: §1.9, §3.4, §3.7),
+    asked here of the same test it raises from (``samba.melds.group_fault``). The
+    candidates' cards come from the hand (the lists take them from it)."""
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
+        return None
+    config = state.config
+    several = config.multiple_melds_per_rank
+    room = len(state.hands[seat])
+    places: dict[tuple[int, int], tuple[Card, ...]] = {}  # (rank, which): the meld
+    for rank in range(FOUR, ACE + 1):
+        if melds[rank]:
+            places[rank, 1] = melds[rank]
+    count: dict[int, int] = {}
+    for cards in state.extra_of(side):
+        kind, rank, _ = meld_facts(cards)
+        if kind == GROUP and melds[rank]:
+            count[rank] = which = count.get(rank, 1) + 1
+            places[rank, which] = cards
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        if kind is LayOff:
+            assert isinstance(action, LayOff)
+            meld = places.get((action.rank, action.which))
+            if meld is None or action.suit >= 0 or not action.cards:
+                return None
+            if room - len(action.cards) < 2:
+                return None
+            return group_fault(config, action.rank, meld, action.cards, new=False) is None
+        if kind is Meld:
+            assert isinstance(action, Meld)
+            if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
+                return None
+            group = action.melds[0]
+            kind_of, rank, _ = meld_facts(group)
+            if kind_of != GROUP or not FOUR <= rank <= ACE or any(IS_RED3[c] for c in group):
+                return None  # (a sequence, a wild meld, threes: the engine decides)
+            old = melds[rank]
+            if old and several:  # a further meld of the rank
+                return group_fault(config, rank, (), group, new=True) is None
+            return group_fault(config, rank, old, group, new=not old) is None
+        if kind is Combine and room >= 2:
+            assert isinstance(action, Combine)
+            return combine_verdict(state, side, action)
+        return None
+
+    return verdict
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -682,6 +748,11 @@ class HandAndFoot(Samba):
             if s.must_go_out:  # every step of a way out, so the list never runs dry
                 check += way_out_candidates(s, side, hand)
         return known, check
+
+    def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
+        if s.config.closed_books and s.extra:
+            return group_verdicts(s, seat)
+        return super().candidate_verdicts(s, seat)
 
     def unplayed_penalty(self, s: GameState, side: int) -> int:
         return unplayed_foot_penalty(s, side)

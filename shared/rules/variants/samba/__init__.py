@@ -16,7 +16,7 @@ from ...cards import VALUE, Card, sort_cards
 from ...config import RuleConfig
 from ...edits import Plan
 from ...melds import SEQUENCE, WILD, check_wild_meld, is_canasta, is_natural, meld_kind
-from ...ruleset import MeldShown, Ruleset, register
+from ...ruleset import MeldShown, Ruleset, Verdict, register
 from ...state import GameState, Melds
 from .going_out import variant_can_go_out
 from .melds import (
@@ -28,6 +28,7 @@ from .melds import (
     plan_variant_meld,
     plan_variant_take,
     sequence_candidates,
+    sequence_verdicts,
     side_canastas,
 )
 
@@ -58,6 +59,9 @@ class Samba(Ruleset):
         self, s: GameState, side: int, hand: Sequence[Card]
     ) -> tuple[list[Action], list[Action]]:
         return [], sequence_candidates(s, side, hand) if s.extra else []
+
+    def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
+        return sequence_verdicts(s, seat)
 
     def why_melds_keep_in(self, s: GameState, side: int) -> str | None:
         """Bolivia (§3.5): one of the canastas must be an escalera (a seven-card sequence)."""

@@ -32,11 +32,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from typing import NamedTuple
 
-from ...cards import ACE, FOUR, IS_BLACK3, IS_WILD, JOKER_RANK, RANK, SUIT, THREE, TWO, VALUE, Card
+from ...cards import (
+    ACE,
+    FOUR,
+    IS_BLACK3,
+    IS_NATURAL,
+    IS_WILD,
+    JOKER_RANK,
+    RANK,
+    SUIT,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+    make_card,
+)
 from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
-from ...melds import CANASTA_SIZE, GROUP, SEQUENCE, WILD, meld_kind, meld_rank
+from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_facts
 from ...state import Extra, Melds
 from .melds import sequence_span
 
@@ -81,86 +96,125 @@ def _decide(
     allow_discard: bool,
 ) -> bool:
     """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
-    homeless = _might_go_out(rules, hand, melds, extra, allow_discard)
+    facts = _table_facts(melds, extra)
+    homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
+    return _search(rules, tuple(sorted(hand)), facts, minimum, allow_discard, homeless)
+
+
+Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
+"""A side's melds as the search sees them: the group melds of each rank (indexed by rank),
+the sequences (suit, lowest rank, highest rank) and the sizes of the wild melds."""
+
+
+class TableFacts(NamedTuple):
+    """What the going-out questions need of a side's melds, read once per table (the same
+    table is asked about at every turn of both its seats until one of them melds)."""
+
+    table: Table
+    grouped: int
+    """The ranks holding a group meld (rank-indexed or further), as bits."""
+    canastas: int
+    escaleras: int
+    """Seven-card sequences."""
+    ends: tuple[int, ...]
+    """Per suit, the ranks that would grow one of its incomplete sequences, as bits."""
+    loose: tuple[int, ...]
+    """Cards on incomplete group melds, by rank (13: on incomplete wild melds)."""
+    runs: tuple[int, ...]
+    """Cards on incomplete sequences, by suit."""
+
+
+@lru_cache(maxsize=1024)
+def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     groups: list[list[Part]] = [[] for _ in range(13)]
     sequences: list[tuple[int, int, int]] = []
     wild_melds: list[int] = []
+    grouped = canastas = escaleras = 0
+    ends = [0, 0, 0, 0]
+    loose = [0] * 14
+    runs = [0, 0, 0, 0]
     for cards in (*melds, *extra):
         if not cards:
             continue
-        kind = meld_kind(cards)
+        kind, rank, wilds = meld_facts(cards)
+        size = len(cards)
+        complete = size >= CANASTA_SIZE
+        canastas += complete
         if kind == SEQUENCE:
-            sequences.append(sequence_span(cards))
+            span = sequence_span(cards)
+            sequences.append(span)
+            if complete:
+                escaleras += 1
+            else:
+                suit, low, high = span
+                ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
+                runs[suit] += size
         elif kind == WILD:
-            wild_melds.append(len(cards))
-        elif kind == GROUP:
-            groups[meld_rank(cards)].append((len(cards), sum(1 for c in cards if IS_WILD[c])))
+            wild_melds.append(size)
+            if not complete:
+                loose[JOKER_RANK] += size
+        else:
+            grouped |= 1 << rank
+            groups[rank].append((size, wilds))
+            if not complete:
+                loose[rank] += size
     table = (
-        tuple(tuple(sorted(g)) for g in groups),
+        tuple(tuple(sorted(g)) if len(g) > 1 else tuple(g) for g in groups),
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
-    return _search(rules, tuple(sorted(hand)), table, minimum, allow_discard, homeless)
+    return TableFacts(table, grouped, canastas, escaleras, tuple(ends), tuple(loose), tuple(runs))
 
 
 def _might_go_out(
-    rules: Rules, hand: Sequence[Card], melds: Melds, extra: Extra, allow_discard: bool
+    rules: Rules, hand: Sequence[Card], facts: TableFacts, allow_discard: bool
 ) -> int | None:
     """Cheap necessary conditions, which most positions fail, sparing the search: at most
     one card (the final discard) may have no meld to join, and the hand and the melds must
     hold the cards of enough canastas (and escaleras). ``None`` when they fail, else the card
-    with no meld to join (which must be the discard), or -1."""
+    with no meld to join (which must be the discard), or -1.
+
+    A natural has no meld to join when the side has no group meld of its rank, the hand
+    cannot start one (a new meld needs three cards, two of them natural: a third card of
+    the rank, or a pair and a wild card) and no sequence can take it (none of its suit has
+    a neighbouring rank in hand, and it extends no sequence on the table)."""
     counts = [0] * 14
     present = [0, 0, 0, 0]  # ranks held in each suit, as bits
     for card in hand:
-        counts[RANK[card]] += 1
-        if not IS_WILD[card] and not IS_BLACK3[card]:
-            present[SUIT[card]] |= 1 << RANK[card]
-    ends = [0, 0, 0, 0]  # ranks that grow a sequence of each suit, as bits
-    canastas = escaleras = 0
-    for cards in (*melds, *extra):
-        if not cards:
-            continue
-        if len(cards) >= CANASTA_SIZE:
-            canastas += 1
-            if meld_kind(cards) == SEQUENCE:
-                escaleras += 1
-            continue
-        if meld_kind(cards) == SEQUENCE:
-            suit, low, high = sequence_span(cards)
-            ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
-    stranded = 0 if not counts[THREE] or counts[THREE] >= 3 or melds[THREE] else counts[THREE]
-    homeless = -1
-    for card in hand:
         rank = RANK[card]
-        if IS_WILD[card] or IS_BLACK3[card] or counts[rank] > 1 or melds[rank]:
+        counts[rank] += 1
+        if not IS_WILD[card] and not IS_BLACK3[card]:
+            present[SUIT[card]] |= 1 << rank
+    grouped = facts.grouped
+    ends = facts.ends
+    threes = counts[THREE]
+    stranded = 0 if not threes or threes >= 3 or grouped >> THREE & 1 else threes
+    homeless = -1
+    sequences = rules[3]
+    wilds = counts[TWO] + counts[JOKER_RANK]
+    alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
+    lonely = 0  # the natural ranks that no meld on the table or from the hand can take
+    for rank in range(FOUR, ACE + 1):
+        if 0 < counts[rank] < alone and not grouped >> rank & 1:
+            lonely |= 1 << rank
+    for card in hand if lonely else ():
+        rank = RANK[card]
+        if not IS_NATURAL[card] or not lonely >> rank & 1:
             continue
         suit = SUIT[card]
-        near = present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
-        if rules[3] and near:
-            continue
-        if any(meld_kind(m) == GROUP and meld_rank(m) == rank for m in extra):
+        if sequences and (
+            present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
+        ):
             continue
         stranded += 1
         homeless = card
     if stranded > (1 if allow_discard else 0):
         return None
-    if stranded and counts[THREE] and stranded == counts[THREE]:
+    if stranded and threes and stranded == threes:
         homeless = -1  # the one or two black threes with no meld: let the search try
-    wilds = counts[TWO] + counts[JOKER_RANK]
-    loose = [0] * 14  # cards on incomplete melds, by rank (13: wild melds)
-    runs = [0, 0, 0, 0]  # cards on incomplete sequences, by suit
-    for cards in (*melds, *extra):
-        if 0 < len(cards) < CANASTA_SIZE:
-            kind = meld_kind(cards)
-            if kind == SEQUENCE:
-                runs[SUIT[cards[0]]] += len(cards)
-            elif kind == WILD:
-                loose[JOKER_RANK] += len(cards)
-            else:
-                loose[meld_rank(cards)] += len(cards)
+    loose = facts.loose
     # What each canasta still possible costs in hand cards at least: the cards on the
     # table's incomplete melds count toward it (combined, for groups of a rank).
     costs: list[int] = []
@@ -172,17 +226,20 @@ def _might_go_out(
             costs.append(max(0, CANASTA_SIZE - on_table))
             on_table = max(0, on_table - CANASTA_SIZE)
     sequence_costs: list[int] = []
-    if rules[3]:  # at most one more seven-card sequence of each suit
+    if sequences:  # at most one more seven-card sequence of each suit
+        runs = facts.runs
         for suit in range(4):
-            if runs[suit] + bin(present[suit]).count("1") >= CANASTA_SIZE:
+            if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
                 sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
+    missing = rules[1] - facts.canastas
+    if missing <= 0 and rules[6] <= facts.escaleras:
+        return homeless  # (the canastas are there: no cost to weigh)
     room = len(hand)
-    missing = rules[1] - canastas
     if missing > 0:
         cheapest = sorted([*costs, *sequence_costs])[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
             return None
-    missing = rules[6] - escaleras
+    missing = rules[6] - facts.escaleras
     if missing > 0:
         cheapest = sorted(sequence_costs)[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
@@ -190,24 +247,30 @@ def _might_go_out(
     return homeless
 
 
-Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
-
-
 @lru_cache(maxsize=2048)
 def _search(
     rules: Rules,
     hand: tuple[Card, ...],
-    table: Table,
+    facts: TableFacts,
     minimum: int,
     allow_discard: bool,
     homeless: int,
 ) -> bool:
     """Meld everything, or all but one final discard: the card with no meld to join when
-    there is one, else any card (these games refuse no discard)."""
+    there is one, else any card (these games refuse no discard). Each try asks the quick
+    layout first (``_plain_layout``), which finds most ways out, then the whole search
+    (after a discard, only if the cheap conditions hold for the cards left)."""
+    table = facts.table
     if homeless >= 0:
         rest = list(hand)
         rest.remove(homeless)
-        return _place_all(rules, tuple(rest), table, minimum)
+        return _plain_layout(rules, rest, table, minimum, False) or _place_all(
+            rules, tuple(rest), table, minimum
+        )
+    if _plain_layout(rules, hand, table, minimum, False):
+        return True
+    if allow_discard and _plain_layout(rules, hand, table, minimum, True):
+        return True
     if _place_all(rules, hand, table, minimum):
         return True
     if not allow_discard:
@@ -215,9 +278,100 @@ def _search(
     for card in useful_discards(hand, table[0], 2):
         rest = list(hand)
         rest.remove(card)
-        if _place_all(rules, tuple(rest), table, minimum):
+        if _might_go_out(rules, rest, facts, False) is None:
+            continue
+        if _plain_layout(rules, rest, table, minimum, False) or _place_all(
+            rules, tuple(rest), table, minimum
+        ):
             return True
     return False
+
+
+def _plain_layout(
+    rules: Rules, cards: Sequence[Card], table: Table, minimum: int, discard: bool
+) -> bool:
+    """A quick sufficient test for ``_search``: True when one plain layout of ``cards``
+    (with ``discard``, of all of them but one of ``useful_discards``'s kinds: a lone
+    natural with no meld of its rank, a lone black three, the cheapest wild card) meets the
+    going-out requirement; False when this one does not, and the whole search decides.
+
+    The layout leaves the sequences and the wild melds as they are; the naturals of a rank
+    join its largest group meld, or make one new meld of three or more (a pair takes a wild
+    card); black threes make or join the black-three meld; then wild cards finish the melds
+    closest to seven, within the wild limit (none onto a completed canasta where the rules
+    forbid it, §3.4), and the rest go wherever the limit allows. Each step is one the
+    search allows (``_rank_best``, ``_new_melds``, ``_block_ok``), so a layout found here is
+    one ``_place_all`` finds too, for the cards left once that discard is set aside (which
+    ``_search`` tries): the answer is the same, found sooner."""
+    groups, sequences, wild_melds = table
+    counts = [0] * 13
+    wild_values: list[int] = []
+    black = value = 0
+    for card in cards:
+        value += VALUE[card]
+        if IS_WILD[card]:
+            wild_values.append(VALUE[card])
+        elif IS_BLACK3[card]:
+            black += 1
+        else:
+            counts[RANK[card]] += 1
+    if 0 < black < 3 and not groups[THREE]:
+        if not discard or black > 1:
+            return False
+        discard = False
+        value -= VALUE[cards[[IS_BLACK3[c] for c in cards].index(True)]]
+    limit = rules[0]
+    onto_canasta = rules[2]
+    made = sum(1 for _, low, high in sequences if high - low + 1 >= CANASTA_SIZE)
+    if made < rules[6]:
+        return False
+    made += sum(1 for size in wild_melds if size >= CANASTA_SIZE)
+    wilds = len(wild_values)
+    open_melds: list[tuple[int, int]] = []  # (cards, wild cards that may still join)
+    for rank in range(FOUR, ACE + 1):
+        parts = groups[rank]
+        added = counts[rank]
+        if parts:
+            largest = len(parts) - 1  # (a table's parts are sorted: the largest comes last)
+            for i, (size, held) in enumerate(parts):
+                if i == largest:
+                    size += added
+                if size >= CANASTA_SIZE:
+                    made += 1
+                elif onto_canasta or parts[i][0] < CANASTA_SIZE:
+                    room = wild_cap(limit, size - held) - held
+                    if room > 0:
+                        open_melds.append((size, room))
+        elif added == 1:
+            if not discard:
+                return False
+            discard = False
+            value -= VALUE[make_card(rank, 0)]
+        elif added == 2:
+            if not wilds or wild_cap(limit, 2) < 1:
+                return False
+            wilds -= 1
+            open_melds.append((3, wild_cap(limit, 2) - 1))
+        elif added:
+            if added >= CANASTA_SIZE:
+                made += 1
+            else:
+                open_melds.append((added, wild_cap(limit, added)))
+    if wilds:
+        open_melds.sort(key=lambda meld: CANASTA_SIZE - meld[0])
+        spare = 0
+        for size, room in open_melds:
+            missing = CANASTA_SIZE - size
+            if missing <= room and missing <= wilds:
+                wilds -= missing
+                made += 1
+                room -= missing
+            spare += room
+        if wilds > spare:
+            if not discard or wilds > spare + 1:
+                return False
+            value -= min(wild_values)
+    return made >= rules[1] and (minimum < 0 or value >= minimum)
 
 
 def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int) -> bool:
@@ -226,48 +380,65 @@ def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int
     if minimum >= 0 and sum(VALUE[c] for c in cards) < minimum:
         return False
     groups, sequences, wild_melds = table
-    black = sum(1 for c in cards if IS_BLACK3[c])
+    wilds = black = 0
+    counts = [0] * 13
+    by_suit = ([0] * 13, [0] * 13, [0] * 13, [0] * 13)
+    held = [0, 0, 0, 0]  # the naturals' ranks in each suit, as bits
+    for card in cards:
+        if IS_WILD[card]:
+            wilds += 1
+        elif IS_BLACK3[card]:
+            black += 1
+        else:
+            rank = RANK[card]
+            suit = SUIT[card]
+            counts[rank] += 1
+            by_suit[suit][rank] += 1
+            held[suit] |= 1 << rank
     if 0 < black < 3 and not groups[THREE]:
         return False
-    wilds = sum(1 for c in cards if IS_WILD[c])
-    counts = [0] * 13
-    by_suit = [[0] * 13 for _ in range(4)]
-    for card in cards:
-        if not IS_WILD[card] and not IS_BLACK3[card]:
-            counts[RANK[card]] += 1
-            by_suit[SUIT[card]][RANK[card]] += 1
+    homeless = [r for r in range(FOUR, ACE + 1) if not groups[r]]  # ranks with no group meld
     cap = max(rules[1], rules[6])  # more sequence canastas than that change nothing
     states = {(tuple(counts), 0)}
-    for suit in range(4):
-        spans = tuple((low, high) for x, low, high in sequences if x == suit)
-        options = _suit_options(rules[3], tuple(by_suit[suit]), spans)
+    to_come = (held[1] | held[2] | held[3], held[2] | held[3], held[3], 0)
+    spans_of: list[list[tuple[int, int]]] = [[], [], [], []]
+    for x, low, high in sequences:
+        spans_of[x].append((low, high))
+    active = [
+        suit
+        for suit in range(4)
+        if spans_of[suit] or (rules[3] and held[suit] & held[suit] >> 1 & held[suit] >> 2)
+    ]  # the others hold no sequence, nor three ranks in a row for one (``_suit_options``)
+    for i, suit in enumerate(active):
+        options = _suit_options(rules[3], tuple(by_suit[suit]), tuple(spans_of[suit]))
         if len(options) == 1 and not options[0][0]:
             made = options[0][1]
-            states = {(left, min(cap, seq + made)) for left, seq in states}
+            if made:
+                states = {(left, min(cap, seq + made)) for left, seq in states}
             continue
         after: set[tuple[tuple[int, ...], int]] = set()
         for left, seq in states:
             for used, made in options:
                 if used:
                     row = list(left)
-                    for rank in range(FOUR, ACE + 1):
-                        if used >> rank & 1:
-                            row[rank] -= 1
+                    while used:
+                        bit = used & -used
+                        row[bit.bit_length() - 1] -= 1
+                        used ^= bit
                     after.add((tuple(row), min(cap, seq + made)))
                 else:
                     after.add((left, min(cap, seq + made)))
-        # A natural left alone, of a rank with no meld and no card in the suits still to
-        # come (which could take one more into a sequence), has nowhere to go.
-        settled = [
-            r
-            for r in range(FOUR, ACE + 1)
-            if not groups[r] and not any(by_suit[x][r] for x in range(suit + 1, 4))
-        ]
-        states = {state for state in after if all(state[0][r] != 1 for r in settled)}
+        states = after
+        if i + 1 < len(active):
+            # A natural left alone, of a rank with no meld and no card in the suits still
+            # to come (which could take one more into a sequence), has nowhere to go (the
+            # last suit's states meet the same test below).
+            later = to_come[suit]
+            settled = [r for r in homeless if not later >> r & 1]
+            if settled:
+                states = {state for state in after if all(state[0][r] != 1 for r in settled)}
     for left, seq in states:
-        if seq < rules[6] or any(
-            left[rank] == 1 and not groups[rank] for rank in range(FOUR, ACE + 1)
-        ):
+        if seq < rules[6] or any(left[rank] == 1 for rank in homeless):
             continue  # too few escaleras, or a lone natural with no meld to join
         best = _groups_best(rules, groups, left, wilds, wild_melds)
         if best >= 0 and best + seq >= rules[1]:

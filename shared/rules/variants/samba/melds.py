@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
 from ...cards import (
+    ACE,
+    FOUR,
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
@@ -42,12 +44,14 @@ from ...melds import (
     WILD,
     check_meld,
     check_wild_meld,
+    meld_facts,
+    meld_fault,
     meld_kind,
     meld_rank,
-    wild_count,
 )
 from ...opening import check_opening_meld, require_minimum
 from ...pile import pile_cards_taken, take_prologue
+from ...ruleset import Verdict
 from ...state import GameState
 from ...threes import check_black_threes
 
@@ -98,56 +102,117 @@ def meld_label(cards: Sequence[Card], which: int) -> str:
 def check_sequence(cards: Sequence[Card]) -> None:
     """§3.4: three to seven cards of one suit in sequence, 4 (low) to ace; no wild cards, no
     threes; a seven-card sequence (samba, escalera) takes nothing more."""
+    fault = sequence_fault(cards)
+    if fault is not None:
+        raise IllegalMoveError(fault, "3.4")
+
+
+def sequence_fault(cards: Sequence[Card]) -> str | None:
+    """Why ``cards`` are no valid sequence (``check_sequence``'s refusal), or ``None``."""
     if any(IS_WILD[c] for c in cards):
-        raise IllegalMoveError("a sequence may not hold wild cards", "3.4")
+        return "a sequence may not hold wild cards"
     if not all(IS_NATURAL[c] for c in cards):
-        raise IllegalMoveError("a sequence runs from 4 to ace: threes cannot join one", "3.4")
+        return "a sequence runs from 4 to ace: threes cannot join one"
     if len({SUIT[c] for c in cards}) != 1:
-        raise IllegalMoveError("a sequence is of one suit", "3.4")
+        return "a sequence is of one suit"
     ranks = sorted(RANK[c] for c in cards)
     if len(set(ranks)) != len(ranks) or ranks[-1] - ranks[0] != len(ranks) - 1:
-        raise IllegalMoveError(
-            "a sequence's cards follow one another in rank, each rank once", "3.4"
-        )
+        return "a sequence's cards follow one another in rank, each rank once"
     if len(cards) < 3:
-        raise IllegalMoveError("a new sequence needs at least three cards", "3.4")
+        return "a new sequence needs at least three cards"
     if len(cards) > CANASTA_SIZE:
+        return "a sequence holds at most seven cards: a complete one takes nothing more"
+    return None
+
+
+def _check_apart(extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int) -> None:
+    """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
+    other = _touching(extra, cards, skip)
+    if other is not None:
         raise IllegalMoveError(
-            "a sequence holds at most seven cards: a complete one takes nothing more", "3.4"
+            f"your side's sequence {meld_label(other, 1)} would overlap or touch this one: "
+            "touching sequences of one suit must be one sequence (add to it instead)",
+            "3.8a",
         )
 
 
-def _check_apart(extra: Sequence[Sequence[Card]], cards: Sequence[Card], skip: int) -> None:
-    """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
-    suit, low, high = sequence_span(cards)
-    for i, other in enumerate(extra):
-        if i == skip or meld_kind(other) != SEQUENCE:
-            continue
-        o_suit, o_low, o_high = sequence_span(other)
-        if o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
-            raise IllegalMoveError(
-                f"your side's sequence {meld_label(other, 1)} would overlap or touch this one: "
-                "touching sequences of one suit must be one sequence (add to it instead)",
-                "3.8a",
-            )
+def _touching(
+    extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int
+) -> Sequence[Card] | None:
+    """The side's first sequence but ``extra[skip]`` that ``cards`` would overlap or touch."""
+    found = _touching_span(_spans(extra), sequence_span(cards), skip)
+    return None if found < 0 else extra[found]
+
+
+Span = tuple[int, int, int]
+"""A sequence's suit, lowest rank and highest rank (``sequence_span``)."""
+
+
+def _spans(extra: Sequence[tuple[Card, ...]]) -> list[tuple[int, Span]]:
+    """The side's sequences among its further melds: (place, span)."""
+    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_facts(m)[0] == SEQUENCE]
+
+
+def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
+    """The place of the first sequence but ``skip`` that ``span`` would overlap or touch
+    (§3.8a), or -1."""
+    suit, low, high = span
+    for i, (o_suit, o_low, o_high) in spans:
+        if i != skip and o_suit == suit and low <= o_high + 1 and o_low <= high + 1:
+            return i
+    return -1
 
 
 def check_group(
-    config: RuleConfig, rank: int, old: Sequence[Card], added: Sequence[Card], *, new: bool
+    config: RuleConfig, rank: int, old: tuple[Card, ...], added: Sequence[Card], *, new: bool
 ) -> None:
     """A group meld after ``added`` joins ``old`` (§1.9 with Samba's limits, §3.4): at most
     two wilds, and no wild card onto a completed canasta (naturals may still join it)."""
+    fault = group_fault(config, rank, old, added, new=new)
+    if fault is not None:
+        raise IllegalMoveError(*fault)
+
+
+def group_fault(
+    config: RuleConfig, rank: int, old: tuple[Card, ...], added: Sequence[Card], *, new: bool
+) -> tuple[str, str] | None:
+    """``check_group``'s refusal (the message and the rule's section), or ``None``."""
+    wilds = 0
     for card in added:
-        if not (IS_WILD[card] and rank != THREE) and (RANK[card] != rank or IS_RED3[card]):
-            raise IllegalMoveError(
-                f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
-            )
-    merged = (*old, *added)
-    check_meld(config, rank, merged, new=new, old_wilds=wild_count(old))
-    if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and any(IS_WILD[c] for c in added):
-        raise IllegalMoveError(
-            "no wild card may be added to a completed canasta (naturals may)", "3.4"
+        if IS_WILD[card] and rank != THREE:
+            wilds += 1
+        elif RANK[card] != rank or IS_RED3[card] or IS_WILD[card]:
+            return f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
+    old_wilds = meld_facts(old)[2]
+    fault = meld_fault(
+        config, rank, (*old, *added), new=new, old_wilds=old_wilds, wilds=old_wilds + wilds
+    )
+    if fault is not None:
+        return fault
+    if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and wilds:
+        return "no wild card may be added to a completed canasta (naturals may)", "3.4"
+    return None
+
+
+def combine_fault(
+    config: RuleConfig, rank: int, keep: Sequence[Card], gone: Sequence[Card]
+) -> tuple[str, str] | None:
+    """Why two group melds of ``rank`` may not become one (§3.4, §3.8a: the wild limit, and
+    a meld with a wild card never joins a completed canasta where no wild card may be added
+    to one), as the refusal's message and section; ``None`` when they may."""
+    fault = meld_fault(config, rank, (*keep, *gone), new=False)
+    if fault is not None:
+        return fault
+    if not config.wild_onto_canasta and (
+        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
+        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
+    ):
+        return (
+            "joining a meld with a wild card to a completed canasta would add a wild card to "
+            "the canasta, which is not allowed",
+            "3.8a",
         )
+    return None
 
 
 # -- finding a named meld --------------------------------------------------------------------------
@@ -336,18 +401,10 @@ def plan_combine(s: GameState, seat: int, action: Combine) -> Plan:
     if meld_kind(keep) != GROUP or meld_kind(gone) != GROUP or (meld_rank(keep) != meld_rank(gone)):
         raise IllegalMoveError("only group melds of one rank can be combined", "3.4")
     rank = meld_rank(keep)
-    merged = (*keep, *gone)
-    check_meld(config, rank, merged, new=False)
-    if not config.wild_onto_canasta and (
-        (len(keep) >= CANASTA_SIZE and any(IS_WILD[c] for c in gone))
-        or (len(gone) >= CANASTA_SIZE and any(IS_WILD[c] for c in keep))
-    ):
-        raise IllegalMoveError(
-            "joining a meld with a wild card to a completed canasta would add a wild card to "
-            "the canasta, which is not allowed",
-            "3.8a",
-        )
-    table.put(first, merged, True)
+    fault = combine_fault(config, rank, keep, gone)
+    if fault is not None:
+        raise IllegalMoveError(*fault)
+    table.put(first, (*keep, *gone), True)
     del table.extra[second[1]]
     hand = s.hands[seat]
     return table.plan(side, hand, len(hand), False)
@@ -479,6 +536,81 @@ def side_canastas(config: RuleConfig, s: GameState, side: int) -> tuple[int, int
     return total, sequences
 
 
+def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed Samba and Bolivia moves that only the melds can refuse, known
+    without the engine's trial, so the move lists keep them in their place unchecked: a new
+    sequence, cards growing a sequence (§3.4: one suit, in sequence, three to seven cards;
+    §3.8a: touching no other sequence of its suit) and two group melds of a rank combined
+    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a).
+
+    Only where nothing else can refuse them (``None`` then: the engine decides): the side
+    has opened, nothing obliges the player to go out and two cards stay in hand
+    (§1.11.3). The candidates' cards come from the hand (the lists take them from it)."""
+    side = state.side_of[seat]
+    if state.must_go_out or state.no_discard or not state.extra or not state.opened(side):
+        return None
+    config = state.config
+    room = len(state.hands[seat])
+    extra = state.extra_of(side)
+    spans = _spans(extra)
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        if kind is Meld:
+            assert isinstance(action, Meld)
+            if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
+                return None
+            cards = action.melds[0]
+            if not config.allow_sequences or meld_kind(cards) != SEQUENCE:
+                return None
+            if sequence_fault(cards) is not None:
+                return False
+            return _touching_span(spans, sequence_span(cards), -1) < 0
+        if kind is LayOff:
+            assert isinstance(action, LayOff)
+            if action.suit < 0 or not action.cards or room - len(action.cards) < 2:
+                return None
+            for i, (suit, low, high) in spans:
+                if suit == action.suit and low <= action.rank <= high:
+                    old = extra[i]
+                    if len(old) >= CANASTA_SIZE:
+                        return False
+                    merged = (*old, *action.cards)
+                    if sequence_fault(merged) is not None:
+                        return False
+                    return _touching_span(spans, sequence_span(merged), i) < 0
+            return None
+        if kind is Combine:
+            assert isinstance(action, Combine)
+            return combine_verdict(state, side, action) if room >= 2 else None
+        return None
+
+    return verdict
+
+
+def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
+    """``plan_combine``'s verdict on joining the side's first meld of a rank with its second
+    (the move the lists offer), or ``None`` for any other pair; the caller has made sure
+    nothing but the melds can refuse it (``sequence_verdicts``)."""
+    first, second = action.first, action.second
+    rank = first.rank
+    if (
+        first != MeldRef(rank)
+        or second != MeldRef(rank, 2)
+        or not FOUR <= rank <= ACE
+        or not s.config.multiple_melds_per_rank
+        or not s.melds[side][rank]
+    ):
+        return None
+    keep = s.melds[side][rank]
+    gone = next(
+        (m for m in s.extra_of(side) if meld_kind(m) == GROUP and meld_rank(m) == rank), None
+    )
+    if gone is None:
+        return None
+    return combine_fault(s.config, rank, keep, gone) is None
+
+
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
 
 
@@ -506,7 +638,7 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
                     out.append(Meld((cards,)))
                 run = [rank]
         for cards in extra:
-            if meld_kind(cards) != SEQUENCE or len(cards) >= CANASTA_SIZE:
+            if meld_facts(cards)[0] != SEQUENCE or len(cards) >= CANASTA_SIZE:
                 continue
             suit, low, high = sequence_span(cards)
             ranks = by_suit[suit]
@@ -526,12 +658,12 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
     if config.allow_wild_melds and wilds:
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
-        if any(meld_kind(m) == WILD and len(m) < CANASTA_SIZE for m in extra):
+        if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
             out.append(LayOff(JOKER_RANK, (wilds[0],)))
     if config.multiple_melds_per_rank:
         for cards in extra:
-            if meld_kind(cards) == GROUP:
-                rank = meld_rank(cards)
+            kind, rank, _ = meld_facts(cards)
+            if kind == GROUP:
                 out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
                 break
     return out
