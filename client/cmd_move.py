@@ -177,8 +177,23 @@ def submit(
                 "receipt acknowledges; keep this output. `canasta show` checks the history."
             )
         player.remember(response.view)
-        player.save()
         receipt = response.receipt
+        from client.entries import Kept, keep
+
+        keep(
+            player,
+            match_id,
+            [
+                Kept(
+                    receipt.seq,
+                    request.payload,
+                    request.signature,
+                    bytes(receipt.entry_hash),
+                    bytes(receipt.server_signature),
+                )
+            ],
+        )
+        player.save()
         with player.receipts_path.open("a", encoding="utf-8") as log:
             log.write(
                 json_module.dumps(

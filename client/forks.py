@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from client.rpc import Connection
     from shared.pb import canasta_pb2 as pb
 
+RECOVER_BATCH = 500
+"""Entries sent back in one ``RecoverMatch`` call (the server takes at most 1,000)."""
 MAX_CHECKED_ENTRIES = 100_000
 """More history than a match ever has: a server that keeps paging past it is not believed."""
 
@@ -53,6 +55,8 @@ def check_view(
     head = bytes(view.head_hash)
     if seen is not None and seen.header_hash:
         known = bytes.fromhex(seen.head_hash)
+        if view.version < seen.version and _recovered(conn, view, seen):
+            return check_view(conn, view)  # the view is the server's after the recovery
         if view.version < seen.version or (view.version == seen.version and head != known):
             _fork(conn, view, seen, [], "it shows an earlier or a different entry")
         if view.version == seen.version:
@@ -69,6 +73,7 @@ def check_view(
             else entries_after(conn, match_id, seen.version, view.version)
         )
         _follow(conn, view, seen, known, entries)
+        _keep(conn, match_id, entries)
         return seen.header_hash
     # First look at this started match: the whole chain, from a header that names us (and,
     # for a profile that saw the match before it kept header hashes, through what it saw).
@@ -77,7 +82,67 @@ def check_view(
     _follow(conn, view, seen, start, entries)
     if seen is not None and 0 < seen.version <= view.version:  # seen before headers were kept
         _check_seen_entry(conn, view, seen, start, entries)
+    if seen is None:  # a first look: the profile knows the match from now on
+        conn.profile.remember(view, start.hex())
+    _keep(conn, match_id, entries)
     return start.hex()
+
+
+def _keep(conn: Connection, match_id: str, entries: list[pb.HistoryEntry]) -> None:
+    """Keep a copy of the entries just checked (``client.entries``); the caller saves."""
+    from client.entries import keep, of_history
+
+    keep(conn.profile, match_id, of_history(entries))
+
+
+def _recovered(conn: Connection, view: pb.MatchView, seen: Seen) -> bool:
+    """The server shows the match behind what the player saw. If its head is an entry the
+    player's copy holds, the server was restored from a backup: send it the entries it lost
+    (``RecoverMatch``) and put the server's view after that in ``view``. False when the copy
+    cannot help (it does not hold that head, or a gap), or the server refuses the entries:
+    then it is a fork, reported by the caller."""
+    import sys
+
+    from client.entries import kept
+    from client.rpc import RpcFailureError
+    from shared.pb import canasta_pb2 as pb
+
+    match_id = view.match.match_id
+    copy = kept(conn.profile, match_id)
+    at = copy.get(view.version)
+    if view.version == 0 or at is None or at.entry_hash != bytes(view.head_hash):
+        return False
+    lost = []
+    for seq in range(view.version + 1, seen.version + 1):
+        entry = copy.get(seq)
+        if entry is None:
+            return False
+        lost.append(
+            pb.RecoveredEntry(
+                payload=entry.payload, signature=entry.signature, receipt_signature=entry.receipt
+            )
+        )
+    try:
+        for start in range(0, len(lost), RECOVER_BATCH):
+            conn.call(
+                "RecoverMatch",
+                pb.RecoverMatchRequest(
+                    match_id=match_id, entries=lost[start : start + RECOVER_BATCH]
+                ),
+            )
+    except RpcFailureError as failure:
+        if failure.status in ("FAILED_PRECONDITION", "PERMISSION_DENIED", "INVALID_ARGUMENT"):
+            return False
+        raise
+    first = view.version + 1
+    view.CopyFrom(conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view)
+    print(
+        f"canasta: the server had lost moves {first}-{seen.version} of match {match_id[:8]} "
+        "(it was restored from a backup); your copy brought them back, each checked by the "
+        "server",
+        file=sys.stderr,
+    )
+    return view.version >= seen.version
 
 
 def _check_seen_entry(

@@ -48,6 +48,8 @@ class Seen:
     header_hash: str = ""
     """The hash the match's chain starts from, once checked (``client.forks``); empty until
     the player first looks at the started match."""
+    kept_until: int = 0
+    """The last entry kept in the profile's copy of the match (``client.entries``); 0: none."""
 
 
 @dataclass
@@ -159,6 +161,7 @@ class Profile:
             deal_commitment=view.deal_commitment.hex() if view.HasField("dealing_seat") else "",
             finished=view.match.status == 3,  # MATCH_STATUS_FINISHED
             header_hash=header_hash,
+            kept_until=current.kept_until if current is not None else 0,
         )
         if current is None or current.version <= seen.version:
             self.matches[view.match.match_id] = seen
