@@ -1,16 +1,18 @@
 """After a restore from a backup, a player's copy brings the lost moves back (issue 30).
 
-A real server over a real SQLite file: Ann and Ben play two seats against two bots; a backup
-is taken near the end of the first hand; forty more moves follow (the hand's end, the next
-cut, moves of the second hand, bots' moves among them); the server stops and the backup is put
-back. Ann's client holds what she saw (each entry with its receipt) and sends the entries the
-server lost: every one is checked as a new move and must carry this server's receipt; they
-come back identical, the chain verifies, and the match plays on. A forged receipt, an entry of
-another branch, or a gap is refused and stores nothing.
+A real server over a real SQLite file (backed up online, restored with ``restore``) and over a
+real PostgreSQL (``pg_dump``, ``pg_restore``): Ann and Ben play two seats against two bots; a
+backup is taken near the end of a hand; forty more moves follow (the hand's end, the next cut,
+bots' moves among them); the server stops and the backup is put back. Ann's client holds what
+she saw (each entry with its receipt) and sends the entries the server lost: every one is
+checked as a new move and must carry this server's receipt; they come back identical, the
+chain verifies, and the match plays on. A forged receipt, an entry of another branch, or a gap
+is refused and stores nothing.
 """
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import grpc
@@ -22,9 +24,35 @@ from shared.pb import canasta_pb2 as pb
 from shared.rules.bot import choose_action
 from tests.testkit import PlayerClient, authoritative_state, replay_history
 
+from ..postgres import BIN_DIR
 from .conftest import AppFactory
 
-pytestmark = pytest.mark.parametrize("engine", ["sqlite"])  # pg_dump/pg_restore: the e2e test
+
+def _backup(url: str, copy: Path) -> None:
+    """The operator's backup: SQLite's online backup, or PostgreSQL's ``pg_dump``."""
+    if url.startswith("sqlite"):
+        backup(url, copy)
+        return
+    subprocess.run(
+        [str(BIN_DIR / "pg_dump"), "--format=custom", f"--file={copy}", _libpq(url)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+
+
+def _restore(copy: Path, url: str) -> None:
+    """The operator's restore, with every server stopped."""
+    if url.startswith("sqlite"):
+        restore(copy, url)
+        return
+    subprocess.run(
+        [str(BIN_DIR / "pg_restore"), "--clean", "--if-exists", f"--dbname={_libpq(url)}",
+         str(copy)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+
+
+def _libpq(url: str) -> str:
+    return "postgresql://" + url.split("://", 1)[1]
 
 
 def _recover(
@@ -80,7 +108,7 @@ def _played_past_a_backup(
     app.bots.drain()
     at_backup = ann.view(match_id).version
     copy = tmp_path / "club-backup.db"
-    backup(app.config.db_url, copy)
+    _backup(app.config.db_url, copy)
     while ann.view(match_id).version < at_backup + 40:
         _next_move(app, players, match_id)
         app.bots.drain()
@@ -98,7 +126,7 @@ def test_a_restored_server_takes_back_every_move_a_player_saw(
     with grpc.insecure_channel(f"127.0.0.1:{old.port}") as channel:
         ann, ben = (PlayerClient(channel).join_server(n) for n in ("ann", "ben"))
         match_id, held, at_backup, copy = _played_past_a_backup(old, ann, ben, tmp_path)
-    restore(copy, old.config.db_url)
+    _restore(copy, old.config.db_url)
     app = make_app("club")  # the same data directory: the same keys, the restored database
     with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
         ann = PlayerClient(channel, key=ann.key)
