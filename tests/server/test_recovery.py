@@ -134,6 +134,22 @@ def test_a_restored_server_takes_back_every_move_a_player_saw(
         assert ann.view(match_id).version == at_backup  # the restore lost the rest
         lost = held[at_backup:]
 
+        # Only a seated player may send entries back, and nobody learns anything from it but
+        # how many were taken: a stranger is refused before any entry is read.
+        eve = PlayerClient(channel).join_server("eve")
+        for target in (match_id, "0" * 32):
+            with pytest.raises(grpc.RpcError) as refused:
+                _recover(eve, target, lost[:3])
+            assert refused.value.code() in (
+                grpc.StatusCode.PERMISSION_DENIED,
+                grpc.StatusCode.NOT_FOUND,
+            )
+            assert str(at_backup) not in (refused.value.details() or "")
+        too_many = pb.RecoverMatchRequest(match_id=match_id, entries=[pb.RecoveredEntry()] * 1_001)
+        with pytest.raises(grpc.RpcError) as refused:
+            ann.stub.RecoverMatch(too_many, metadata=ann.metadata)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
         forged = pb.HistoryEntry()
         forged.CopyFrom(lost[0])
         forged.receipt_signature = bytes(64)
