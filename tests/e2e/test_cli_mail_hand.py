@@ -16,7 +16,7 @@ import smtplib
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from email.message import EmailMessage, Message
 from pathlib import Path
 from typing import Any
@@ -132,9 +132,17 @@ def hand_shown(body: str) -> list[str]:
     return sorted(CARD.findall(" ".join(block).lower()))
 
 
-def ann_reply(inbox: Inbox, port: int, state: GameState, match_id: str, move: str) -> None:
+def ann_reply(
+    inbox: Inbox,
+    port: int,
+    state: GameState,
+    match_id: str,
+    move: str,
+    accept: Callable[[Message], bool] | None = None,
+) -> None:
     """Ann's move: the mail with a code that shows the table as it is now (one sent for an
-    earlier table may come late: its code is for that table), checked, answered."""
+    earlier table may come late: its code is for that table), checked, answered; with
+    ``accept``, only a mail it accepts is answered."""
     view = player_view(state, 0)
     hand = sorted(CARD.findall(cards_text(view.hand).lower()))
     current: list[Message] = []
@@ -143,7 +151,8 @@ def ann_reply(inbox: Inbox, port: int, state: GameState, match_id: str, move: st
             # every mail she gets: to her alone, one hand at most (her own)
             assert older["To"] == ADDRESSES[0]
             assert text(older).count("Your hand (") <= 1
-            if "reply code canasta-" in text(older) and hand_shown(text(older)) == hand:
+            coded = "reply code canasta-" in text(older) and hand_shown(text(older)) == hand
+            if coded and (accept is None or accept(older)):
                 current.append(older)
     mail = current[-1]
     body = text(mail)
