@@ -168,6 +168,9 @@ class Match:
     header: bytes = b""
     """The canonical match header the chain starts from (``shared.matchlog.Header``); empty while
     the match waits for players, and for matches started before transcripts existed."""
+    recovered: tuple[int, int] = (0, 0)
+    """The entries a restore from a backup lost and players' copies brought back (first,
+    last; ``(0, 0)``: none), which the table shows (``Play.recover``)."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:

@@ -280,6 +280,11 @@ def render_table(
         lines += [_cover_text(seat, names) for seat in match.seats if seat.covered]
     if view.match.aborted:
         lines.append(f"This match was {aborted_text(view.match)}.")
+    if view.match.recovered_until:
+        lines.append(
+            f"The server was restored from a backup: moves {view.match.recovered_from}-"
+            f"{view.match.recovered_until} came back from players' copies, each checked."
+        )
     lines += [
         f"{names.full(s.seat)} asks to abandon the match: `canasta abort` agrees"
         for s in view.match.seats

@@ -190,6 +190,8 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         created_at_ms=match.created_ms,
         time_control=time_control_to_pb(match.time_control),
         aborted=match.aborted,
+        recovered_from=match.recovered[0],
+        recovered_until=match.recovered[1],
     )
     if match.clock is not None and not match.clock.paused:  # a paused clock has no deadline
         message.clock.CopyFrom(

@@ -82,9 +82,9 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
         text = f"Match {note.match_id[:8]} was abandoned before its first deal."
     elif note.kind == "match_recovered":
         text = (
-            f"The server of match {note.match_id[:8]} was restored from a backup; "
-            f"{facts.get('recovered', '?')} moves it had lost came back from a player's copy, "
-            f"each checked, and the match goes on from move {facts.get('version', '?')}."
+            f"The server of match {note.match_id[:8]} was restored from a backup; the moves "
+            f"it had lost, from move {facts.get('first', '?')} on, came back from players' "
+            "copies, each checked by the server, and the match goes on."
         )
     elif note.kind == "bot_played":
         text = (

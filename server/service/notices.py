@@ -108,10 +108,10 @@ def deadline_passed(match: Match, state: GameState, seat: int, cover: str) -> li
     return [Notice(taken.player_id, match.id, "deadline_passed", facts, taken.reachable)]
 
 
-def recovered(match: Match, state: GameState, count: int) -> list[Notice]:
-    """Everyone seated: after a restore from a backup, ``count`` moves the server had lost
-    were stored again from a player's copy; the match goes on from its version now."""
-    return _everyone(match, "match_recovered", state, recovered=count)
+def recovered(match: Match, state: GameState, first: int) -> list[Notice]:
+    """Everyone seated: after a restore from a backup, the moves the server had lost are
+    coming back from players' copies, from entry ``first`` on."""
+    return _everyone(match, "match_recovered", state, first=first)
 
 
 def _everyone(match: Match, kind: str, state: GameState, **extra: object) -> list[Notice]:

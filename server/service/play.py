@@ -307,8 +307,11 @@ class Play:
         with ctx.locks.hold(match_id):
             match, state, _ = self._current(match_id, 0, fresh=True)
             matches.require_seat(match, player.id)
+            start = match.version
+            earliest = start + 1  # the first entry this call names
             for index, (payload, signature, receipt) in enumerate(entries):
                 move = _recovered_move(payload, match.id, index)
+                earliest = min(earliest, move.seq)
                 if move.seq <= match.version:
                     with ctx.db.read() as session:
                         held = ctx.repo(session).entry(match.id, move.seq)
@@ -326,10 +329,19 @@ class Play:
                 match, state = plan.match, plan.state
                 stored += 1
             if stored:
+                # One recovery, however many calls bring it back: a call whose entries start
+                # within the one noted (the server's bots may have made some of them again
+                # meanwhile) extends it, and the players hear of it once.
+                first, last = match.recovered
+                going_on = 0 < first <= earliest <= last + 1
+                first = first if going_on else start + 1
+                match = dataclasses.replace(match, recovered=(first, match.version))
                 with ctx.db.write() as session:
-                    ctx.repo(session).add_notices(
-                        notices.recovered(match, state, stored), ctx.clock()
-                    )
+                    repo = ctx.repo(session)
+                    repo.set_recovered(match.id, first, match.version)
+                    if not going_on:
+                        repo.add_notices(notices.recovered(match, state, first), ctx.clock())
+                ctx.matches.put(match.id, match)
         if stored:
             ctx.notifier.publish(matches.change(match, state))
         return stored, match.version

@@ -110,6 +110,9 @@ class MatchRow(SQLModel, table=True):
     header: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     """The match header (``shared.matchlog.Header``) its chain starts from, written when the
     match starts; NULL while waiting, and for matches started before revision 0006."""
+    recovered_from: int = _big()
+    recovered_until: int = _big()
+    """The entries a restore lost that players' copies brought back (0, 0: none)."""
 
 
 class SeatRow(SQLModel, table=True):

@@ -679,6 +679,8 @@ class MatchSummary(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     CLOCK_FIELD_NUMBER: _builtins.int
     ABORTED_FIELD_NUMBER: _builtins.int
+    RECOVERED_FROM_FIELD_NUMBER: _builtins.int
+    RECOVERED_UNTIL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     preset: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -701,6 +703,11 @@ class MatchSummary(_message.Message):
     created_at_ms: _builtins.int
     aborted: _builtins.bool
     """Abandoned before its first deal (status finished, no winner)."""
+    recovered_from: _builtins.int
+    """After a restore from a backup: the entries the server had lost that players' copies
+    brought back (0 and 0: none).
+    """
+    recovered_until: _builtins.int
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     @_builtins.property
@@ -738,10 +745,12 @@ class MatchSummary(_message.Message):
         time_control: Global___TimeControl | None = ...,
         clock: Global___TurnClock | None = ...,
         aborted: _builtins.bool = ...,
+        recovered_from: _builtins.int = ...,
+        recovered_until: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "clock", b"clock", "my_seat", b"my_seat", "time_control", b"time_control", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "recovered_from", b"recovered_from", "recovered_until", b"recovered_until", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__clock: _TypeAlias = _typing.Literal["clock"]  # noqa: Y015
     _WhichOneofArgType__clock: _TypeAlias = _typing.Literal["_clock", b"_clock"]  # noqa: Y015

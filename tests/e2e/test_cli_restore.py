@@ -97,6 +97,8 @@ def test_a_restore_loses_no_move_a_player_saw(tmp_path: Path) -> None:
         assert "FORK" not in looked.stderr
         if int(brought[2]) < len(held):  # Ann's copy ended at her last look: Ben's has the rest
             assert f"had lost moves {int(brought[2]) + 1}-{len(held)}" in looked.stderr
+        table = ann.run("show", match_id).stdout
+        assert "The server was restored from a backup: moves " in table
         now = ben.json("history", match_id)["entries"]
         assert [(e["seq"], e["entry_hash"]) for e in now[: len(held)]] == [
             (e["seq"], e["entry_hash"]) for e in held

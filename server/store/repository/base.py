@@ -85,6 +85,7 @@ class Room(PreparedRepository):
             ),
             aborted=row.aborted,
             header=row.header or b"",
+            recovered=(row.recovered_from, row.recovered_until),
         )
 
     def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:

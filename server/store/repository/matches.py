@@ -207,6 +207,14 @@ class MatchesRoom(Room):
             )
         )
 
+    def set_recovered(self, match_id: str, first: int, last: int) -> None:
+        """Note which entries a restore lost and players' copies brought back."""
+        self.session.execute(
+            update(MatchRow)
+            .where(col(MatchRow.id) == match_id)
+            .values(recovered_from=first, recovered_until=last)
+        )
+
     def set_abort_asked(self, match_id: str, seat: int) -> None:
         self.session.execute(
             update(SeatRow)
