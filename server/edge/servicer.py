@@ -440,6 +440,23 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 sent[change.match_id] = change.version
                 yield convert.change_to_pb(change)
             ctx = self.service.ctx
+
+            async def read_notes(latest: Change | None) -> tuple[list[Any], bool]:
+                """The caller's notifications after ``last_note`` (those ``latest`` caused
+                go before it; None: any), as stream messages, and whether more may follow;
+                moves ``last_note`` and ``next_read`` on."""
+                nonlocal last_note, next_read
+                start = last_note
+                try:
+                    notes = await self._body(self.service.notifications_after, caller, last_note)
+                except Exception as exc:
+                    await _refuse(context, exc)
+                scanned, shown = _caused_by(sent, latest, ctx.clock(), *notes)
+                last_note = max(last_note, scanned)
+                more = scanned > start
+                next_read = loop.time() + (0 if more else NOTIFICATION_POLL_SECONDS)
+                return [convert.notification_to_pb(note, text) for note, text in shown], more
+
             while not self.stopping.is_set():
                 if subscription.revoked is not None:
                     await _refuse(context, subscription.revoked)
@@ -448,19 +465,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                         context, UnauthenticatedError("the token expired: authenticate again")
                     )
                 if last_note >= 0 and loop.time() >= next_read:
-                    start = last_note
-                    try:
-                        notes = await self._body(
-                            self.service.notifications_after, caller, last_note
-                        )
-                    except Exception as exc:
-                        await _refuse(context, exc)
-                    scanned, shown = _caused_by(sent, None, ctx.clock(), *notes)
-                    for note, text in shown:
-                        yield convert.notification_to_pb(note, text)
-                    last_note = max(last_note, scanned)
-                    more = scanned > start
-                    next_read = loop.time() + (0 if more else NOTIFICATION_POLL_SECONDS)
+                    messages, more = await read_notes(None)
+                    for message in messages:
+                        yield message
                     if more:
                         continue  # there may be more pages
                 latest = subscription.poll()
@@ -481,19 +488,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 if last_note >= 0:
                     # The notices a change caused were stored with it: they go first, so a
                     # watcher reads "hand over" before the line of the change that ended it.
-                    start = last_note
-                    try:
-                        notes = await self._body(
-                            self.service.notifications_after, caller, last_note
-                        )
-                    except Exception as exc:
-                        await _refuse(context, exc)
-                    scanned, shown = _caused_by(sent, latest, ctx.clock(), *notes)
-                    for note, text in shown:
-                        yield convert.notification_to_pb(note, text)
-                    last_note = max(last_note, scanned)
-                    more = scanned > start
-                    next_read = loop.time() + (0 if more else NOTIFICATION_POLL_SECONDS)
+                    messages, _ = await read_notes(latest)
+                    for message in messages:
+                        yield message
                 sent[latest.match_id] = latest.version
                 yield convert.change_to_pb(latest)
         finally:
