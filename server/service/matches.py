@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from server.domain import Change, Entry, Hand, Match, MatchStatus, MatchSummary, SeatKind
 from server.service import clocks
@@ -136,9 +137,22 @@ def standing_order(match: Match, state: GameState) -> Action | None:
     taken = match.seats[seat]
     if taken.kind is not SeatKind.HUMAN or taken.covered or not taken.orders.any:
         return None
-    if not match.header or not Header.from_bytes(match.header).attest_key:
+    if not attest_key_named(match):
         return None
     return standing_action(state, seat, draw=taken.orders.draw, answer=taken.orders.answer)
+
+
+def attest_key_named(match: Match) -> bytes:
+    """The attest key the match's header names (empty: none, in a match begun before the
+    server had one, which takes no server-attested moves)."""
+    return _named_attest_key(match.header) if match.header else b""
+
+
+@lru_cache(maxsize=1024)
+def _named_attest_key(header: bytes) -> bytes:
+    """Parsed once per header: a parse costs more than the rest of a move, and every move of
+    a seat with standing orders asks (headers never change)."""
+    return Header.from_bytes(header).attest_key
 
 
 def waits_for(match: Match, state: GameState, seat: int) -> bool:

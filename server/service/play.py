@@ -55,7 +55,6 @@ from server.store.repository import PreparedRepository, Repository, StoredMove, 
 from shared.crypto.chain import entry_hash, sign_end, sign_receipt
 from shared.matchlog import (
     EntryRefusedError,
-    Header,
     Refusal,
     Signer,
     apply_entry,
@@ -654,7 +653,7 @@ class _LogFacts:
 
     @cached_property
     def attest_key(self) -> bytes:
-        named = Header.from_bytes(self.match.header).attest_key if self.match.header else b""
+        named = matches.attest_key_named(self.match)
         return named if named == self._attest_key else b""
 
 
