@@ -14,10 +14,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer()
 PANEL = "Lobby"
-MatchArg = Annotated[
-    str | None,
-    typer.Argument(help="Match id or a unique prefix; default: your one active match."),
-]
+MatchArg = common.MatchArg
 
 
 def _option_pairs(pairs: list[str]) -> dict[str, str]:
@@ -218,12 +215,7 @@ def matches(json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 )
 def abort(
     match: MatchArg = None,
-    match_option: Annotated[
-        str | None,
-        typer.Option(
-            "--match", "-m", metavar="MATCH", help="The match, as the last argument can name it."
-        ),
-    ] = None,
+    match_option: common.MatchOpt = None,
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Abandon a match before its first deal: it ends when every player seated asked."""

@@ -25,13 +25,8 @@ if TYPE_CHECKING:
 
 app = typer.Typer()
 PANEL = "Playing"
-MatchArg = Annotated[str | None, typer.Argument(help=common.MATCH_HELP, show_default=False)]
-MatchOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--match", "-m", metavar="MATCH", help="The match, as the last argument can name it."
-    ),
-]
+MatchArg = common.MatchArg
+MatchOpt = common.MatchOpt
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 YesOpt = Annotated[
     bool,

@@ -201,7 +201,7 @@ def vacation(
 @app.command(
     rich_help_panel=PANEL,
     epilog="Examples:\n\n  canasta orders\n\n  canasta orders --draw --answer yes\n\n"
-    "  canasta orders --match 3f2a --no-draw\n\n  canasta orders --match 3f2a --follow-default",
+    "  canasta orders 3f2a --no-draw\n\n  canasta orders 3f2a --follow-default",
 )
 def orders(
     draw: Annotated[
@@ -220,10 +220,12 @@ def orders(
     ] = None,
     match: Annotated[
         str | None,
-        typer.Option(
-            "--match", "-m", help="Set or show this match's own orders (default: your default)."
+        typer.Argument(
+            help="A match: set or show its own orders (none: your default orders).",
+            show_default=False,
         ),
     ] = None,
+    match_option: common.MatchOpt = None,
     follow_default: Annotated[
         bool,
         typer.Option("--follow-default", help="The match follows your default orders again."),
@@ -235,10 +237,11 @@ def orders(
     from shared.pb import canasta_pb2 as pb
     from shared.tabletext import orders_text
 
+    match = common.chosen_match(match, match_option)
     if answer is not None and answer not in ("yes", "no", "ask"):
         raise CliError(f"--answer yes, no or ask; not {answer!r}", EXIT_USAGE)
     if follow_default and (match is None or draw is not None or answer is not None):
-        raise CliError("--follow-default goes with --match alone", EXIT_USAGE)
+        raise CliError("--follow-default goes with a match alone", EXIT_USAGE)
     if match is None:
         if draw is None and answer is None:
             with common.connect(common.profile()) as conn:

@@ -15,10 +15,7 @@ if TYPE_CHECKING:
 
 app = typer.Typer()
 PANEL = "Looking and following"
-MatchArg = Annotated[
-    str | None,
-    typer.Argument(help="Match id or a unique prefix; default: your one active match."),
-]
+MatchArg = common.MatchArg
 JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -35,6 +35,15 @@ OPTIONS = Options()
 
 JSON_HELP = "Print the server's answer as JSON instead of text (for scripts)."
 MATCH_HELP = "Match id or a unique prefix; default: your one active match."
+MatchArg = Annotated[str | None, typer.Argument(help=MATCH_HELP, show_default=False)]
+"""The match a command is about, as its last argument (every command takes it so)."""
+MatchOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--match", "-m", metavar="MATCH", help="The match, as the last argument can name it."
+    ),
+]
+"""The same with ``--match``/``-m`` (kept: scripts and mails use it); ``chosen_match``."""
 
 _MATCH_WORD = re.compile(r"[0-9a-f]{4,32}")
 """A word that names a match after a command's cards: 4 to 32 hex digits (an id or its first

@@ -92,7 +92,8 @@ def test_a_whole_hand_by_mail_with_standing_orders_takes_one_reply_a_turn(
     assert "draw when you cannot take the pile" in said
     assert ann.json("orders") == {"draw": True, "answer": "yes"}
     match_id = ann.json("create", "--bot", "1", "--bot", "2", "--bot", "3")["match"]["match_id"]
-    shown = ann.run("orders", "--match", match_id).stdout
+    shown = ann.run("orders", match_id).stdout
+    assert shown == ann.run("orders", "--match", match_id).stdout  # either way to name it
     assert "(your default)" in shown
     oracle = server.oracle()
 
