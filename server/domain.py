@@ -276,6 +276,37 @@ class History:
 
 
 @dataclass(frozen=True, slots=True)
+class TalkEntry:
+    """One stored table talk entry (``shared.talk``): its signed fields, its seat's signature,
+    its hash in the talk chain and the server's receipt."""
+
+    seq: int
+    kind: str
+    seat: int
+    player_id: int
+    at_seq: int
+    at_hash: bytes
+    client_ms: int
+    text: str
+    signature: bytes
+    talk_hash: bytes
+    receipt_signature: bytes
+    created_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Talk:
+    """A page of a match's talk as a reader may see it, and where the talk and the log stand."""
+
+    match: Match
+    entries: tuple[TalkEntry, ...]
+    more: bool
+    count: int
+    head_hash: bytes
+    """The last talk entry's hash (the header's hash when nothing was said)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """A notification: something changed in a match."""
 

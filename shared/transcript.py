@@ -44,6 +44,8 @@ from shared.matchlog import dealt_deck as dealt_deck
 from shared.matchlog import header_hash as header_hash
 from shared.matchlog import next_state as next_state
 from shared.rules import GameState, HandResult, Phase, new_match
+from shared.talk import KINDS as TALK_KINDS
+from shared.talk import MAX_CONVENTIONS, TalkHead, TalkLine, verify_talk
 from shared.wire import MAX_PAYLOAD_BYTES, WireError, move_from_bytes
 
 FORMAT = "canasta-transcript/1"
@@ -100,14 +102,18 @@ MAX_OUTCOME_BYTES = 1024
 """An end's outcome larger than this is refused unparsed (six scores and winners: 100 bytes)."""
 
 
-def end_outcome(state: GameState, abandoned: bool) -> bytes:
-    """What a match's end states about it: how it ended, the score of every column, and the
-    winning columns (none when abandoned). The server signs it; a verifier replays the file
-    and must find the same."""
+def end_outcome(state: GameState, abandoned: bool, talk: TalkHead | None = None) -> bytes:
+    """What a match's end states about it: how it ended, the score of every column, the
+    winning columns (none when abandoned), and when the match has table talk, the talk
+    chain's count and head hash (``talk``; absent without talk, so that no end of a match
+    without talk changes). The server signs it; a verifier replays the file and must find
+    the same."""
+    talked = {} if talk is None or not talk.count else {"talk": talk.outcome_field()}
     return canonical_json(
         {
             "result": "abandoned" if abandoned else "finished",
             "scores": list(state.scores),
+            **talked,
             "winners": [] if abandoned else list(state.winners),
         }
     )
@@ -123,7 +129,16 @@ _HAND = re.compile(rb"\[" + _INT + rb',"([0-9a-f]{64})","([0-9a-f]{64})",' + _IN
 _END = re.compile(
     rb'"end":\[' + _INT + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})"\],' % (2 * MAX_OUTCOME_BYTES)
 )
-_HEADER = re.compile(rb'"header":"([0-9a-f]{0,%d})"\}\n\Z' % (2 * MAX_HEADER_BYTES))
+_HEADER = re.compile(rb'"header":"([0-9a-f]{0,%d})"(?=\}\n\Z|,"talk":)' % (2 * MAX_HEADER_BYTES))
+_TALK = re.compile(
+    rb"\["
+    + _INT
+    + rb',"(%s)",([0-9]),' % "|".join(TALK_KINDS).encode()
+    + _INT
+    + rb',"([0-9a-f]{64})",'
+    + _INT
+    + rb',"([0-9a-f]{0,%d})","([0-9a-f]{128})","([0-9a-f]{128})"\]' % (8 * MAX_CONVENTIONS)
+)
 _FILE_FORMAT = b'"format":"' + FORMAT.encode() + b'",'
 
 
@@ -172,6 +187,13 @@ class _Reader:
 
 
 def _row_problem(what: str, number: int) -> str:
+    if what == "talk entries":
+        return (
+            f'talk row {number}: not [seq,"kind",seat,at_seq,"at_hash",client_time_ms,"text",'
+            '"signature","receipt"] in canonical form (plain integers; the kind say or '
+            "conventions; lowercase hex: a 32-byte hash, the text's UTF-8 bytes, signature and "
+            "receipt of 64 bytes each)"
+        )
     if what == "entries":
         return (
             f'entry {number}: not [seq,"payload","signature","receipt"] in canonical '
@@ -205,10 +227,14 @@ class Transcript:
     end: MatchEnd | None = None
     """The server-signed end of a finished or abandoned match; None for a match in progress
     (and in files written before ends were recorded)."""
+    talk: tuple[TalkLine, ...] = ()
+    """The match's table talk (``shared.talk``), in order; a file without talk has no
+    ``talk`` key at all, so its bytes are those of a file written before talk existed."""
 
     def to_bytes(self) -> bytes:
         end = self.end
         ended = {} if end is None else {"end": [end.seq, end.outcome.hex(), end.signature.hex()]}
+        talked = {"talk": [_talk_row(t) for t in self.talk]} if self.talk else {}
         return (
             canonical_json(
                 {
@@ -223,6 +249,7 @@ class Transcript:
                         [h.hand_number, h.commitment.hex(), h.secret.hex(), h.deal_seq]
                         for h in self.hands
                     ],
+                    **talked,
                 }
             )
             + b"\n"
@@ -270,9 +297,58 @@ class Transcript:
         if header is None:
             raise TranscriptError(
                 f"the file must end with the header: at most {MAX_HEADER_BYTES} bytes as "
-                "lowercase hex, then } and one newline"
+                "lowercase hex, then } and one newline (or the talk, then })"
             )
-        return cls(_even_hex(header[1], "the header"), tuple(logged), tuple(secrets), end)
+        talk = []
+        if reader.take(b',"talk":'):
+            for number, row in enumerate(reader.rows(_TALK, "talk entries"), 1):
+                talk.append(_talk_line(row, number))
+            if not talk:
+                raise TranscriptError('a file without talk has no "talk" key')
+            reader.expect(b"}\n", "} and one newline")
+            if reader.at != len(data):
+                raise TranscriptError("the file must end after the talk with } and one newline")
+        return cls(
+            _even_hex(header[1], "the header"), tuple(logged), tuple(secrets), end, tuple(talk)
+        )
+
+
+def _talk_row(line: TalkLine) -> list[object]:
+    return [
+        line.seq,
+        line.kind,
+        line.seat,
+        line.at_seq,
+        line.at_hash.hex(),
+        line.client_time_ms,
+        line.text.encode("utf-8").hex(),
+        line.signature.hex(),
+        line.receipt.hex(),
+    ]
+
+
+def _talk_line(row: re.Match[bytes], number: int) -> TalkLine:
+    try:
+        seq = _number(row[1], "the seq")
+        at_seq = _number(row[4], "at_seq", 0)
+        client_ms = _number(row[6], "client_time_ms", 0)
+        text = _even_hex(row[7], "the text").decode("utf-8")
+    except TranscriptError as exc:
+        raise TranscriptError(f"talk row {number}: {exc}") from None
+    except UnicodeDecodeError:
+        raise TranscriptError(f"talk row {number}: the text is not UTF-8") from None
+    signature, receipt = (bytes.fromhex(row[i].decode("ascii")) for i in (8, 9))
+    return TalkLine(
+        seq,
+        row[2].decode("ascii"),
+        int(row[3]),
+        at_seq,
+        bytes.fromhex(row[5].decode("ascii")),
+        client_ms,
+        text,
+        signature,
+        receipt,
+    )
 
 
 # -- verification ------------------------------------------------------------------------------
@@ -304,6 +380,9 @@ class Report:
     end_signed: bool = False
     """The file holds the server's signed end (``MatchEnd``), checked: no entry can be missing
     from its end. A finished match's file written before ends were recorded has none."""
+    talk: int = 0
+    """Talk entries verified (``shared.talk``): each signed by its seat, chained, bound to
+    the move log where it was said, receipted; with a signed end, none missing at the end."""
 
     @property
     def finished(self) -> bool:
@@ -327,6 +406,7 @@ def verify(transcript: Transcript) -> Report:
         hands[hand.hand_number] = hand
     match_id = header.match_id
     prev = header_hash(transcript.header)
+    hashes = [prev]  # entry n's hash at n; the header's at 0 (for the talk's positions)
     state = new_match(header.config, first_dealer=header.first_dealer)
     by_bot = 0
     attested: list[int] = []
@@ -361,12 +441,14 @@ def verify(transcript: Transcript) -> Report:
         if state.last_hand is not None and state.last_hand is not before.last_hand:
             results.append(state.last_hand)
         prev = digest
+        hashes.append(digest)
     if len(hands) > state.hand_number:
         raise TranscriptError(
             f"hand row {state.hand_number + 1}: no entry deals hand {state.hand_number + 1}"
         )
+    talk = verify_talk(header, hashes[0], transcript.talk, hashes)
     if transcript.end is not None:
-        result = _check_end(header, transcript.end, len(transcript.entries), prev, state)
+        result = _check_end(header, transcript.end, len(transcript.entries), prev, state, talk)
     else:
         result = "finished" if state.phase is Phase.MATCH_OVER else ""
     return Report(
@@ -379,11 +461,17 @@ def verify(transcript: Transcript) -> Report:
         tuple(attested),
         result,
         transcript.end is not None,
+        talk.count,
     )
 
 
 def _check_end(
-    header: Header, end: MatchEnd, count: int, last_hash: bytes, state: GameState
+    header: Header,
+    end: MatchEnd,
+    count: int,
+    last_hash: bytes,
+    state: GameState,
+    talk: TalkHead | None = None,
 ) -> str:
     """The end's checks: it names the file's last entry (so none is missing), the server key
     signed it over that entry's hash, and its outcome is the replay's. Returns the result."""
@@ -399,19 +487,30 @@ def _check_end(
     ):
         raise TranscriptError("end: it is not the server's signature of this match's end")
     try:
-        outcome = json_fields(
-            parse_canonical(end.outcome, "outcome"), "outcome", {"result", "scores", "winners"}
-        )
+        parsed = parse_canonical(end.outcome, "outcome")
+        fields = {"result", "scores", "winners"}
+        if isinstance(parsed, dict) and "talk" in parsed:
+            fields.add("talk")
+        outcome = json_fields(parsed, "outcome", fields)
     except TranscriptError as exc:
         raise TranscriptError(f"end: {exc}") from None
     result = outcome["result"]
     if result not in RESULTS:
         raise TranscriptError(f"end: the result must be one of {', '.join(RESULTS)}")
+    named = outcome.get("talk", [0, ""])
+    mine = talk.outcome_field() if talk is not None and talk.count else [0, ""]
+    if named != mine:
+        raise TranscriptError(
+            f"end: it names {_talk_count(named)} talk entries (ending with hash "
+            f"{str(named[1] if isinstance(named, list) and len(named) > 1 else '')[:16]}...), "
+            f"but the file's talk has {mine[0]} (ending with hash {str(mine[1])[:16]}...): "
+            "talk entries are missing (or added)"
+        )
     over = state.phase is Phase.MATCH_OVER
-    if over != (result == "finished") or end.outcome != end_outcome(state, not over):
+    if over != (result == "finished") or end.outcome != end_outcome(state, not over, talk):
         raise TranscriptError(
             f"end: the server's end says {end.outcome.decode('ascii', 'replace')[:200]}, "
-            f"but the replay ends {end_outcome(state, not over).decode()}"
+            f"but the replay ends {end_outcome(state, not over, talk).decode()}"
         )
     return str(result)
 
@@ -429,3 +528,9 @@ def _revealed(hands: Mapping[int, HandSecret], seq: int) -> Callable[[int], Hand
         return hand
 
     return hand_of
+
+
+def _talk_count(named: object) -> str:
+    if isinstance(named, list) and named and type(named[0]) is int:
+        return str(named[0])
+    return "?"

@@ -20,11 +20,14 @@ from server.domain import (
     ServerInfo,
     Settings,
     StandingOrders,
+    Talk,
+    TalkEntry,
     TimeControl,
 )
 from server.service import clocks
 from server.service.clocks import ClockChoice
 from server.service.preferences import SettingsChange
+from server.service.talk import Said
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -300,3 +303,48 @@ def change_to_pb(change: Change) -> pb.WatchResponse:
     if change.to_act is not None:
         message.to_act = change.to_act
     return message
+
+
+def said(request: pb.SayRequest) -> Said:
+    return Said(
+        match_id=request.match_id,
+        seat=request.seat,
+        seq=request.seq,
+        prev_hash=request.prev_hash,
+        at_seq=request.at_seq,
+        at_hash=request.at_hash,
+        client_ms=request.client_time_ms,
+        kind=request.kind,
+        text=request.text,
+        signature=request.signature,
+    )
+
+
+def talk_entry_to_pb(entry: TalkEntry, display_name: str) -> pb.TalkEntry:
+    return pb.TalkEntry(
+        seq=entry.seq,
+        kind=entry.kind,
+        seat=entry.seat,
+        at_seq=entry.at_seq,
+        at_hash=entry.at_hash,
+        client_time_ms=entry.client_ms,
+        text=entry.text,
+        signature=entry.signature,
+        talk_hash=entry.talk_hash,
+        receipt_signature=entry.receipt_signature,
+        created_at_ms=entry.created_ms,
+        display_name=display_name,
+    )
+
+
+def talk_to_pb(talk: Talk) -> pb.GetTalkResponse:
+    match = talk.match
+    return pb.GetTalkResponse(
+        match_id=match.id,
+        entries=[talk_entry_to_pb(e, match.seats[e.seat].display_name) for e in talk.entries],
+        more=talk.more,
+        count=talk.count,
+        head_hash=talk.head_hash,
+        version=match.version,
+        version_hash=match.head_hash,
+    )

@@ -404,6 +404,21 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         )
         return convert.history_to_pb(history)
 
+    async def Say(self, request: pb.SayRequest, context: Any) -> Any:
+        return await self._run(context, self._say, request)
+
+    def _say(self, request: pb.SayRequest, sender: Sender) -> pb.SayResponse:
+        caller = self._writer(sender)
+        entry = self.service.say(caller, convert.said(request))
+        return pb.SayResponse(entry=convert.talk_entry_to_pb(entry, caller.player.display_name))
+
+    async def GetTalk(self, request: pb.GetTalkRequest, context: Any) -> Any:
+        return await self._run(context, self._get_talk, request)
+
+    def _get_talk(self, request: pb.GetTalkRequest, sender: Sender) -> pb.GetTalkResponse:
+        talk = self.service.get_talk(self._reader(sender), request.match_id, request.after_seq)
+        return convert.talk_to_pb(talk)
+
     async def Watch(self, request: pb.WatchRequest, context: Any) -> AsyncIterator[Any]:
         """The current state of each watched match, then each change as it is stored (with
         notifications: after the notifications it caused).

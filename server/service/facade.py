@@ -45,6 +45,8 @@ from server.domain import (
     Seat,
     ServerInfo,
     Settings,
+    Talk,
+    TalkEntry,
 )
 from server.service.absence import Absence
 from server.service.accounts import Accounts, Caller, Token, token_hash
@@ -59,6 +61,7 @@ from server.service.orders import Orders
 from server.service.outbox import Outbox
 from server.service.play import Play, RecoveredEntry
 from server.service.preferences import Preferences, SettingsChange
+from server.service.talk import Said, TalkService
 from shared.rules import MoveGroup
 
 
@@ -74,6 +77,7 @@ class CanastaService:
         self.absence = Absence(ctx)
         self.preferences = Preferences(ctx)
         self.orders = Orders(ctx)
+        self.talk = TalkService(ctx)
         self.outbox = Outbox(ctx, self.play.view_for, table_text)
         self.mail = MailIn(ctx, self.play)
         """Moves that come as text or mail (armored blocks), through ``play.submit``."""
@@ -200,6 +204,13 @@ class CanastaService:
     ) -> tuple[Subscription, list[Change]]:
         """Changes of these matches (none: all the caller's) while ``token`` stays valid."""
         return self.play.watch(caller.player, match_ids, token_hash(token) if token else b"")
+
+    def say(self, caller: Caller, said: Said) -> TalkEntry:
+        """A talk entry, signed by the caller's seat (``server.service.talk``)."""
+        return self.talk.say(caller.player, said)
+
+    def get_talk(self, caller: Caller, match_id: str, after_seq: int) -> Talk:
+        return self.talk.read(caller.player, match_id, after_seq)
 
     def notifications_after(
         self, caller: Caller, after_id: int

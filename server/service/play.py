@@ -50,6 +50,7 @@ from server.service.errors import (
     UnauthenticatedError,
 )
 from server.service.notify import Subscription
+from server.service.talk import talk_head
 from server.store.errors import DuplicateKeyError
 from server.store.repository import PreparedRepository, Repository, StoredMove, current_head
 from shared.crypto.chain import entry_hash, sign_end, sign_receipt
@@ -195,7 +196,8 @@ class Play:
         end every time, and matches that ended before ends existed have one too."""
         if match.status is not MatchStatus.FINISHED or not match.header:
             return None
-        outcome = end_outcome(matches.load_state(self.ctx, repo, match), match.aborted)
+        talk = talk_head(repo, match)  # a match with talk: the end names its chain's head
+        outcome = end_outcome(matches.load_state(self.ctx, repo, match), match.aborted, talk)
         signature = sign_end(
             self.ctx.keys.server, match.id, match.version, match.head_hash, outcome
         )

@@ -258,3 +258,28 @@ class ReplyCodeRow(SQLModel, table=True):
     expires_ms: int = _big(index=True)
     used_ms: int = _big()
     """When a reply spent it (0: not yet)."""
+
+
+class TalkRow(SQLModel, table=True):
+    """One table talk entry (``shared.talk``) exactly as signed, in the match's talk chain
+    (its own, beside the log); never updated."""
+
+    __tablename__ = "talk"
+    __table_args__ = (UniqueConstraint("match_id", "seq", name="uq_talk_match_seq"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    match_id: str = Field(foreign_key="match.id", max_length=64)
+    seq: int = Field(sa_type=BigInteger)
+    kind: str = Field(max_length=16)
+    """``say`` or ``conventions``."""
+    seat: int
+    player_id: int = Field(foreign_key="player.id")
+    """Who said it (the seat's player then): the rate limits count per player."""
+    at_seq: int = _big()
+    at_hash: bytes = _binary()
+    client_ms: int = _big()
+    text: str = Field(sa_type=Text)
+    signature: bytes = _binary()
+    talk_hash: bytes = _binary()
+    receipt_signature: bytes = _binary()
+    created_ms: int = _big()

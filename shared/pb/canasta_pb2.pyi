@@ -2479,3 +2479,203 @@ class WatchResponse(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
 
 Global___WatchResponse: _TypeAlias = WatchResponse  # noqa: Y015
+
+@_typing.final
+class TalkEntry(_message.Message):
+    """---------------------------------------------------------------------------------------------
+    Table talk
+
+    One talk entry. The seat's key signed shared.talk.talk_message(match_id, seq, prev_hash,
+    at_seq, at_hash, seat, client_time_ms, kind, text), where prev_hash is the talk_hash of the
+    entry before (the header's hash for the first).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AT_SEQ_FIELD_NUMBER: _builtins.int
+    AT_HASH_FIELD_NUMBER: _builtins.int
+    CLIENT_TIME_MS_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    TALK_HASH_FIELD_NUMBER: _builtins.int
+    RECEIPT_SIGNATURE_FIELD_NUMBER: _builtins.int
+    CREATED_AT_MS_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    kind: _builtins.str
+    """"say", or "conventions" (a side's declared agreements, once per side)."""
+    seat: _builtins.int
+    at_seq: _builtins.int
+    """The move log's head when it was said: its seq, and its entry_hash (the header's hash at 0)."""
+    at_hash: _builtins.bytes
+    client_time_ms: _builtins.int
+    text: _builtins.str
+    signature: _builtins.bytes
+    talk_hash: _builtins.bytes
+    receipt_signature: _builtins.bytes
+    """Ed25519(server key, shared.talk.talk_receipt_message(match_id, seq, talk_hash))."""
+    created_at_ms: _builtins.int
+    display_name: _builtins.str
+    """The seat's player's name now, for showing (not signed)."""
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        at_seq: _builtins.int = ...,
+        at_hash: _builtins.bytes = ...,
+        client_time_ms: _builtins.int = ...,
+        text: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+        talk_hash: _builtins.bytes = ...,
+        receipt_signature: _builtins.bytes = ...,
+        created_at_ms: _builtins.int = ...,
+        display_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_hash", b"at_hash", "at_seq", b"at_seq", "client_time_ms", b"client_time_ms", "created_at_ms", b"created_at_ms", "display_name", b"display_name", "kind", b"kind", "receipt_signature", b"receipt_signature", "seat", b"seat", "seq", b"seq", "signature", b"signature", "talk_hash", b"talk_hash", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TalkEntry: _TypeAlias = TalkEntry  # noqa: Y015
+
+@_typing.final
+class SayRequest(_message.Message):
+    """A talk entry to store: its signed fields and the seat key's signature over them."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    PREV_HASH_FIELD_NUMBER: _builtins.int
+    AT_SEQ_FIELD_NUMBER: _builtins.int
+    AT_HASH_FIELD_NUMBER: _builtins.int
+    CLIENT_TIME_MS_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    seat: _builtins.int
+    seq: _builtins.int
+    """GetTalkResponse.count + 1, and GetTalkResponse.head_hash."""
+    prev_hash: _builtins.bytes
+    at_seq: _builtins.int
+    """The match's version and head_hash now (or a recent version and its entry_hash)."""
+    at_hash: _builtins.bytes
+    client_time_ms: _builtins.int
+    kind: _builtins.str
+    text: _builtins.str
+    signature: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        seq: _builtins.int = ...,
+        prev_hash: _builtins.bytes = ...,
+        at_seq: _builtins.int = ...,
+        at_hash: _builtins.bytes = ...,
+        client_time_ms: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        text: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_hash", b"at_hash", "at_seq", b"at_seq", "client_time_ms", b"client_time_ms", "kind", b"kind", "match_id", b"match_id", "prev_hash", b"prev_hash", "seat", b"seat", "seq", b"seq", "signature", b"signature", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SayRequest: _TypeAlias = SayRequest  # noqa: Y015
+
+@_typing.final
+class SayResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRY_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def entry(self) -> Global___TalkEntry: ...
+    def __init__(
+        self,
+        *,
+        entry: Global___TalkEntry | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SayResponse: _TypeAlias = SayResponse  # noqa: Y015
+
+@_typing.final
+class GetTalkRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    after_seq: _builtins.int
+    """Entries with seq > after_seq, at most a page of them."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        after_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTalkRequest: _TypeAlias = GetTalkRequest  # noqa: Y015
+
+@_typing.final
+class GetTalkResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
+    COUNT_FIELD_NUMBER: _builtins.int
+    HEAD_HASH_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    VERSION_HASH_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    more: _builtins.bool
+    """More entries follow: ask again with after_seq = the last seq returned."""
+    count: _builtins.int
+    """The talk chain now: its length and the talk_hash of its last entry (the header's hash
+    when nothing was said): the next entry's seq - 1 and prev_hash.
+    """
+    head_hash: _builtins.bytes
+    version: _builtins.int
+    """The move log now: where something said now is said (SayRequest.at_seq, at_hash)."""
+    version_hash: _builtins.bytes
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___TalkEntry]: ...
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        entries: _abc.Iterable[Global___TalkEntry] | None = ...,
+        more: _builtins.bool = ...,
+        count: _builtins.int = ...,
+        head_hash: _builtins.bytes = ...,
+        version: _builtins.int = ...,
+        version_hash: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "entries", b"entries", "head_hash", b"head_hash", "match_id", b"match_id", "more", b"more", "version", b"version", "version_hash", b"version_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTalkResponse: _TypeAlias = GetTalkResponse  # noqa: Y015

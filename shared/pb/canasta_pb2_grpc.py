@@ -134,6 +134,16 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.WatchRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.WatchResponse.FromString,
                 _registered_method=True)
+        self.Say = channel.unary_unary(
+                '/canasta.v1.Canasta/Say',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.SayRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.SayResponse.FromString,
+                _registered_method=True)
+        self.GetTalk = channel.unary_unary(
+                '/canasta.v1.Canasta/GetTalk',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.GetTalkRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.GetTalkResponse.FromString,
+                _registered_method=True)
 
 
 class CanastaServicer:
@@ -281,6 +291,21 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Say(self, request, context):
+        """Table talk (docs/transcript.md, "Table talk"): say something to the whole table, or
+        publish a side's conventions; signed by the seat's key and chained beside the log, so
+        saying something never makes a pending move stale. Every seat reads all of it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTalk(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CanastaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -383,6 +408,16 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.Watch,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.WatchRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.WatchResponse.SerializeToString,
+            ),
+            'Say': grpc.unary_unary_rpc_method_handler(
+                    servicer.Say,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.SayRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.SayResponse.SerializeToString,
+            ),
+            'GetTalk': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTalk,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.GetTalkRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.GetTalkResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -925,6 +960,60 @@ class Canasta:
             '/canasta.v1.Canasta/Watch',
             shared_dot_pb_dot_canasta__pb2.WatchRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.WatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Say(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/Say',
+            shared_dot_pb_dot_canasta__pb2.SayRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.SayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTalk(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/GetTalk',
+            shared_dot_pb_dot_canasta__pb2.GetTalkRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.GetTalkResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -94,6 +94,12 @@ class CanastaStub:
     """One message per change of a watched match (first one message per match with its state
     now), until the client cancels or its token expires.
     """
+    Say: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SayRequest, _canasta_pb2.SayResponse]
+    """Table talk (docs/transcript.md, "Table talk"): say something to the whole table, or
+    publish a side's conventions; signed by the seat's key and chained beside the log, so
+    saying something never makes a pending move stale. Every seat reads all of it.
+    """
+    GetTalk: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetTalkRequest, _canasta_pb2.GetTalkResponse]
 
 @_typing.type_check_only
 class CanastaAsyncStub(CanastaStub):
@@ -146,6 +152,12 @@ class CanastaAsyncStub(CanastaStub):
     """One message per change of a watched match (first one message per match with its state
     now), until the client cancels or its token expires.
     """
+    Say: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SayRequest, _canasta_pb2.SayResponse]  # type: ignore[assignment]
+    """Table talk (docs/transcript.md, "Table talk"): say something to the whole table, or
+    publish a side's conventions; signed by the seat's key and chained beside the log, so
+    saying something never makes a pending move stale. Every seat reads all of it.
+    """
+    GetTalk: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetTalkRequest, _canasta_pb2.GetTalkResponse]  # type: ignore[assignment]
 
 class CanastaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -315,5 +327,23 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         """One message per change of a watched match (first one message per match with its state
         now), until the client cancels or its token expires.
         """
+
+    @_abc_1.abstractmethod
+    def Say(
+        self,
+        request: _canasta_pb2.SayRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.SayResponse, _abc.Awaitable[_canasta_pb2.SayResponse]]:
+        """Table talk (docs/transcript.md, "Table talk"): say something to the whole table, or
+        publish a side's conventions; signed by the seat's key and chained beside the log, so
+        saying something never makes a pending move stale. Every seat reads all of it.
+        """
+
+    @_abc_1.abstractmethod
+    def GetTalk(
+        self,
+        request: _canasta_pb2.GetTalkRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.GetTalkResponse, _abc.Awaitable[_canasta_pb2.GetTalkResponse]]: ...
 
 def add_CanastaServicer_to_server(servicer: CanastaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -6,7 +6,7 @@ Its writes that are prepared SQL alone are a ``PreparedRepository`` of their own
 without a session too (``Database.write_statements``: how a move is stored).
 
 It is a short composition of rooms, one concern each: ``players``, ``matches``, ``outbox``,
-``admin``, standing on ``base`` (the session, and reading matches), ``prepared`` (the move
+``admin``, ``talk``, standing on ``base`` (the session, and reading matches), ``prepared`` (the move
 path's prepared statements) and ``records`` (rows to records).
 """
 
@@ -28,9 +28,10 @@ from server.store.repository.records import (
     StoredSnapshot,
     read_snapshot,
 )
+from server.store.repository.talk import TalkRoom
 
 
-class Repository(PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom):
+class Repository(PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom, TalkRoom):
     """Every room over one session: what callers use (``ctx.repo(session)``)."""
 
 
