@@ -10,6 +10,7 @@ from client import common
 from client.errors import EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
+    from client.rpc import Connection
     from shared.pb import canasta_pb2 as pb
 
 app = typer.Typer()
@@ -101,10 +102,25 @@ def create(
             metavar="POLICY",
         ),
     ] = "",
+    conventions: Annotated[
+        str,
+        typer.Option(
+            help="Your side's agreements, published to the whole table as the match starts "
+            "(signed, in the record; see canasta conventions).",
+            metavar="TEXT",
+        ),
+    ] = "",
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Create a match and print its invite code for the other players."""
     from shared.pb import canasta_pb2 as pb
+
+    if conventions:
+        from shared.talk import CONVENTIONS, text_problem
+
+        problem = text_problem(conventions, CONVENTIONS)
+        if problem is not None:
+            raise CliError(f"--conventions: {problem}", EXIT_USAGE)
 
     request = pb.CreateMatchRequest(
         preset=preset, options=_option_pairs(option or []), target=target, bot_seats=bot or []
@@ -123,10 +139,31 @@ def create(
         request.seat = seat
     with common.connect(common.profile()) as conn:
         response = conn.call("CreateMatch", request)
+        published = conventions and _conventions_at_start(conn, response.match, conventions)
     if json:
         common.print_json(response)
         return
     _print_summary(response.match, response.invite_code)
+    if conventions:
+        typer.echo(
+            "  conventions published to the table"
+            if published
+            else "  conventions kept: published when the match has started and you look at "
+            "the table (canasta show)"
+        )
+
+
+def _conventions_at_start(conn: Connection, summary: pb.MatchSummary, text: str) -> bool:
+    """Publish the side's conventions now if the match started at once, else keep them in the
+    profile until it has (``client.cmd_talk.publish_pending``)."""
+    from client.cmd_talk import publish
+
+    if summary.status == 2:  # MATCH_STATUS_PLAYING: every other seat went to a bot
+        publish(conn, summary.match_id, "conventions", text)
+        return True
+    conn.profile.conventions[summary.match_id] = text
+    conn.profile.save()
+    return False
 
 
 @app.command(

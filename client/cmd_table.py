@@ -24,15 +24,24 @@ JsonOpt = Annotated[bool, typer.Option("--json", help=common.JSON_HELP)]
     epilog="Examples:\n\n  canasta show\n\n  canasta show 3f2a --json\n\n  NO_COLOR=1 canasta show",
 )
 def show(match: MatchArg = None, json: JsonOpt = False) -> None:
-    """Show the table: your hand, the melds, the pile, scores, whose turn and what you may do."""
+    """Show the table: your hand, the melds, the pile, scores, whose turn and what you may do.
+
+    Below it, each side's declared conventions and the last lines of table talk.
+    """
+    from client.cmd_talk import publish_pending, table_lines
+
     with common.connect(common.profile()) as conn:
         view = common.fetch_view(conn, common.resolve_match(conn, match))
+        publish_pending(conn, view)
+        talk = [] if json or not view.view.players else table_lines(conn, view.match.match_id)
     if json:
         common.print_json(view)
         return
     from client.render import render_table
 
     typer.echo(render_table(view, color=common.color()))
+    if talk:
+        typer.echo("\n".join(["", *talk]))
 
 
 @app.command(
@@ -91,9 +100,12 @@ def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
 )
 def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     """The match's log in readable form: every move, what it caused, hands and deals."""
+    from client.cmd_talk import full_talk
+
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
         record = full_history(conn, match_id)
+        talk = full_talk(conn, match_id) if record.header else None
         seen = conn.profile.matches.get(match_id)
     if json:
         common.print_json(record)
@@ -101,14 +113,19 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     from client.forks import head_line
     from client.render import render_history
 
+    said = list(talk.entries) if talk is not None else []
     seat = seen.seat if seen is not None else _my_seat(conn, record)
-    results, checked = _replayed(record)
-    typer.echo(render_history(record, viewer_seat=seat, color=common.color(), results=results))
+    results, checked = _replayed(record, said)
+    typer.echo(
+        render_history(record, viewer_seat=seat, color=common.color(), results=results, talk=said)
+    )
     typer.echo(checked)
     typer.echo(head_line(record))  # compare it with the other players
 
 
-def _replayed(record: pb.GetHistoryResponse) -> tuple[dict[int, pb.HandResult], str]:
+def _replayed(
+    record: pb.GetHistoryResponse, talk: list[pb.TalkEntry] | None = None
+) -> tuple[dict[int, pb.HandResult], str]:
     """Each finished hand's result, from replaying the record as `canasta verify` does, and a
     line saying what was verified (or, loudly, that it was not)."""
     from shared.protocol import transcript_of
@@ -117,7 +134,7 @@ def _replayed(record: pb.GetHistoryResponse) -> tuple[dict[int, pb.HandResult], 
 
     if not record.header:
         return {}, "(this match began before records carried their rules: not verified)"
-    transcript = transcript_of(record.header, record.entries, record.hands, record.end)
+    transcript = transcript_of(record.header, record.entries, record.hands, record.end, talk or ())
     try:
         report = verify(transcript)
     except TranscriptError as exc:
@@ -127,6 +144,7 @@ def _replayed(record: pb.GetHistoryResponse) -> tuple[dict[int, pb.HandResult], 
     return results, (
         f"Verified: entries 1-{report.entries} (signatures, chain, receipts, deals, every move"
         f" replayed; {over} hand{'s' if over != 1 else ''} over)"
+        + (f"; {report.talk} talk entries signed and chained" if report.talk else "")
         if report.entries
         else "Verified: the match header (no hand is over yet)"
     )

@@ -47,19 +47,21 @@ def export(
     written: a server that shows a record that does not verify is reported, not saved.
     """
     from client.cmd_table import full_history
+    from client.cmd_talk import full_talk
     from shared.protocol import transcript_of
     from shared.transcript import TranscriptError, verify
 
     with common.connect(common.profile()) as conn:
         match_id = _match_to_export(conn, match)
         record = full_history(conn, match_id)
+        talk = full_talk(conn, match_id).entries if record.header else []
         pinned = conn.pinned_key()
     if not record.header:
         raise CliError(
             f"match {match_id[:8]} has no header: it has not started yet, or it began before "
             "this server bound the rules into the record, and cannot be exported verifiably"
         )
-    transcript = transcript_of(record.header, record.entries, record.hands, record.end)
+    transcript = transcript_of(record.header, record.entries, record.hands, record.end, talk)
     try:
         report = verify(transcript)
     except TranscriptError as exc:
@@ -77,6 +79,7 @@ def export(
     typer.echo(
         f"wrote {path}: {report.entries} entries, {len(report.hands)} hand"
         f"{'' if len(report.hands) == 1 else 's'} over, match {state}"
+        + (f", {report.talk} talk entries" if report.talk else "")
     )
 
 
@@ -227,6 +230,12 @@ def report_text(report: Report, known: tuple[bytes, bytes] | None = None) -> str
     if report.attested:
         counts.append(f"{len(report.attested)} server-attested")
     notes = f" ({'; '.join(counts)})" if counts else ""
+    if report.talk:
+        lines.append(
+            f"table talk: {report.talk} entries verified (each signed by its seat's key, chained, "
+            "bound to the move it followed, receipted)"
+            + ("; the server's end names the last: none is missing" if report.end_signed else "")
+        )
     lines.append(f"all {report.entries} entries verified{notes}")
     if known is None:
         lines.append(

@@ -22,6 +22,7 @@ from client import (
     cmd_settings,
     cmd_setup,
     cmd_table,
+    cmd_talk,
     cmd_transcript,
     common,
 )
@@ -113,6 +114,7 @@ _GROUPS: tuple[tuple[typer.Typer, str | None, str | None], ...] = (
     (cmd_lobby.app, None, None),
     (cmd_table.app, None, None),
     (cmd_move.app, None, None),
+    (cmd_talk.app, None, None),
     (cmd_settings.app, None, None),
     (cmd_transcript.app, None, None),
     (cmd_settings.notify_app, "notify", cmd_settings.PANEL),

@@ -69,6 +69,9 @@ class Profile:
     notifications_seen: dict[str, int] = field(default_factory=dict)
     """Per server address, the id of the last notification ``canasta watch`` printed: a new
     watch resumes after it, so nothing is printed twice."""
+    conventions: dict[str, str] = field(default_factory=dict)
+    """Per match created with ``--conventions`` that had not started: the text to publish
+    once it has (``client.cmd_talk.publish_pending``)."""
 
     # -- files ----------------------------------------------------------------------------------
 

@@ -247,8 +247,10 @@ def render_history(
     viewer_seat: int | None,
     color: bool,
     results: Mapping[int, pb.HandResult] | None = None,
+    talk: Sequence[pb.TalkEntry] = (),
 ) -> str:
-    """The match log: one line per move (seq, who, the actions, what they caused), hands marked.
+    """The match log: one line per move (seq, who, the actions, what they caused), hands marked,
+    and the table talk (``talk``) at the move it was said after.
 
     Hand boundaries carry the hand's commit-reveal record in brief (the first 8 bytes of the
     commitment and, once revealed, of the secret); each hand that is over ends with its scores
@@ -260,6 +262,10 @@ def render_history(
     lines = [paint(f"Match {history.match_id}: {plural(history.version, 'move')}", "bold", color)]
     current = -1
     shown_hands: set[int] = set()
+    said: dict[int, list[str]] = {}
+    for item in talk:
+        said.setdefault(item.at_seq, []).append(_talk_line(item, names))
+    lines += said.pop(0, [])
     for entry in history.entries:
         if entry.hand_number != current:
             if current in results:
@@ -268,14 +274,25 @@ def render_history(
             shown_hands.add(current)
             lines.append(paint(_hand_title(current, hands.get(current)), "bold", color))
         lines += _entry_lines(entry, names, color)
+        lines += said.pop(entry.seq, [])
     if current in results:
         lines += hand_result_rows(results[current], viewer_seat, names, full=True)
+    for position in sorted(said):  # said after moves this history does not show
+        lines += said[position]
     for number in sorted(set(hands) - shown_hands):
         if not history.more and hands[number].deal_seq == 0:
             lines.append(_hand_title(number, hands[number]) + " (not dealt yet)")
     if history.more and history.entries:
         lines.append(f"... more after #{history.entries[-1].seq}")
     return "\n".join(lines)
+
+
+def _talk_line(item: pb.TalkEntry, names: SeatNames) -> str:
+    """``      > ann (seat 0) says: good luck``: table talk under the move it followed (only
+    printable text is shown, whatever the server sent)."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in item.text)
+    verb = "declares their side's conventions" if item.kind == "conventions" else "says"
+    return f"      > {names.full(item.seat)} {verb}: {text}"
 
 
 def _hand_title(number: int, record: pb.HandRecord | None) -> str:

@@ -304,6 +304,8 @@ class Talk:
     count: int
     head_hash: bytes
     """The last talk entry's hash (the header's hash when nothing was said)."""
+    conventions: tuple[TalkEntry, ...] = ()
+    """Every side's declared conventions."""
 
 
 @dataclass(frozen=True, slots=True)

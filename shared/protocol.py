@@ -10,8 +10,10 @@ apart on a byte:
   hands, which names the published ``deal_commitment``;
 * ``receipt_matches``: the server's receipt covers exactly the envelope that was sent (the
   entry hash recomputed locally) and is signed by the pinned server key;
+* ``say_request``: a signed table talk entry (``shared.talk``), following the talk chain's
+  head and naming the log's head where it is said; ``talk_receipt_matches`` checks its receipt;
 * ``transcript_of``: a match's history, as shown, as a transcript ``shared.transcript``
-  verifies offline (the hands that are over).
+  verifies offline (the hands that are over, and the talk said by then).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 from shared.crypto.chain import entry_hash, verify_receipt
 from shared.crypto.keys import PrivateKey, public_key_raw, sign
 from shared.pb import canasta_pb2 as pb
+from shared.talk import TalkLine, talk_hash, talk_message, verify_talk_receipt
 from shared.transcript import HandSecret, LoggedMove, MatchEnd, Transcript
 from shared.wire import (
     DEAL_ACTION,
@@ -150,17 +153,96 @@ def receipt_matches(
     )
 
 
+def say_request(
+    key: PrivateKey,
+    match_id: str,
+    seat: int,
+    talk: pb.GetTalkResponse,
+    kind: str,
+    text: str,
+    *,
+    client_time_ms: int | None = None,
+) -> pb.SayRequest:
+    """A signed talk entry that follows the talk chain as ``talk`` shows it (``count`` and
+    ``head_hash``), said at the log's head it shows (``version`` and ``version_hash``)."""
+    sent_ms = now_ms() if client_time_ms is None else client_time_ms
+    message = talk_message(
+        match_id,
+        talk.count + 1,
+        talk.head_hash,
+        talk.version,
+        talk.version_hash,
+        seat,
+        sent_ms,
+        kind,
+        text,
+    )
+    return pb.SayRequest(
+        match_id=match_id,
+        seat=seat,
+        seq=talk.count + 1,
+        prev_hash=talk.head_hash,
+        at_seq=talk.version,
+        at_hash=talk.version_hash,
+        client_time_ms=sent_ms,
+        kind=kind,
+        text=text,
+        signature=sign(key, message),
+    )
+
+
+def talk_receipt_matches(
+    request: pb.SayRequest, entry: pb.TalkEntry, server_public_key: bytes
+) -> bool:
+    """The server stored exactly the talk entry sent, and its receipt is the pinned key's."""
+    message = talk_message(
+        request.match_id,
+        request.seq,
+        request.prev_hash,
+        request.at_seq,
+        request.at_hash,
+        request.seat,
+        request.client_time_ms,
+        request.kind,
+        request.text,
+    )
+    digest = talk_hash(message, request.signature)
+    return (
+        entry.seq == request.seq
+        and entry.talk_hash == digest
+        and verify_talk_receipt(
+            server_public_key, request.match_id, request.seq, digest, entry.receipt_signature
+        )
+    )
+
+
+def talk_line(entry: pb.TalkEntry) -> TalkLine:
+    return TalkLine(
+        entry.seq,
+        entry.kind,
+        entry.seat,
+        entry.at_seq,
+        entry.at_hash,
+        entry.client_time_ms,
+        entry.text,
+        entry.signature,
+        entry.receipt_signature,
+    )
+
+
 def transcript_of(
     header: bytes,
     entries: Sequence[pb.HistoryEntry],
     hands: Sequence[pb.HandRecord],
     end: pb.MatchEnd | None = None,
+    talk: Sequence[pb.TalkEntry] = (),
 ) -> Transcript:
     """The verifiable transcript of a match's history as the server showed it: every entry
     up to the cut of the first hand whose secret is not revealed yet (in a running match, the
-    hands already over; in a finished one, everything), the secrets of those hands, and the
-    server's signed end of a finished or abandoned match (``GetHistoryResponse.end``) when
-    the transcript reaches the entry it names."""
+    hands already over; in a finished one, everything), the secrets of those hands, the talk
+    said up to the last of those entries, and the server's signed end of a finished or
+    abandoned match (``GetHistoryResponse.end``) when the transcript reaches the entry it
+    names."""
     revealed = {h.hand_number: h for h in hands if h.secret}
     logged: list[LoggedMove] = []
     for entry in entries:
@@ -178,7 +260,12 @@ def transcript_of(
     ended = None
     if end is not None and end.signature and end.seq == len(logged):
         ended = MatchEnd(end.seq, end.outcome, end.signature)
-    return Transcript(header, tuple(logged), secrets, ended)
+    said: list[TalkLine] = []
+    for item in talk:  # the talk's positions never go back: a prefix of it
+        if item.at_seq > len(logged):
+            break
+        said.append(talk_line(item))
+    return Transcript(header, tuple(logged), secrets, ended, tuple(said))
 
 
 __all__ = [
@@ -188,6 +275,9 @@ __all__ = [
     "now_ms",
     "receipt_matches",
     "register_request",
+    "say_request",
+    "talk_line",
+    "talk_receipt_matches",
     "transcript_of",
     "view_move_request",
 ]

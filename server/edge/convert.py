@@ -347,4 +347,7 @@ def talk_to_pb(talk: Talk) -> pb.GetTalkResponse:
         head_hash=talk.head_hash,
         version=match.version,
         version_hash=match.head_hash,
+        conventions=[
+            talk_entry_to_pb(e, match.seats[e.seat].display_name) for e in talk.conventions
+        ],
     )

@@ -416,7 +416,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_talk, request)
 
     def _get_talk(self, request: pb.GetTalkRequest, sender: Sender) -> pb.GetTalkResponse:
-        talk = self.service.get_talk(self._reader(sender), request.match_id, request.after_seq)
+        talk = self.service.get_talk(
+            self._reader(sender), request.match_id, request.after_seq, request.last
+        )
         return convert.talk_to_pb(talk)
 
     async def Watch(self, request: pb.WatchRequest, context: Any) -> AsyncIterator[Any]:

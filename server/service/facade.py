@@ -209,8 +209,8 @@ class CanastaService:
         """A talk entry, signed by the caller's seat (``server.service.talk``)."""
         return self.talk.say(caller.player, said)
 
-    def get_talk(self, caller: Caller, match_id: str, after_seq: int) -> Talk:
-        return self.talk.read(caller.player, match_id, after_seq)
+    def get_talk(self, caller: Caller, match_id: str, after_seq: int, last: int = 0) -> Talk:
+        return self.talk.read(caller.player, match_id, after_seq, last)
 
     def notifications_after(
         self, caller: Caller, after_id: int

@@ -127,17 +127,24 @@ class TalkService:
     def __init__(self, ctx: ServiceContext) -> None:
         self.ctx = ctx
 
-    def read(self, player: Player, match_id: str, after_seq: int) -> Talk:
-        """A page of the match's talk after ``after_seq``, for a caller who may read it."""
+    def read(self, player: Player, match_id: str, after_seq: int, last: int = 0) -> Talk:
+        """A page of the match's talk after ``after_seq`` (``last``: only the last so many
+        of it), and its declared conventions, for a caller who may read it."""
         ctx = self.ctx
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id)
             if not may_read_talk(relation_of(match, player.id)):
                 raise PermissionDeniedError("you do not sit in this match")
-            found = repo.talk(match.id, after_seq, PAGE + 1)
             head = talk_head(repo, match)
-        return Talk(match, tuple(found[:PAGE]), len(found) > PAGE, head.count, head.head)
+            start = min(after_seq, head.count)
+            if last:
+                start = max(start, head.count - min(last, PAGE))
+            found = repo.talk(match.id, start, PAGE + 1)
+            conventions = repo.conventions_of(match.id)
+        return Talk(
+            match, tuple(found[:PAGE]), len(found) > PAGE, head.count, head.head, tuple(conventions)
+        )
 
     def say(self, player: Player, said: Said) -> TalkEntry:
         """Check, store and receipt one talk entry (see the module's docstring)."""

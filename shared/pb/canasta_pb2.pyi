@@ -2620,18 +2620,22 @@ class GetTalkRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     AFTER_SEQ_FIELD_NUMBER: _builtins.int
+    LAST_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     after_seq: _builtins.int
     """Entries with seq > after_seq, at most a page of them."""
+    last: _builtins.int
+    """Only the last this many entries (after after_seq); 0: a page from after_seq on."""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         after_seq: _builtins.int = ...,
+        last: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_seq", b"after_seq", "last", b"last", "match_id", b"match_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -2648,6 +2652,7 @@ class GetTalkResponse(_message.Message):
     HEAD_HASH_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     VERSION_HASH_FIELD_NUMBER: _builtins.int
+    CONVENTIONS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     more: _builtins.bool
     """More entries follow: ask again with after_seq = the last seq returned."""
@@ -2661,6 +2666,10 @@ class GetTalkResponse(_message.Message):
     version_hash: _builtins.bytes
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___TalkEntry]: ...
+    @_builtins.property
+    def conventions(self) -> _containers.RepeatedCompositeFieldContainer[Global___TalkEntry]:
+        """Every side's declared conventions (kind "conventions"), whatever the page holds."""
+
     def __init__(
         self,
         *,
@@ -2671,10 +2680,11 @@ class GetTalkResponse(_message.Message):
         head_hash: _builtins.bytes = ...,
         version: _builtins.int = ...,
         version_hash: _builtins.bytes = ...,
+        conventions: _abc.Iterable[Global___TalkEntry] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["count", b"count", "entries", b"entries", "head_hash", b"head_hash", "match_id", b"match_id", "more", b"more", "version", b"version", "version_hash", b"version_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conventions", b"conventions", "count", b"count", "entries", b"entries", "head_hash", b"head_hash", "match_id", b"match_id", "more", b"more", "version", b"version", "version_hash", b"version_hash"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
