@@ -32,6 +32,7 @@ SUBJECTS = {
     "verify_email": "Your Canasta e-mail code",
     "move_stored": "Move stored",
     "move_refused": "Move refused",
+    "talk": "Table talk",
 }
 ANSWERS = frozenset({"move_stored", "move_refused"})
 """Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
@@ -61,6 +62,8 @@ def headline(note: Notification, match: Match | None, settings: Settings) -> str
         )
     if note.kind == "move_refused":
         return f"Your mail moved nothing: {facts.get('reason', 'it was refused')}"
+    if note.kind == "talk":
+        return talk_line(note)
     if note.kind == "your_turn":
         text = f"It is your turn in match {note.match_id[:8]}"
         text += f", hand {hand}." if hand else ": cut and deal the first hand."
@@ -135,14 +138,18 @@ def mail_body(
     single-use code a reply with the move needs).
 
     A digest says each thing once: of several "your turn" (or reminder) notices of one match,
-    only the latest stays, since the table below shows where that match stands now."""
+    only the latest stays, since the table below shows where that match stands now. Table
+    talk (``talk`` notices) comes after the headlines, under a heading of its own."""
     if len(notes) == 1 and notes[0].kind == "verify_email":
         return code_mail_body(notes[0])
     lines = [f"Hello {settings.display_name},", ""]
-    for note in _without_repeats(notes):
+    for note in _without_repeats([n for n in notes if n.kind != "talk"]):
         found = tables.get(note.match_id)
         lines.append(headline(note, found.match if found else None, settings))
         lines += receipt_lines(note)
+    said = [n for n in notes if n.kind == "talk"]
+    if said:  # the table talk since the last mail, in the order it was said
+        lines += ["", "Table talk since your last mail:", *(f"  {talk_line(n)}" for n in said)]
     for match_id in dict.fromkeys(n.match_id for n in notes if n.match_id):
         found = tables.get(match_id)
         if found is not None:
@@ -229,15 +236,40 @@ def _example(state: GameState, seat: int) -> str:
     return str(actions[0]) if actions else "draw"
 
 
+def talk_line(note: Notification) -> str:
+    """A ``talk`` notice as one line: who said what at which match. The text is the player's
+    own, checked printable when it was said (``shared.talk.text_problem``: no line breaks, no
+    control or bidirectional characters), shown as said, in plain text (no mail has an HTML
+    part; an HTML rendering must escape it)."""
+    facts = note.facts
+    who = f"{facts.get('name') or 'a player'} (seat {facts.get('seat', '?')})"
+    text = "".join(c if c.isprintable() else "\ufffd" for c in str(facts.get("text", "")))
+    if facts.get("talk_kind") == "conventions":
+        return f"{who} declares their side's conventions at match {note.match_id[:8]}: {text}"
+    return f"{who} at match {note.match_id[:8]}: {text}"
+
+
+_WEBHOOK_TALK_FACTS = ("seat", "talk_seq", "talk_kind")
+"""What a webhook says of table talk: that something was said, by which seat; not the text
+(a webhook is a nudge to look, and its receiver is often a third party's service)."""
+
+
 def webhook_json(note: Notification, settings: Settings) -> dict[str, object]:
-    """A webhook's body: the headline and the facts every player may know; no hand."""
+    """A webhook's body: the headline and the facts every player may know; no hand (and of
+    table talk, only a short notice without its text)."""
+    if note.kind == "talk":
+        text = f"Something was said at the table of match {note.match_id[:8]}."
+        facts = {k: v for k, v in note.facts.items() if k in _WEBHOOK_TALK_FACTS}
+    else:
+        text = headline(note, None, settings)
+        facts = {k: v for k, v in note.facts.items() if k != "code"}
     return {
         "id": note.id,
         "kind": note.kind,
         "match_id": note.match_id,
-        "text": headline(note, None, settings),
+        "text": text,
         "created_ms": note.created_ms,
-        "facts": {k: v for k, v in note.facts.items() if k != "code"},
+        "facts": facts,
     }
 
 

@@ -338,6 +338,8 @@ class Outbox:
             return "off"
         if settings.email_mode is EmailMode.DIGEST:
             return "digest"
+        if note.kind == "talk":  # no mail of its own: it goes with the next about the match
+            return "held"
         return "send"
 
     def _email(self, note: Notification, settings: Settings) -> str:
@@ -357,10 +359,21 @@ class Outbox:
         subject = letters.subject(note)
         if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
             subject += f" [{next(iter(codes.values()))}]"
-        self._send(
-            settings.email, subject, letters.mail_body([note], tables, settings, codes), note
-        )
+        notes = [note, *self._talk_since_last_mail(note)]
+        self._send(settings.email, subject, letters.mail_body(notes, tables, settings, codes), note)
         return "sent"
+
+    def _talk_since_last_mail(self, note: Notification) -> list[Notification]:
+        """The table talk of ``note``'s match that the player heard of since the last mail
+        about it (held for this one: ``_email_plan``)."""
+        if not note.match_id:
+            return []
+        ctx = self.ctx
+        with ctx.db.read() as session:
+            repo = ctx.repo(session)
+            ids = repo.talk_notes_before(note.player_id, note.match_id, note.id)
+            found = [repo.notification(i) for i in ids]
+        return [n for n in found if n is not None]
 
     def _reply_codes(
         self, tables: dict[str, letters.MailTable], settings: Settings

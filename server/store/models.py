@@ -222,7 +222,8 @@ class NotificationRow(SQLModel, table=True):
     lease_until_ms: int = _big()
     email_state: str = ""
     """``sent``, ``digest`` (waits for the player's daily digest), ``digested``, ``off``,
-    ``failed``; empty until handled."""
+    ``failed``, ``held`` (table talk: it goes with the next mail about its match); empty until
+    handled."""
     webhook_state: str = ""
     """``sent``, ``off``, ``failed``; empty until handled."""
     done_ms: int = _big()

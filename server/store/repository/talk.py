@@ -101,6 +101,7 @@ class TalkRoom(Room):
                 NotificationRow.player_id == player_id,
                 NotificationRow.match_id == match_id,
                 NotificationRow.kind == "talk",
+                NotificationRow.email_state == "held",
                 col(NotificationRow.id) > last_mail,
                 col(NotificationRow.id) < before_id,
             )
