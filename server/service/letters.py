@@ -32,8 +32,9 @@ SUBJECTS = {
     "verify_email": "Your Canasta e-mail code",
     "move_stored": "Move stored",
     "move_refused": "Move refused",
-    "talk": "Table talk",
 }
+"""The subject of each kind's own mail. Table talk (``talk``) has no mail of its own: it goes
+with the next mail about its match, or in the digest (``mail_body``)."""
 ANSWERS = frozenset({"move_stored", "move_refused"})
 """Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
 verified address whatever the mail mode (the player asked for them), never to a webhook."""

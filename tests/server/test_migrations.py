@@ -84,7 +84,7 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
-ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010"]
+ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011"]
 
 
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:

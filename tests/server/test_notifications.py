@@ -402,18 +402,25 @@ def test_leak_audit_of_mails_and_webhooks_over_many_moves(
 ) -> None:  # fmt: skip
     """Every mail's table is the one the recipient's own view renders (``canasta show``), and
     the rest of the mail names no card at all; every webhook names no card at all. Checked
-    after each of many moves of two players."""
+    after each of many moves of two players, who also talk at the table now and then: the
+    talk in the mails is what they said and nothing more, and no webhook carries it."""
+    import re
+
+    from .test_talk import say
+
     box, _ = mailbox
     match_id, clients = _two_humans(app, players)
     for seat, client in clients.items():
         verified(app, box, client, f"p{seat}@example.org", "each")
         update(client, webhook_url=hooks.url)
-    audited = webhooks = cards_seen = 0
-    for _ in range(60):
+    audited = webhooks = cards_seen = talk_mailed = 0
+    for number in range(60):
         seat = clients[0].view(match_id).match.to_act
         view = clients[seat].view(match_id)
         if view.match.status != pb.MATCH_STATUS_PLAYING:
             break
+        if number % 6 == 0:  # within the rate: 10 messages of a player an hour
+            say(clients[seat], match_id, f"remark number {number} from seat {seat}")
         if view.HasField("dealing_seat"):
             clients[seat].deal(view)
         else:
@@ -427,11 +434,21 @@ def test_leak_audit_of_mails_and_webhooks_over_many_moves(
             for mail in box.to(f"p{reader}@example.org"):
                 around = without_own_table(mail_text(mail), table)
                 assert CARD.findall(around.lower()) == [], (reader, around)
+                for line in around.splitlines():
+                    if line.startswith("  ") and f"at match {match_id[:8]}: " in line:
+                        talk_mailed += 1  # another seat's words, and only them
+                        assert re.fullmatch(
+                            r"  \w+ \(seat (\d)\) at match \w+: remark number \d+ from seat \1",
+                            line,
+                        ), line
+                        assert f"(seat {reader})" not in line  # nobody hears themselves
                 audited += 1
                 cards_seen += len(CARD.findall(table.lower()))
         for body, _ in hooks.received:
             assert CARD.findall(body.decode().lower()) == []
+            assert b"remark" not in body  # a webhook tells of talk, never its words
             webhooks += 1
+    assert talk_mailed >= 3
     assert audited >= 10
     assert cards_seen >= 50  # the mails do show hands: the check above has teeth
     assert webhooks >= 10
