@@ -141,12 +141,12 @@ def _replayed(
         return {}, f"WARNING: this record does NOT verify: {exc}"
     results = {h.hand_number: hand_result_to_pb(h) for h in report.hands}
     over = len(report.hands)
+    chained = f"; {report.talk} talk entries signed and chained" if report.talk else ""
     return results, (
         f"Verified: entries 1-{report.entries} (signatures, chain, receipts, deals, every move"
-        f" replayed; {over} hand{'s' if over != 1 else ''} over)"
-        + (f"; {report.talk} talk entries signed and chained" if report.talk else "")
+        f" replayed; {over} hand{'s' if over != 1 else ''} over){chained}"
         if report.entries
-        else "Verified: the match header (no hand is over yet)"
+        else f"Verified: the match header (no hand is over yet){chained}"
     )
 
 

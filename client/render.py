@@ -264,7 +264,7 @@ def render_history(
     shown_hands: set[int] = set()
     said: dict[int, list[str]] = {}
     for item in talk:
-        said.setdefault(item.at_seq, []).append(_talk_line(item, names))
+        said.setdefault(item.at_seq, []).append(_talk_line(item, names, viewer_seat))
     lines += said.pop(0, [])
     for entry in history.entries:
         if entry.hand_number != current:
@@ -287,11 +287,15 @@ def render_history(
     return "\n".join(lines)
 
 
-def _talk_line(item: pb.TalkEntry, names: SeatNames) -> str:
+def _talk_line(item: pb.TalkEntry, names: SeatNames, viewer_seat: int | None) -> str:
     """``      > ann (seat 0) says: good luck``: table talk under the move it followed (only
     printable text is shown, whatever the server sent)."""
     text = "".join(c if c.isprintable() else "\ufffd" for c in item.text)
-    verb = "declares their side's conventions" if item.kind == "conventions" else "says"
+    mine = item.seat == viewer_seat
+    if item.kind == "conventions":
+        verb = "declare your side's conventions" if mine else "declares their side's conventions"
+    else:
+        verb = "say" if mine else "says"
     return f"      > {names.full(item.seat)} {verb}: {text}"
 
 

@@ -66,8 +66,10 @@ def test_the_signed_bytes_are_the_documented_layout() -> None:
         talk_message("m1", 3, H1, 7, H2, 2, 1234, "conventions", "gl hf ♥"),
         talk_message("m1", 3, H1, 7, H2, 2, 1234, "say", "gl hf ♡"),
     }
-    assert message not in variants and len(variants) == 9
-    assert message.startswith(TALK_TAG) and TALK_TAG != b"canasta.v1/entry\x00"
+    assert message not in variants
+    assert len(variants) == 9
+    assert message.startswith(TALK_TAG)
+    assert TALK_TAG != b"canasta.v1/entry\x00"
 
 
 def test_a_hash_of_the_wrong_size_is_refused() -> None:
@@ -116,7 +118,8 @@ def test_printable_text_may_be_said(text: str) -> None:
 )
 def test_anything_that_could_change_how_text_renders_is_refused(text: str, problem: str) -> None:
     found = text_problem(text)
-    assert found is not None and problem in found
+    assert found is not None
+    assert problem in found
 
 
 def test_conventions_may_be_longer_and_kinds_are_named() -> None:
@@ -124,4 +127,5 @@ def test_conventions_may_be_longer_and_kinds_are_named() -> None:
     assert text_problem("x" * (MAX_CONVENTIONS + 1), "conventions") is not None
     assert text_problem("x" * (MAX_SAY + 1), "conventions") is None
     found = text_problem("hi", "whisper")
-    assert found is not None and "say, conventions" in found
+    assert found is not None
+    assert "say, conventions" in found
