@@ -87,7 +87,7 @@ from .goingout import can_go_out
 from .legal import MOVE_GROUPS, MoveGroup, grouped_moves, legal_action_kinds, legal_actions
 from .notation import parse_action, parse_turn
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
-from .view import PlayerView, player_view, redact_event
+from .view import NO_SEAT, PlayerView, player_view, redact_event, spectator_view
 
 __all__ = [
     "CLASSIC",
@@ -142,6 +142,8 @@ __all__ = [
     "parse_cards",
     "parse_turn",
     "player_view",
+    "spectator_view",
+    "NO_SEAT",
     "redact_event",
     "shuffled_deck",
     "sort_cards",
