@@ -92,6 +92,7 @@ from .view import NO_SEAT, PlayerView, player_view, redact_event, spectator_view
 __all__ = [
     "CLASSIC",
     "MOVE_GROUPS",
+    "NO_SEAT",
     "OPTION_CHOICES",
     "OPTION_NAMES",
     "PRESETS",
@@ -142,9 +143,8 @@ __all__ = [
     "parse_cards",
     "parse_turn",
     "player_view",
-    "spectator_view",
-    "NO_SEAT",
     "redact_event",
     "shuffled_deck",
     "sort_cards",
+    "spectator_view",
 ]

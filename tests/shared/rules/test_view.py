@@ -282,11 +282,33 @@ def test_hand_and_foot_views_show_only_what_a_seat_may_see(spot: Spot, salt: int
 
 # -- spectators (issue 32) ---------------------------------------------------------------------
 
-PUBLIC = (
-    "preset players phase actor turn dealer hand_number hand_counts sides pile_top pile_size "
-    "pile_blocked stock_size scores minimums target canastas_to_go_out permission must_go_out "
-    "last_hand winners talon foot_sizes hands_per_match books_to_go_out"
-).split()
+PUBLIC = [
+    "preset",
+    "players",
+    "phase",
+    "actor",
+    "turn",
+    "dealer",
+    "hand_number",
+    "hand_counts",
+    "sides",
+    "pile_top",
+    "pile_size",
+    "pile_blocked",
+    "stock_size",
+    "scores",
+    "minimums",
+    "target",
+    "canastas_to_go_out",
+    "permission",
+    "must_go_out",
+    "last_hand",
+    "winners",
+    "talon",
+    "foot_sizes",
+    "hands_per_match",
+    "books_to_go_out",
+]
 """The fields every seat sees alike: a spectator's view holds these, as every seat has them."""
 
 
@@ -321,8 +343,10 @@ def test_a_spectator_sees_the_table_and_no_seat_s_cards(spot: Spot, salt: int) -
     scrambling every hidden card leaves it as it was."""
     state = spot.state()
     data = rules.spectator_view(state).to_json()
-    assert data["seat"] == rules.NO_SEAT and data["my_side"] == rules.NO_SEAT
-    assert data["hand"] == [] and data["legal"] == []
+    assert data["seat"] == rules.NO_SEAT
+    assert data["my_side"] == rules.NO_SEAT
+    assert data["hand"] == []
+    assert data["legal"] == []
     for seat in range(state.players):
         seen = player_view(state, seat).to_json()
         for field in PUBLIC:
@@ -345,7 +369,8 @@ def test_a_spectator_is_told_of_a_freeze_that_holds_for_every_side() -> None:
         state = playout.start_match(config, seed)
         if state.pile_frozen:
             shown = rules.spectator_view(state)
-            assert shown.pile_frozen and shown.frozen_reason
+            assert shown.pile_frozen
+            assert shown.frozen_reason
             assert shown.frozen_reason == player_view(state, 0).frozen_reason
             break
     else:
