@@ -105,9 +105,9 @@ def test_the_policy_changes_when_every_seated_player_asks(server: Server, tmp_pa
 
     asked = ann.run("spectators", "after-hand").stdout
     assert "it changes once Ben asks for it too" in asked
-    assert "Ann asked to let spectators see the public table, and each hand" in ben.run(
-        "show"
-    ).stdout
+    assert (
+        "Ann asked to let spectators see the public table, and each hand" in ben.run("show").stdout
+    )
     assert "spectators after-hand" in ben.run("spectators", "after-hand", match_id[:8]).stdout
     assert "You are a spectator" in eve.run("show", match_id).stdout
     bad = ann.run("spectators", "everybody", ok=False)
