@@ -47,6 +47,8 @@ def _print_summary(summary: pb.MatchSummary, invite: str) -> None:
     typer.echo(f"  seats   {seats}")
     if summary.HasField("my_seat"):
         typer.echo(f"  you     seat {summary.my_seat}")
+    if summary.spectators and summary.spectators != "none":
+        typer.echo(f"  spectators  {summary.spectators}")
     if invite and summary.status == 1:
         typer.echo(f"  invite  {invite}   (others join with: canasta join {invite})")
 
@@ -102,6 +104,15 @@ def create(
             metavar="POLICY",
         ),
     ] = "",
+    spectators: Annotated[
+        str,
+        typer.Option(
+            help="Who else may follow the match: none, table (the public table, live), "
+            "after-hand (and each hand's cards once it is over), after-match (and every "
+            "hand's cards once the match is over).",
+            metavar="POLICY",
+        ),
+    ] = "none",
     conventions: Annotated[
         str,
         typer.Option(
@@ -123,7 +134,11 @@ def create(
             raise CliError(f"--conventions: {problem}", EXIT_USAGE)
 
     request = pb.CreateMatchRequest(
-        preset=preset, options=_option_pairs(option or []), target=target, bot_seats=bot or []
+        preset=preset,
+        options=_option_pairs(option or []),
+        target=target,
+        bot_seats=bot or [],
+        spectators=spectators,
     )
     if days and hours:
         raise CliError("--days or --hours, not both", EXIT_USAGE)
@@ -269,6 +284,53 @@ def abort(
         typer.echo(f"match {match_id[:8]} abandoned")
     else:
         typer.echo(f"asked to abandon match {match_id[:8]}; it ends when the others agree")
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta spectators table\n\n  canasta spectators after-hand 3f2a",
+)
+def spectators(
+    policy: Annotated[
+        str,
+        typer.Argument(
+            help="none, table (the public table, live), after-hand (and each hand's cards once "
+            "it is over) or after-match (and every hand's cards once the match is over).",
+            show_default=False,
+        ),
+    ],
+    match: MatchArg = None,
+    match_option: common.MatchOpt = None,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """Ask to change who else may follow a match: it changes once every seated player asked
+    for the same (asking for what is in force takes your ask back)."""
+    from shared.pb import canasta_pb2 as pb
+
+    match = common.chosen_match(match, match_option)
+    with common.connect(common.profile()) as conn:
+        match_id = common.resolve_match(conn, match)
+        response = conn.call(
+            "SetSpectators", pb.SetSpectatorsRequest(match_id=match_id, policy=policy)
+        )
+    if json:
+        common.print_json(response)
+        return
+    summary = response.match
+    mine = summary.seats[summary.my_seat] if summary.HasField("my_seat") else None
+    if mine is not None and mine.spectators_vote:
+        waiting = [
+            s.display_name or f"seat {s.seat}"
+            for s in summary.seats
+            if s.kind == pb.SEAT_KIND_HUMAN and s.spectators_vote != policy
+        ]
+        verb = "asks" if len(waiting) == 1 else "ask"
+        typer.echo(
+            f"asked for spectators {policy} in match {match_id[:8]}; it changes once "
+            f"{' and '.join(waiting)} {verb} for it too"
+        )
+    else:
+        typer.echo(f"match {match_id[:8]}: spectators {summary.spectators}")
 
 
 def _bank(text: str) -> tuple[int, int]:

@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from client import common
-from client.errors import EXIT_MATCH_OVER, EXIT_TIMEOUT, CliError
+from client.errors import EXIT_MATCH_OVER, EXIT_TIMEOUT, EXIT_USAGE, CliError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from client.rpc import Connection
     from shared.pb import canasta_pb2 as pb
 
@@ -120,6 +122,8 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
         render_history(record, viewer_seat=seat, color=common.color(), results=results, talk=said)
     )
     typer.echo(checked)
+    if seat is None:
+        typer.echo(_spectator_note(record))
     typer.echo(head_line(record))  # compare it with the other players
 
 
@@ -147,6 +151,19 @@ def _replayed(
         f" replayed; {over} hand{'s' if over != 1 else ''} over){chained}"
         if report.entries
         else f"Verified: the match header (no hand is over yet){chained}"
+    )
+
+
+def _spectator_note(record: pb.GetHistoryResponse) -> str:
+    """What a spectator's history leaves out: the hands whose cards the match's players do
+    not show spectators (yet), whose deals cannot be replayed without them."""
+    hidden = [h.hand_number for h in record.hands if h.deal_seq and not h.secret]
+    if not hidden:
+        return "You follow this match as a spectator."
+    return (
+        "You follow this match as a spectator: the cards of hand "
+        f"{', '.join(str(n) for n in hidden)} are not shown to spectators"
+        f"{' yet' if record.end.signature == b'' else ''}, so those entries are not replayed."
     )
 
 
@@ -255,6 +272,14 @@ def watch(
     match: Annotated[
         list[str] | None, typer.Argument(help="Match ids to watch; default: all of yours.")
     ] = None,
+    spectate: Annotated[
+        bool,
+        typer.Option(
+            "--spectate",
+            help="Follow the matches named (whole ids), which you do not sit in, as a "
+            "spectator, where their players allow it; they see that you watch.",
+        ),
+    ] = False,
     json: JsonOpt = False,
 ) -> None:
     """Print a line for every change in your matches, and your notifications, until interrupted.
@@ -268,8 +293,10 @@ def watch(
     from client.rpc import RpcFailureError, translated
 
     with common.connect(common.profile()) as conn:
-        ids = [common.resolve_match(conn, m) for m in match or []]
-        seats = _Seats(conn)
+        if spectate and not match:
+            raise CliError("--spectate follows the matches you name: give their ids", EXIT_USAGE)
+        ids = [m.lower() if spectate else common.resolve_match(conn, m) for m in match or []]
+        seats = _Seats(conn, ids if spectate else ())
         after = conn.profile.notifications_seen.get(conn.address, 0)
         first_watch = conn.address not in conn.profile.notifications_seen
         older = time.time_ns() // 1_000_000 - _FIRST_WATCH_DAYS_MS if first_watch else 0
@@ -303,13 +330,16 @@ class _Seats:
     """Who sits where in the player's matches, for naming the seat to move; read once, and
     again when a match the player joined meanwhile shows up."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, spectated: Sequence[str] = ()) -> None:
         self.conn = conn
         self.summaries: dict[str, pb.MatchSummary] = {}
+        self.spectated = {m: common.fetch_view(conn, m).match for m in spectated}
+        """Matches followed as a spectator (``--spectate``): read once, from their views."""
         self._load()
 
     def _load(self) -> None:
         self.summaries = {m.match_id: m for m in common.my_matches(self.conn)}
+        self.summaries.update(self.spectated)
 
     def of(self, match_id: str) -> pb.MatchSummary | None:
         if match_id and match_id not in self.summaries:

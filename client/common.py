@@ -133,7 +133,10 @@ def resolve_match(conn: Connection, given: str | None) -> str:
         if len(found) == 1:
             return found[0]
         if not found:
-            raise CliError(f"no match of yours starts with {given!r}: `canasta matches` lists them")
+            raise CliError(
+                f"no match of yours starts with {given!r}: `canasta matches` lists them (a "
+                "match you follow as a spectator takes its whole id)"
+            )
         raise CliError(f"{given!r} is ambiguous ({len(found)} of your matches start with it)")
     running = [m for m in matches if active(m)]
     if len(running) == 1:
@@ -153,6 +156,8 @@ def fetch_view(conn: Connection, match_id: str) -> pb.MatchView:
     from shared.pb import canasta_pb2 as pb
 
     view: pb.MatchView = conn.call("GetView", pb.GetViewRequest(match_id=match_id)).view
+    if view.view.seat < 0:  # a spectator's view: no seat, no move to remember it for
+        return view
     conn.profile.remember(view, check_view(conn, view))
     conn.profile.save()
     return view

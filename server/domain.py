@@ -45,6 +45,31 @@ class TimeoutPolicy(StrEnum):
     """The seat's side loses the match; the others win."""
 
 
+class Spectators(StrEnum):
+    """Who besides the seated players may follow a match, and what of it (issue 32): chosen
+    at creation, changed only when every seated player asks for the same policy. Under every
+    policy but ``NONE`` a spectator sees the public table live (``shared.rules.spectator_view``:
+    no hand, no private card); the policies differ in when the hidden cards of a hand (the
+    deals, the stock draws) are shown to them."""
+
+    NONE = "none"
+    """Nobody but the seated players."""
+    TABLE = "table"
+    """The public table only, never a hidden card."""
+    AFTER_HAND = "after-hand"
+    """The table, and each hand's cards once that hand is over."""
+    AFTER_MATCH = "after-match"
+    """The table, and every hand's cards once the match is over."""
+
+    def shows_cards(self, hand_over: bool, match_over: bool) -> bool:
+        """Whether a spectator may see the hidden cards of a hand (over or not, of a match
+        over or not). A hand cut short when the match was abandoned is never over: its deal
+        stays secret from everyone, spectators too."""
+        if self is Spectators.AFTER_HAND:
+            return hand_over
+        return self is Spectators.AFTER_MATCH and hand_over and match_over
+
+
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
 
@@ -143,6 +168,10 @@ class Seat:
     """The standing orders in force for this seat: its own, else its player's default."""
     orders_per_match: bool = False
     """``orders`` were set for this match (not the player's default)."""
+    spectators_vote: str = ""
+    """The spectator policy this seat's player asked to change the match to (a
+    ``Spectators`` value); empty: none asked. It changes once every seated player asks the
+    same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +200,8 @@ class Match:
     recovered: tuple[int, int] = (0, 0)
     """The entries a restore from a backup lost and players' copies brought back (first,
     last; ``(0, 0)``: none), which the table shows (``Play.recover``)."""
+    spectators: Spectators = Spectators.NONE
+    """Who else may follow the match, and what of it."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:
@@ -249,13 +280,18 @@ class MatchSummary:
 
 @dataclass(frozen=True, slots=True)
 class MatchView:
-    """Everything a seated player needs to act."""
+    """Everything a seated player needs to act, or a spectator may see (``view.seat``
+    ``NO_SEAT``)."""
 
     summary: MatchSummary
     view: PlayerView
     dealing_seat: int | None
     deal_commitment: bytes
     hand_commitment: bytes
+    spectators: int = 0
+    """How many players follow the match as spectators (looked in the last week)."""
+    spectator_names: tuple[str, ...] = ()
+    """Who they are, the most recent first (for the seated players only)."""
 
 
 @dataclass(frozen=True, slots=True)

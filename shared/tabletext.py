@@ -252,6 +252,7 @@ def render_table(
     in_hand = v.phase in (pb.PHASE_DRAW, pb.PHASE_PLAY, pb.PHASE_ANSWER)
 
     lines = [_header(view, color)]
+    lines += _spectator_rows(view)
     lines += _score_rows(view, names, color)
     if in_hand or any(v.hand_counts):
         lines += _seat_rows(v, names, color)
@@ -420,6 +421,41 @@ def _header(view: pb.MatchView, color: bool) -> str:
             parts.append(f"hand {v.hand_number}")
         parts.append(f"target {v.target or view.match.target}")
     return paint("  ".join(p for p in parts if p), "bold", color)
+
+
+_POLICIES = {
+    "table": "the public table only",
+    "after-hand": "the public table, and each hand's cards once it is over",
+    "after-match": "the public table, and every hand's cards once the match is over",
+}
+"""What spectators see under each policy (``server.domain.Spectators``), in words."""
+
+
+def _spectator_rows(view: pb.MatchView) -> list[str]:
+    """Who may watch and who does: a spectator is told what they see and how many watch; a
+    player, who watches (names are the server's, printable: checked at registration)."""
+    policy = view.match.spectators
+    if view.view.seat < 0:
+        seen = f"; {plural(view.spectators, 'spectator')} watching" if view.spectators else ""
+        return [f"You are a spectator: you see {_POLICIES.get(policy, policy)}{seen}"]
+    lines = []
+    if policy and policy != "none":
+        who = ", ".join(view.spectator_names)
+        more = view.spectators - len(view.spectator_names)
+        if more > 0:
+            who += f" and {more} more"
+        watching = f"; watching: {who}" if who else "; nobody watches yet"
+        lines.append(f"Spectators see {_POLICIES.get(policy, policy)}{watching}")
+    asks = sorted({s.spectators_vote for s in view.match.seats if s.spectators_vote})
+    for ask in asks:
+        seats = [s for s in view.match.seats if s.spectators_vote == ask]
+        who = ", ".join(s.display_name or f"seat {s.seat}" for s in seats)
+        wish = "to allow no spectators" if ask == "none" else "to let spectators see "
+        wish += _POLICIES.get(ask, "") if ask != "none" else ""
+        lines.append(
+            f"{who} asked {wish}: `canasta spectators {ask} {view.match.match_id[:8]}` agrees"
+        )
+    return lines
 
 
 def _score_rows(view: pb.MatchView, names: SeatNames, color: bool) -> list[str]:

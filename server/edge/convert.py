@@ -95,6 +95,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         on_vacation=seat.on_vacation,
         abort_asked=seat.abort_asked,
         reply_moves=seat.reply_moves,
+        spectators_vote=seat.spectators_vote,
     )
 
 
@@ -195,6 +196,7 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         aborted=match.aborted,
         recovered_from=match.recovered[0],
         recovered_until=match.recovered[1],
+        spectators=match.spectators.value,
     )
     if match.clock is not None and not match.clock.paused:  # a paused clock has no deadline
         message.clock.CopyFrom(
@@ -221,6 +223,8 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
         head_hash=match.head_hash,
         deal_commitment=view.deal_commitment,
         hand_commitment=view.hand_commitment,
+        spectators=view.spectators,
+        spectator_names=view.spectator_names,
     )
     if view.dealing_seat is not None:
         message.dealing_seat = view.dealing_seat

@@ -260,6 +260,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             request.seat if request.HasField("seat") else None,
             list(request.bot_seats),
             convert.clock_choice(request.time_control),
+            request.spectators,
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
@@ -276,6 +277,17 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _set_cover(self, request: pb.SetCoverRequest, sender: Sender) -> pb.SetCoverResponse:
         summary = self.service.set_cover(self._writer(sender), request.match_id, request.covered)
         return pb.SetCoverResponse(match=convert.summary_to_pb(summary))
+
+    async def SetSpectators(self, request: pb.SetSpectatorsRequest, context: Any) -> Any:
+        return await self._run(context, self._set_spectators, request)
+
+    def _set_spectators(
+        self, request: pb.SetSpectatorsRequest, sender: Sender
+    ) -> pb.SetSpectatorsResponse:
+        summary = self.service.set_spectators(
+            self._writer(sender), request.match_id, request.policy
+        )
+        return pb.SetSpectatorsResponse(match=convert.summary_to_pb(summary))
 
     async def SetOrders(self, request: pb.SetOrdersRequest, context: Any) -> Any:
         return await self._run(context, self._set_orders, request)

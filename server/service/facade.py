@@ -119,8 +119,11 @@ class CanastaService:
         seat: int | None,
         bot_seats: Sequence[int],
         clock: ClockChoice = NO_CLOCK,
+        spectators: str = "",
     ) -> tuple[MatchSummary, str]:
-        return self.lobby.create(caller.player, preset, options, target, seat, bot_seats, clock)
+        return self.lobby.create(
+            caller.player, preset, options, target, seat, bot_seats, clock, spectators
+        )
 
     def join_match(
         self, caller: Caller, invite_code: str, seat: int | None
@@ -135,6 +138,10 @@ class CanastaService:
 
     def abort_match(self, caller: Caller, match_id: str) -> MatchSummary:
         return self.lobby.abort(caller.player, match_id)
+
+    def set_spectators(self, caller: Caller, match_id: str, policy: str) -> MatchSummary:
+        """The caller asks for a spectator policy (``server.service.spectators``)."""
+        return self.play.spectators.ask(caller.player, match_id, policy)
 
     def set_cover(self, caller: Caller, match_id: str, covered: bool) -> MatchSummary:
         return self.absence.set_cover(caller.player, match_id, covered)

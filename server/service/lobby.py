@@ -25,6 +25,7 @@ from server.service import clocks, matches, notices
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
+from server.service.spectators import policy_named
 from server.store.repository import Repository, StoredSnapshot
 from shared.crypto.chain import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
@@ -56,9 +57,11 @@ class Lobby:
         seat: int | None,
         bot_seats: Sequence[int],
         clock: ClockChoice = NO_CLOCK,
+        spectators: str = "",
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
         control = clocks.time_control(clock)
+        policy = policy_named(spectators)
         if len(options) > MAX_OPTIONS:
             raise InvalidRequestError(f"at most {MAX_OPTIONS} rule options")
         values = {name: _option_value(name, text) for name, text in options.items()}
@@ -77,7 +80,7 @@ class Lobby:
             self._check_open_matches(repo, player)
             now = ctx.clock()
             match = _new_match(player, config, mine, bots, now, control, ctx.config.hour_ms)
-            repo.add_match(match)
+            repo.add_match(dataclasses.replace(match, spectators=policy))
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)

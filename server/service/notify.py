@@ -55,6 +55,13 @@ class Subscription:
         self._sent: dict[str, int] = {}
         """The highest revision of each match this watcher has been given."""
         self._on_news: Callable[[], None] | None = None
+        self._spectating: set[str] = set()
+        """Matches of ``match_ids`` the watcher follows as a spectator (it sits in none)."""
+
+    def spectate(self, match_id: str) -> None:
+        """Hear of ``match_id``'s changes although the watcher does not sit in it (a
+        spectator: the match's players allow it, checked by the caller)."""
+        self._spectating.add(match_id)
 
     def on_news(self, wake: Callable[[], None]) -> None:
         """Have ``wake()`` called (in the publishing thread) whenever a change is queued, so
@@ -65,6 +72,8 @@ class Subscription:
         """Whether a change of ``match_id`` (where ``player_ids`` sit) concerns this watcher."""
         if self.match_ids and match_id not in self.match_ids:
             return False
+        if match_id in self._spectating:
+            return True
         return self.player_id is None or self.player_id in player_ids
 
     def mark_sent(self, changes: Iterable[Change]) -> None:

@@ -38,8 +38,9 @@ from server.domain import (
     Player,
     Receipt,
     SeatKind,
+    Spectators,
 )
-from server.service import clocks, matches, notices
+from server.service import clocks, matches, notices, spectators
 from server.service.context import ServiceContext
 from server.service.errors import (
     ConflictError,
@@ -62,6 +63,7 @@ from shared.matchlog import (
     signer_of,
 )
 from shared.rules import (
+    NO_SEAT,
     Event,
     GameState,
     MoveGroup,
@@ -71,6 +73,7 @@ from shared.rules import (
     grouped_moves,
     player_view,
     redact_event,
+    spectator_view,
 )
 from shared.transcript import MatchEnd, end_outcome
 from shared.wire import Move, WireError, move_from_bytes
@@ -140,14 +143,20 @@ _Outcome = _Plan | _Replayed
 class Play:
     def __init__(self, ctx: ServiceContext) -> None:
         self.ctx = ctx
+        self.spectators = spectators.SpectatorBook(ctx)
 
     # -- reading ------------------------------------------------------------------------------
 
     def view(self, player: Player, match_id: str) -> MatchView:
         """The match as the player's seat sees it now (this process's copies of the match
-        and its state serve when the database says they are current: one small query)."""
+        and its state serve when the database says they are current: one small query); for
+        a player who does not sit in it, as a spectator sees it, if its players allow."""
         match, state, _ = self._current(match_id, _NO_SEAT, fresh=True)
-        seat = matches.require_seat(match, player.id)
+        seat = match.seat_of(player.id)
+        if seat is None:
+            spectators.may_spectate(match, player)
+            self.spectators.note(match, player)
+            return self._spectator_view(match, state)
         view = self.view_for(match, state, seat)
         self._mark_seen(match, seat)
         return view
@@ -161,27 +170,36 @@ class Play:
         return match.version, grouped_moves(state, seat)
 
     def history(self, player: Player, match_id: str, after_seq: int) -> History:
+        """A page of the match's log, each entry's events redacted for the caller's seat;
+        for a spectator, every hidden card redacted unless the match's policy shows the
+        hand's (``spectators.reveals``), and so is each hand's secret."""
         ctx = self.ctx
         page = ctx.config.history_page
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id)
-            seat = matches.require_seat(match, player.id)
+            seat = match.seat_of(player.id)
+            if seat is None:
+                spectators.may_spectate(match, player)
             found = repo.entries(match.id, min(after_seq, match.version), page + 1)
             numbers = {e.hand_number for e in found[:page]}
             if len(found) <= page:  # the last page: also the next hand's commitment, if any
                 numbers.add(max(numbers, default=0) + 1)
             hands = repo.hands(match.id, numbers)
             end = self._end(repo, match) if len(found) <= page else None
-        entries = tuple(
-            dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
-            for e in found[:page]
-        )
-        shown = tuple(h if h.revealed else dataclasses.replace(h, secret=b"") for h in hands)
-        self._mark_seen(match, seat)
+        if seat is None:
+            self.spectators.note(match, player)
+            entries, shown = self._spectator_page(match, found[:page], hands)
+        else:
+            entries = tuple(
+                dataclasses.replace(e, events=tuple(redact_event(ev, seat) for ev in e.events))
+                for e in found[:page]
+            )
+            shown = tuple(h if h.revealed else dataclasses.replace(h, secret=b"") for h in hands)
+            self._mark_seen(match, seat)
         return History(
             match,
-            seat,
+            NO_SEAT if seat is None else seat,
             entries,
             shown,
             len(found) > page,
@@ -189,6 +207,28 @@ class Play:
             ctx.keys.attest_public,
             end,
         )
+
+    def _spectator_page(
+        self, match: Match, found: Sequence[Entry], hands: Sequence[Hand]
+    ) -> tuple[tuple[Entry, ...], tuple[Hand, ...]]:
+        """A history page as a spectator may see it: a hand's hidden cards and its secret
+        only where the match's policy shows them."""
+        over = match.status is MatchStatus.FINISHED
+        by_number = {h.hand_number: h for h in hands}
+
+        def shows(number: int) -> bool:
+            return spectators.reveals(match, by_number.get(number), match_over=over)
+
+        entries = tuple(
+            e
+            if shows(e.hand_number)
+            else dataclasses.replace(e, events=tuple(redact_event(ev, NO_SEAT) for ev in e.events))
+            for e in found
+        )
+        shown = tuple(
+            h if shows(h.hand_number) else dataclasses.replace(h, secret=b"") for h in hands
+        )
+        return entries, shown
 
     def _end(self, repo: Repository, match: Match) -> MatchEnd | None:
         """The server's signed end of a finished or abandoned match (docs/transcript.md, "The
@@ -221,7 +261,9 @@ class Play:
                 if match_ids:
                     found = [matches.require_match(repo, m) for m in dict.fromkeys(match_ids)]
                     for match in found:
-                        matches.require_seat(match, player.id)
+                        if match.seat_of(player.id) is None:
+                            spectators.may_spectate(match, player)
+                            subscription.spectate(match.id)
                 else:  # every match of the caller that can still change, not its finished ones
                     found = [
                         m
@@ -589,18 +631,42 @@ class Play:
         return hand
 
     def view_for(self, match: Match, state: GameState, seat: int) -> MatchView:
-        """The match as ``seat`` sees it (commitments from the cache or the database)."""
+        """The match as ``seat`` sees it (commitments from the cache or the database), with
+        who follows it as spectators."""
         summary = matches.summary(match, state, match.seats[seat].player_id)
         dealing = matches.dealing_seat(match, state)
         next_hand = self._hand(match.id, state.hand_number + 1) if dealing is not None else None
         current = self._hand(match.id, state.hand_number) if state.hand_number else None
+        count, names = self._spectators(match, names=True)
         return MatchView(
             summary=dataclasses.replace(summary, changed=False),
             view=player_view(state, seat),
             dealing_seat=dealing,
             deal_commitment=next_hand.commitment if next_hand else b"",
             hand_commitment=current.commitment if current else b"",
+            spectators=count,
+            spectator_names=names,
         )
+
+    def _spectator_view(self, match: Match, state: GameState) -> MatchView:
+        """The match as a spectator sees it: the engine's ``spectator_view`` (no hand, no
+        private card), who is to cut, and how many follow it (not who)."""
+        current = self._hand(match.id, state.hand_number) if state.hand_number else None
+        count, _ = self._spectators(match, names=False)
+        return MatchView(
+            summary=matches.summary(match, state, None),
+            view=spectator_view(state),
+            dealing_seat=matches.dealing_seat(match, state),
+            deal_commitment=b"",
+            hand_commitment=current.commitment if current else b"",
+            spectators=count,
+        )
+
+    def _spectators(self, match: Match, *, names: bool) -> tuple[int, tuple[str, ...]]:
+        if match.spectators is Spectators.NONE:  # no query for the matches that have none
+            return 0, ()
+        with self.ctx.db.read() as session:
+            return self.spectators.seen_by(self.ctx.repo(session), match, names=names)
 
     # -- helpers ------------------------------------------------------------------------------
 

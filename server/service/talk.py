@@ -1,7 +1,8 @@
 """Table talk: what a match's players say to the whole table, and a side's declared conventions.
 
-One channel per match, which every seat reads (and, when the match allows spectators, its
-spectators: ``may_read_talk`` is the one place that decides). There is no private channel
+One channel per match, which every seat reads, and so do its spectators when its players allow
+spectators (policy ``table`` or a later one): ``may_read_talk`` is the one place that decides.
+Spectators read; only seated players talk. There is no private channel
 between partners. A talk entry is signed by its seat's own key over ``shared.talk``'s bytes,
 chained to the talk entry before it and bound to the move log's head where it was said, then
 checked, stored and receipted here; it is never a log entry, so saying something never makes a
@@ -27,7 +28,16 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from server.domain import Match, MatchStatus, Notice, Player, SeatKind, Talk, TalkEntry
+from server.domain import (
+    Match,
+    MatchStatus,
+    Notice,
+    Player,
+    SeatKind,
+    Spectators,
+    Talk,
+    TalkEntry,
+)
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import (
@@ -89,9 +99,14 @@ def may_read_talk(relation: Relation, spectators: str = "none") -> bool:
     return False
 
 
-def relation_of(match: Match, player_id: int) -> Relation:
-    """The caller's relation to the match (seated, or not: spectators come with their policy)."""
-    return Relation.SEATED if match.seat_of(player_id) is not None else Relation.STRANGER
+def relation_of(match: Match, player: Player) -> Relation:
+    """The caller's relation to the match: seated; a spectator (any registered player, not
+    blocked, when its players allow spectators: ``server.service.spectators``); or neither."""
+    if match.seat_of(player.id) is not None:
+        return Relation.SEATED
+    if match.spectators is Spectators.NONE or player.blocked:
+        return Relation.STRANGER
+    return Relation.SPECTATOR
 
 
 def first_prev(match: Match) -> bytes:
@@ -134,8 +149,10 @@ class TalkService:
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id)
-            if not may_read_talk(relation_of(match, player.id)):
-                raise PermissionDeniedError("you do not sit in this match")
+            if not may_read_talk(relation_of(match, player), match.spectators.value):
+                raise PermissionDeniedError(
+                    "you do not sit in this match, and its players allow no spectators"
+                )
             head = talk_head(repo, match)
             start = min(after_seq, head.count)
             if last:

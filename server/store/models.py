@@ -113,6 +113,8 @@ class MatchRow(SQLModel, table=True):
     recovered_from: int = _big()
     recovered_until: int = _big()
     """The entries a restore lost that players' copies brought back (0, 0: none)."""
+    spectators: str = Field(default="none", max_length=16)
+    """Who else may follow the match (``server.domain.Spectators``)."""
 
 
 class SeatRow(SQLModel, table=True):
@@ -133,6 +135,21 @@ class SeatRow(SQLModel, table=True):
     order_draw: bool | None = None
     """This match's own standing orders (both NULL: the player's default applies)."""
     order_answer: str | None = Field(default=None, max_length=8)
+    spectators_vote: str = Field(default="", max_length=16)
+    """The spectator policy this seat's player asked for (empty: none)."""
+
+
+class SpectatorRow(SQLModel, table=True):
+    """A registered player who follows a match they do not sit in (issue 32): the table
+    shows how many, and its players who."""
+
+    __tablename__ = "spectator"
+
+    match_id: str = Field(foreign_key="match.id", primary_key=True, max_length=64)
+    player_id: int = Field(foreign_key="player.id", primary_key=True)
+    first_ms: int = _big()
+    last_ms: int = _big()
+    """When they last looked (a look counts once an hour)."""
 
 
 class LogEntryRow(SQLModel, table=True):

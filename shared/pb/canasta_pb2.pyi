@@ -533,6 +533,7 @@ class SeatInfo(_message.Message):
     ON_VACATION_FIELD_NUMBER: _builtins.int
     ABORT_ASKED_FIELD_NUMBER: _builtins.int
     REPLY_MOVES_FIELD_NUMBER: _builtins.int
+    SPECTATORS_VOTE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -554,6 +555,8 @@ class SeatInfo(_message.Message):
     """The seat's player takes moves by mail reply: those the server signs on their behalf
     (server-attested; HistoryEntry.server_attested marks each).
     """
+    spectators_vote: _builtins.str
+    """The spectator policy the seat's player asked to change the match to (empty: none)."""
     def __init__(
         self,
         *,
@@ -567,10 +570,11 @@ class SeatInfo(_message.Message):
         on_vacation: _builtins.bool = ...,
         abort_asked: _builtins.bool = ...,
         reply_moves: _builtins.bool = ...,
+        spectators_vote: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -681,6 +685,7 @@ class MatchSummary(_message.Message):
     ABORTED_FIELD_NUMBER: _builtins.int
     RECOVERED_FROM_FIELD_NUMBER: _builtins.int
     RECOVERED_UNTIL_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     preset: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -708,6 +713,11 @@ class MatchSummary(_message.Message):
     brought back (0 and 0: none).
     """
     recovered_until: _builtins.int
+    spectators: _builtins.str
+    """Who else may follow the match: "none", "table" (the public table, live), "after-hand"
+    (and each hand's cards once it is over), "after-match" (and every hand's cards once the
+    match is over).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     @_builtins.property
@@ -747,10 +757,11 @@ class MatchSummary(_message.Message):
         aborted: _builtins.bool = ...,
         recovered_from: _builtins.int = ...,
         recovered_until: _builtins.int = ...,
+        spectators: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "clock", b"clock", "my_seat", b"my_seat", "time_control", b"time_control", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "recovered_from", b"recovered_from", "recovered_until", b"recovered_until", "revision", b"revision", "scores", b"scores", "seats", b"seats", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "recovered_from", b"recovered_from", "recovered_until", b"recovered_until", "revision", b"revision", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__clock: _TypeAlias = _typing.Literal["clock"]  # noqa: Y015
     _WhichOneofArgType__clock: _TypeAlias = _typing.Literal["_clock", b"_clock"]  # noqa: Y015
@@ -797,11 +808,14 @@ class CreateMatchRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     BOT_SEATS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     target: _builtins.int
     """0: the preset's target."""
     seat: _builtins.int
     """The creator's seat (default 0); the seat decides the partnership."""
+    spectators: _builtins.str
+    """Who else may follow the match (MatchSummary.spectators); empty: "none"."""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Rule options over the preset: option name -> JSON value text ("true", "7500", "\\"draw\\"")."""
@@ -823,10 +837,11 @@ class CreateMatchRequest(_message.Message):
         seat: _builtins.int | None = ...,
         bot_seats: _abc.Iterable[_builtins.int] | None = ...,
         time_control: Global___TimeControl | None = ...,
+        spectators: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "target", b"target", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1183,6 +1198,51 @@ class SetOrdersRequest(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__draw) -> _WhichOneofReturnType__draw | None: ...
 
 Global___SetOrdersRequest: _TypeAlias = SetOrdersRequest  # noqa: Y015
+
+@_typing.final
+class SetSpectatorsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    POLICY_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    policy: _builtins.str
+    """"none", "table", "after-hand" or "after-match"."""
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        policy: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "policy", b"policy"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSpectatorsRequest: _TypeAlias = SetSpectatorsRequest  # noqa: Y015
+
+@_typing.final
+class SetSpectatorsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def match(self) -> Global___MatchSummary:
+        """The match after: its policy, and each seat's ask (SeatInfo.spectators_vote)."""
+
+    def __init__(
+        self,
+        *,
+        match: Global___MatchSummary | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetSpectatorsResponse: _TypeAlias = SetSpectatorsResponse  # noqa: Y015
 
 @_typing.final
 class RecoveredEntry(_message.Message):
@@ -1847,6 +1907,8 @@ class MatchView(_message.Message):
     HAND_COMMITMENT_FIELD_NUMBER: _builtins.int
     MY_ORDERS_FIELD_NUMBER: _builtins.int
     MY_ORDERS_PER_MATCH_FIELD_NUMBER: _builtins.int
+    SPECTATORS_FIELD_NUMBER: _builtins.int
+    SPECTATOR_NAMES_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """Seq of the last log entry; the next move carries seq = version + 1."""
     head_hash: _builtins.bytes
@@ -1861,6 +1923,11 @@ class MatchView(_message.Message):
     hand_commitment: _builtins.bytes
     """The commitment of the hand in play (its secret is revealed when the hand ends)."""
     my_orders_per_match: _builtins.bool
+    spectators: _builtins.int
+    """How many players follow the match as spectators (looked in the last week), and, for
+    its seated players only, who (at most 20 names, the most recent first). A spectator's
+    view has seat -1, no hand and no private card.
+    """
     @_builtins.property
     def match(self) -> Global___MatchSummary: ...
     @_builtins.property
@@ -1871,6 +1938,8 @@ class MatchView(_message.Message):
         the match's own rather than the viewer's default.
         """
 
+    @_builtins.property
+    def spectator_names(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -1883,10 +1952,12 @@ class MatchView(_message.Message):
         hand_commitment: _builtins.bytes = ...,
         my_orders: Global___StandingOrders | None = ...,
         my_orders_per_match: _builtins.bool = ...,
+        spectators: _builtins.int = ...,
+        spectator_names: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "dealing_seat", b"dealing_seat", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "spectator_names", b"spectator_names", "spectators", b"spectators", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__dealing_seat: _TypeAlias = _typing.Literal["dealing_seat"]  # noqa: Y015
     _WhichOneofArgType__dealing_seat: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat"]  # noqa: Y015

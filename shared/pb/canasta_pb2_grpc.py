@@ -94,6 +94,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.FromString,
                 _registered_method=True)
+        self.SetSpectators = channel.unary_unary(
+                '/canasta.v1.Canasta/SetSpectators',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.SetSpectatorsRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.SetSpectatorsResponse.FromString,
+                _registered_method=True)
         self.GetSettings = channel.unary_unary(
                 '/canasta.v1.Canasta/GetSettings',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.GetSettingsRequest.SerializeToString,
@@ -237,6 +242,14 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetSpectators(self, request, context):
+        """Ask to change who else may follow the match (MatchSummary.spectators): it changes once
+        every seated player asked for the same policy.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSettings(self, request, context):
         """The caller's settings: time zone, notification e-mail and webhook.
         """
@@ -368,6 +381,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.RecoverMatch,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.SerializeToString,
+            ),
+            'SetSpectators': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetSpectators,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.SetSpectatorsRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.SetSpectatorsResponse.SerializeToString,
             ),
             'GetSettings': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSettings,
@@ -744,6 +762,33 @@ class Canasta:
             '/canasta.v1.Canasta/RecoverMatch',
             shared_dot_pb_dot_canasta__pb2.RecoverMatchRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.RecoverMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetSpectators(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/SetSpectators',
+            shared_dot_pb_dot_canasta__pb2.SetSpectatorsRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.SetSpectatorsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -78,6 +78,10 @@ class CanastaStub:
     order (an entry the server holds must be the same: else it is a fork, and nothing is
     stored).
     """
+    SetSpectators: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SetSpectatorsRequest, _canasta_pb2.SetSpectatorsResponse]
+    """Ask to change who else may follow the match (MatchSummary.spectators): it changes once
+    every seated player asked for the same policy.
+    """
     GetSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]
@@ -135,6 +139,10 @@ class CanastaAsyncStub(CanastaStub):
     caller's client, each with this server's receipt; checked as new moves and stored in
     order (an entry the server holds must be the same: else it is a fork, and nothing is
     stored).
+    """
+    SetSpectators: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SetSpectatorsRequest, _canasta_pb2.SetSpectatorsResponse]  # type: ignore[assignment]
+    """Ask to change who else may follow the match (MatchSummary.spectators): it changes once
+    every seated player asked for the same policy.
     """
     GetSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
     """The caller's settings: time zone, notification e-mail and webhook."""
@@ -262,6 +270,16 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         caller's client, each with this server's receipt; checked as new moves and stored in
         order (an entry the server holds must be the same: else it is a fork, and nothing is
         stored).
+        """
+
+    @_abc_1.abstractmethod
+    def SetSpectators(
+        self,
+        request: _canasta_pb2.SetSpectatorsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.SetSpectatorsResponse, _abc.Awaitable[_canasta_pb2.SetSpectatorsResponse]]:
+        """Ask to change who else may follow the match (MatchSummary.spectators): it changes once
+        every seated player asked for the same policy.
         """
 
     @_abc_1.abstractmethod

@@ -87,11 +87,12 @@ from .goingout import can_go_out
 from .legal import MOVE_GROUPS, MoveGroup, grouped_moves, legal_action_kinds, legal_actions
 from .notation import parse_action, parse_turn
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
-from .view import PlayerView, player_view, redact_event
+from .view import NO_SEAT, PlayerView, player_view, redact_event, spectator_view
 
 __all__ = [
     "CLASSIC",
     "MOVE_GROUPS",
+    "NO_SEAT",
     "OPTION_CHOICES",
     "OPTION_NAMES",
     "PRESETS",
@@ -145,4 +146,5 @@ __all__ = [
     "redact_event",
     "shuffled_deck",
     "sort_cards",
+    "spectator_view",
 ]

@@ -51,14 +51,28 @@ def frozen_reason(s: GameState, side: int) -> str:
     if reason is not None:
         return reason
     if s.pile_frozen:
-        if any(IS_WILD[c] for c in s.pile):
-            return "it holds a wild card"
-        if any(IS_RED3[c] for c in s.pile):
-            return "a red three was turned up to start it"
-        return "it holds a black three"
+        return _frozen_pile(s)
     if not s.opened(side) and s.config.pile_freezes:  # Hand and Foot: no freezing (§3.8a)
         return "your side has not made its first meld yet"
     return ""
+
+
+def frozen_for_every_side(s: GameState) -> str:
+    """Why the pile is frozen for every side alike (what a spectator is told), or ``""``: a
+    side's own freeze, before it has opened, is not the pile's (§1.8.1)."""
+    reasons = {rules(s).frozen_reason(s, side) for side in set(s.side_of)}
+    if reasons != {None}:
+        return reasons.pop() or "" if len(reasons) == 1 else ""
+    return _frozen_pile(s) if s.pile_frozen else ""
+
+
+def _frozen_pile(s: GameState) -> str:
+    """Why a pile frozen for everyone (``pile_frozen``) is so (§1.8.1)."""
+    if any(IS_WILD[c] for c in s.pile):
+        return "it holds a wild card"
+    if any(IS_RED3[c] for c in s.pile):
+        return "a red three was turned up to start it"
+    return "it holds a black three"
 
 
 def discard_freezes(config: RuleConfig, card: Card) -> bool:

@@ -4,6 +4,10 @@ A ``PlayerView`` holds what the seat could see at a real table: its own hand, th
 sizes, every meld and red three, the pile's top, size and freeze, the stock's size, the
 scores, whose move it is, and the hand's events with other players' stock draws hidden.
 It never contains another player's cards, the stock order or anything that reveals them.
+
+A spectator (issue 32) gets a ``spectator_view``: the same table, built by the same code, but
+for no seat: no hand, no legal actions, every private card of the events hidden. It is built
+from the state, never by trimming some player's view, so no seat's secrets pass through it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from .cards import IS_BLACK3, Card, card_text, sort_cards
 from .legal import legal_action_kinds
-from .pile import frozen_reason
+from .pile import frozen_for_every_side, frozen_reason
 from .ruleset import rules
 from .state import Event, GameState, HandResult, Phase
 
@@ -43,9 +47,14 @@ class SideView:
     canastas: int
 
 
+NO_SEAT = -1
+"""The ``seat`` and ``my_side`` of a spectator's view: it sits nowhere."""
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerView:
-    """Everything ``seat`` may know now."""
+    """Everything ``seat`` may know now (``seat`` ``NO_SEAT``: a spectator, who holds no
+    hand and may know only the table)."""
 
     seat: int
     preset: str
@@ -160,9 +169,22 @@ def redact_event(event: Event, seat: int) -> Event:
 
 def player_view(state: GameState, seat: int) -> PlayerView:
     """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine")."""
+    return _view(state, seat)
+
+
+def spectator_view(state: GameState) -> PlayerView:
+    """What a spectator may see of ``state``: the table as every seat sees it (melds, red
+    threes, the pile's top and size, hand sizes, scores, whose move it is, the hand's public
+    events) and nothing any one seat alone sees: no hand, no legal actions, no private card
+    of any event (dealt cards, stock draws). The pile shows as frozen only when it is frozen
+    for every side: a side's own freeze (not yet opened) shows in its ``opened``."""
+    return _view(state, None)
+
+
+def _view(state: GameState, seat: int | None) -> PlayerView:
+    """The table, and for a seat (``seat`` not None) what that seat alone may see."""
     config = state.config
     in_hand = state.phase not in (Phase.DEAL, Phase.MATCH_OVER)
-    my_side = state.side_of[seat]
     ruleset = rules(state)
     sides = []
     for side in sorted(set(state.side_of)):
@@ -171,8 +193,24 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         threes = tuple(c for s in seats for c in state.red3[s])
         sides.append(SideView(side, seats, melds, threes, state.opened(side), state.canastas(side)))
     top = state.pile[-1] if state.pile else None
+    if seat is None:
+        my_side = NO_SEAT
+        reason = frozen_for_every_side(state) if in_hand else ""
+        pile_frozen, frozen = bool(reason), reason if state.pile else ""
+        hand: tuple[Card, ...] = ()
+        legal: tuple[str, ...] = ()
+        events = tuple(redact_event(e, NO_SEAT) if e.private else e for e in state.events)
+    else:
+        my_side = state.side_of[seat]
+        reason = frozen_reason(state, my_side) if in_hand else ""
+        pile_frozen, frozen = bool(reason), reason if state.pile else ""
+        hand = sort_cards(state.hands[seat])
+        legal = tuple(legal_action_kinds(state, seat)) if state.actor() == seat else ()
+        events = tuple(
+            e if not e.private or e.seat == seat else redact_event(e, seat) for e in state.events
+        )
     return PlayerView(
-        seat=seat,
+        seat=NO_SEAT if seat is None else seat,
         preset=config.preset,
         players=config.players,
         phase=state.phase.value,
@@ -180,14 +218,14 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         turn=state.turn,
         dealer=state.dealer,
         hand_number=state.hand_number,
-        hand=sort_cards(state.hands[seat]),
+        hand=hand,
         hand_counts=tuple(len(h) for h in state.hands),
         sides=tuple(sides),
         my_side=my_side,
         pile_top=top,
         pile_size=len(state.pile),
-        pile_frozen=bool(frozen_reason(state, my_side)) if in_hand else False,
-        frozen_reason=frozen_reason(state, my_side) if in_hand and state.pile else "",
+        pile_frozen=pile_frozen,
+        frozen_reason=frozen,
         pile_blocked=top is not None and IS_BLACK3[top],
         stock_size=len(state.stock),
         scores=state.scores,
@@ -196,10 +234,8 @@ def player_view(state: GameState, seat: int) -> PlayerView:
         canastas_to_go_out=config.canastas_to_go_out,
         permission=state.permission if in_hand else None,
         must_go_out=state.must_go_out if in_hand else False,
-        legal=tuple(legal_action_kinds(state, seat)) if state.actor() == seat else (),
-        events=tuple(
-            e if not e.private or e.seat == seat else redact_event(e, seat) for e in state.events
-        ),
+        legal=legal,
+        events=events,
         last_hand=state.last_hand,
         winners=state.winners,
         talon=tuple(len(p) for p in state.talon) if in_hand else (),

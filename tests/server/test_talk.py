@@ -320,3 +320,30 @@ def test_a_file_without_talk_has_no_talk_key(
     assert transcript.talk == ()
     assert b'"talk"' not in transcript.to_bytes()
     assert b"talk" not in transcript.end.outcome
+
+
+@pytest.mark.parametrize("policy", ["none", "table", "after-hand", "after-match"])
+def test_spectators_read_the_talk_under_table_or_later_and_never_talk(
+    app: App, players: Callable[..., PlayerClient], policy: str
+) -> None:
+    ann, bob, sue = players("ann"), players("bob"), players("sue")
+    created = ann.stub.CreateMatch(
+        pb.CreateMatchRequest(preset="classic", seat=0, bot_seats=[1, 3], spectators=policy),
+        metadata=ann.metadata,
+    )
+    bob.join_match(created.invite_code, seat=2)
+    match_id = created.match.match_id
+    say(ann, match_id, "hello, whoever follows")
+    ask = pb.GetTalkRequest(match_id=match_id)
+    if policy == "none":
+        error = refused(lambda: sue.stub.GetTalk(ask, metadata=sue.metadata))
+        assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert "allow no spectators" in (error.details() or "")
+    else:
+        read = sue.stub.GetTalk(ask, metadata=sue.metadata)
+        assert [e.text for e in read.entries] == ["hello, whoever follows"]
+    now = talk_now(ann, match_id, 2**62)
+    request = protocol.say_request(sue.key, match_id, 0, now, "say", "may I?")
+    error = refused(lambda: sue.stub.Say(request, metadata=sue.metadata))
+    assert error.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert talk_now(ann, match_id).count == 1

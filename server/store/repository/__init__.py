@@ -6,8 +6,8 @@ Its writes that are prepared SQL alone are a ``PreparedRepository`` of their own
 without a session too (``Database.write_statements``: how a move is stored).
 
 It is a short composition of rooms, one concern each: ``players``, ``matches``, ``outbox``,
-``admin``, ``talk``, standing on ``base`` (the session, and reading matches), ``prepared`` (the move
-path's prepared statements) and ``records`` (rows to records).
+``admin``, ``spectators``, ``talk``, standing on ``base`` (the session, and reading
+matches), ``prepared`` (the move path's prepared statements) and ``records`` (rows to records).
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from server.store.repository.records import (
     StoredSnapshot,
     read_snapshot,
 )
+from server.store.repository.spectators import SpectatorsRoom
 from server.store.repository.talk import TalkRoom
 
 
-class Repository(PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom, TalkRoom):
+class Repository(PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom, SpectatorsRoom, TalkRoom):
     """Every room over one session: what callers use (``ctx.repo(session)``)."""
 
 

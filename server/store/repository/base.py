@@ -13,6 +13,7 @@ from server.domain import (
     MatchStatus,
     Seat,
     SeatKind,
+    Spectators,
     TurnClock,
 )
 from server.store.db import SessionStatements
@@ -86,6 +87,7 @@ class Room(PreparedRepository):
             aborted=row.aborted,
             header=row.header or b"",
             recovered=(row.recovered_from, row.recovered_until),
+            spectators=Spectators(row.spectators),
         )
 
     def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:
@@ -111,4 +113,5 @@ class Room(PreparedRepository):
             reply_moves=player.allow_reply_moves,
             orders=orders_of(row, player),
             orders_per_match=row.order_draw is not None,
+            spectators_vote=row.spectators_vote,
         )

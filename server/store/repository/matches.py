@@ -85,6 +85,7 @@ class MatchesRoom(Room):
                 created_ms=match.created_ms,
                 updated_ms=match.updated_ms,
                 time_control_json=time_control_json(match.time_control),
+                spectators=match.spectators.value,
             )
         )
         self.session.flush()

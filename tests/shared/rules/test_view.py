@@ -278,3 +278,107 @@ def test_a_picked_up_foot_is_seen_by_its_owner_alone() -> None:
 def test_hand_and_foot_views_show_only_what_a_seat_may_see(spot: Spot, salt: int) -> None:
     """The leak test above at Hand and Foot positions (§3.7), every face-down foot hidden."""
     views_show_only_what_a_seat_may_see(spot, salt)
+
+
+# -- spectators (issue 32) ---------------------------------------------------------------------
+
+PUBLIC = [
+    "preset",
+    "players",
+    "phase",
+    "actor",
+    "turn",
+    "dealer",
+    "hand_number",
+    "hand_counts",
+    "sides",
+    "pile_top",
+    "pile_size",
+    "pile_blocked",
+    "stock_size",
+    "scores",
+    "minimums",
+    "target",
+    "canastas_to_go_out",
+    "permission",
+    "must_go_out",
+    "last_hand",
+    "winners",
+    "talon",
+    "foot_sizes",
+    "hands_per_match",
+    "books_to_go_out",
+]
+"""The fields every seat sees alike: a spectator's view holds these, as every seat has them."""
+
+
+def scramble_all(state: GameState, rng: random.Random) -> GameState:
+    """``state`` with everything hidden from a spectator replaced: every hand, the stock
+    order, every foot and talon packet, every private card of every event."""
+    pool = [c for hand in state.hands for c in hand] + list(state.stock)
+    pool += [c for packet in state.talon for c in packet] + [c for f in state.feet for c in f]
+    rng.shuffle(pool)
+
+    def take(size: int) -> tuple[int, ...]:
+        nonlocal pool
+        taken, pool = pool[:size], pool[size:]
+        return tuple(sort_cards(taken))
+
+    hands = tuple(take(len(h)) for h in state.hands)
+    talon = tuple(take(len(p)) for p in state.talon)
+    feet = tuple(take(len(f)) for f in state.feet)
+    events = tuple(
+        e._replace(private=tuple(rng.randrange(53) for _ in e.private)) for e in state.events
+    )
+    return dataclasses.replace(
+        state, hands=hands, stock=tuple(pool), events=events, talon=talon, feet=feet
+    )
+
+
+@given(spots, st.integers(min_value=0, max_value=2**16))
+@VIEWS
+def test_a_spectator_sees_the_table_and_no_seat_s_cards(spot: Spot, salt: int) -> None:
+    """Issue 32 (RULES.md §1.12: a hand is private to its player): the spectator's view holds
+    exactly what every seat's view holds alike, no hand, no legal list, no private card; and
+    scrambling every hidden card leaves it as it was."""
+    state = spot.state()
+    data = rules.spectator_view(state).to_json()
+    assert data["seat"] == rules.NO_SEAT
+    assert data["my_side"] == rules.NO_SEAT
+    assert data["hand"] == []
+    assert data["legal"] == []
+    for seat in range(state.players):
+        seen = player_view(state, seat).to_json()
+        for field in PUBLIC:
+            assert data.get(field) == seen.get(field), field
+        if not data["pile_frozen"] and seen["pile_frozen"]:  # frozen for this side only
+            assert not state.opened(state.side_of[seat]), "only a side's own freeze differs"
+    assert [e["private"] for e in data["events"]] == [[] for _ in state.events]
+    assert [(e["seat"], e["kind"], e["cards"]) for e in data["events"]] == [
+        (e.seat, e.kind, texts(e.cards)) for e in state.events
+    ]
+    other = scramble_all(state, random.Random(salt))
+    assert rules.spectator_view(other).to_json() == data
+
+
+def test_a_spectator_is_told_of_a_freeze_that_holds_for_every_side() -> None:
+    """§1.8.1: a wild card in the pile freezes it for both sides, and a spectator sees so; a
+    side's own freeze before it opens is its ``opened`` flag, not the pile's."""
+    config = playout.config_for("classic")
+    for seed in range(40):
+        state = playout.start_match(config, seed)
+        if state.pile_frozen:
+            shown = rules.spectator_view(state)
+            assert shown.pile_frozen
+            assert shown.frozen_reason
+            assert shown.frozen_reason == player_view(state, 0).frozen_reason
+            break
+    else:
+        pytest.fail("no seed in 40 turned a wild card up to start the pile")
+    state = playout.start_match(config, next(s for s in range(40) if not _starts_frozen(s)))
+    assert not rules.spectator_view(state).pile_frozen  # nobody has opened: frozen per side
+    assert player_view(state, 0).pile_frozen
+
+
+def _starts_frozen(seed: int) -> bool:
+    return playout.start_match(playout.config_for("classic"), seed).pile_frozen
