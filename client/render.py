@@ -201,6 +201,7 @@ _NEXT_COMMAND = {
     "partner_asks": "canasta answer yes|no {match}",
     "hand_ended": "canasta show {match}",
     "match_ended": "canasta history {match}",
+    "talk": "canasta talk {match}",
 }
 """What to run after a notification of each kind, when its text names no command itself."""
 
@@ -208,7 +209,10 @@ _NEXT_COMMAND = {
 def notification_line(note: pb.WatchNotification) -> str:
     """One of the player's notifications: what happened, in which match (the text says), and
     the command to run next."""
-    text = " ".join(note.text.split()) or f"{note.kind.replace('_', ' ')} (match {note.match_id})"
+    shown = "".join(
+        c if c.isprintable() else " " for c in note.text
+    )  # no escapes reach the terminal
+    text = " ".join(shown.split()) or f"{note.kind.replace('_', ' ')} (match {note.match_id})"
     command = _NEXT_COMMAND.get(note.kind, "")
     if command and note.match_id and "canasta " not in text:
         text += f" Next: {command.format(match=note.match_id[:8])}"

@@ -2486,7 +2486,9 @@ class WatchNotification(_message.Message):
     CREATED_AT_MS_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     kind: _builtins.str
-    """your_turn, partner_asks, hand_ended, match_ended, reminder, deadline_passed, bot_played."""
+    """your_turn, partner_asks, hand_ended, match_ended, reminder, deadline_passed, bot_played,
+    talk (something said at the table: "name (seat N) at match ID: text").
+    """
     match_id: _builtins.str
     text: _builtins.str
     """One sentence, as in the mail (deadlines in the caller's time zone)."""

@@ -89,9 +89,10 @@ def test_every_seat_reads_what_is_said_and_a_pending_move_stays_good(
 ) -> None:
     match_id, ann, bob = table
     actor = ann.view(match_id).match.to_act
+    assert actor in (0, 2)  # the bots have played: a person is to move
     mover = ann if actor == 0 else bob
     view = mover.view(match_id)
-    envelope = mover.envelope(view, plain_turn(view)) if actor in (0, 2) else None
+    envelope = mover.envelope(view, plain_turn(view))
     first = say(ann, match_id, "good luck, partner ♥")
     second = say(bob, match_id, "thanks — you too")
     assert (first.seq, second.seq) == (1, 2)
@@ -102,8 +103,7 @@ def test_every_seat_reads_what_is_said_and_a_pending_move_stays_good(
         assert read.count == 2
         assert read.head_hash == second.talk_hash
     assert mover.view(match_id).version == view.version  # talking is not a move
-    if envelope is not None:  # signed before anyone talked: still the next move
-        mover.stub.Submit(envelope, metadata=mover.metadata)
+    mover.stub.Submit(envelope, metadata=mover.metadata)  # signed before the talk: still good
     last = talk_now(ann, match_id, 1)
     assert [e.seq for e in last.entries] == [2]
     only = ann.stub.GetTalk(pb.GetTalkRequest(match_id=match_id, last=1), metadata=ann.metadata)
