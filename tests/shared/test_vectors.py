@@ -219,3 +219,31 @@ def test_changing_anything_before_a_cut_changes_its_deal() -> None:
         for payload in (move_to_bytes(cut), move_to_bytes(other))
     ]
     assert decks[0] != decks[1]
+
+
+def test_the_talk_vector_carries_signed_talk_that_the_end_names() -> None:
+    """Table talk (docs/transcript.md, "Table talk"): three entries, one of them conventions
+    said before the first cut, bound to the log where they were said; the end names the last."""
+    report = _report("transcript-v1-talk.json")
+    assert report.talk == 3
+    assert (report.result, report.end_signed) == ("finished", True)
+    transcript = Transcript.from_bytes((VECTORS / "transcript-v1-talk.json").read_bytes())
+    assert [(t.seq, t.kind, t.seat, t.at_seq) for t in transcript.talk] == [
+        (1, "conventions", 0, 0), (2, "say", 2, 6), (3, "say", 0, 10)
+    ]  # fmt: skip
+    assert transcript.talk[2].text == "¡buena suerte! ♥ — 幸運を"
+    assert transcript.end is not None
+    assert json.loads(transcript.end.outcome)["talk"][0] == 3
+
+
+def test_every_single_byte_change_of_the_talk_is_detected() -> None:
+    """Random positions within the talk of the talk vector, each changed to a random other
+    byte: none verifies (every byte of a talk row is signed, chained, derived or checked)."""
+    data = (VECTORS / "transcript-v1-talk.json").read_bytes()
+    start = data.index(b',"talk":')
+    chooser = random.Random(32)
+    for _ in range(examples(600)):
+        at = chooser.randrange(start, len(data))
+        value = chooser.choice([b for b in range(256) if b != data[at]])
+        with pytest.raises(TranscriptError):
+            verify(Transcript.from_bytes(data[:at] + bytes([value]) + data[at + 1 :]))

@@ -30,6 +30,7 @@ from shared.crypto.fairdeal import commitment, deal_seed, shuffle
 from shared.crypto.keys import PrivateKey, public_key_raw, sign
 from shared.rules import GameState, Phase, RuleConfig, card_text, make_config, new_match
 from shared.rules.bot import choose_action
+from shared.talk import TalkHead, TalkLine, sign_talk_receipt, talk_hash
 from shared.transcript import (
     Clock,
     HandSecret,
@@ -74,6 +75,7 @@ class MatchBuilder:
     attest: bool = True
     entries: list[LoggedMove] = field(default_factory=list)
     hands: list[HandSecret] = field(default_factory=list)
+    talk: list[TalkLine] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.keys = {seat: vector_key(name) for seat, name in self.people.items()}
@@ -90,6 +92,7 @@ class MatchBuilder:
         self.bots = [s.bot for s in seats]
         self.state: GameState = new_match(self.config, first_dealer=self.first_dealer)
         self.prev = header_hash(self.header)
+        self.talk_prev = self.prev
         self.time_ms = STARTED_MS
 
     def signer(self, seat: int) -> PrivateKey:
@@ -114,6 +117,25 @@ class MatchBuilder:
         self.state = next_state(self.state, self.match_id, move, signature, secret or None)
         self.prev = digest
 
+    def say(self, seat: int, text: str, kind: str = "say") -> None:
+        """A talk entry of ``seat``, said after the last entry, signed, chained, receipted."""
+        seq = len(self.talk) + 1
+        self.time_ms += 60_000
+        unsigned = TalkLine(
+            seq, kind, seat, len(self.entries), self.prev, self.time_ms, text, b"", b""
+        )
+        message = unsigned.message(self.match_id, self.talk_prev)
+        signature = sign(self.keys[seat], message)
+        digest = talk_hash(message, signature)
+        receipt = sign_talk_receipt(SERVER, self.match_id, seq, digest)
+        self.talk.append(
+            TalkLine(
+                seq, kind, seat, unsigned.at_seq, unsigned.at_hash, unsigned.client_time_ms,
+                text, signature, receipt,
+            )
+        )  # fmt: skip
+        self.talk_prev = digest
+
     def cut(self, signer: Callable[[int], PrivateKey] | None = None) -> None:
         seat = cutting_seat(self.bots, self.state.dealer)
         number = self.state.hand_number + 1
@@ -133,10 +155,13 @@ class MatchBuilder:
         """The file, with the server's signed end once the match is over."""
         end = None
         if self.state.phase is Phase.MATCH_OVER:
-            outcome = end_outcome(self.state, abandoned=False)
+            talk = TalkHead(len(self.talk), self.talk_prev)
+            outcome = end_outcome(self.state, abandoned=False, talk=talk)
             seq = len(self.entries)
             end = MatchEnd(seq, outcome, sign_end(SERVER, self.match_id, seq, self.prev, outcome))
-        return Transcript(self.header, tuple(self.entries), tuple(self.hands), end)
+        return Transcript(
+            self.header, tuple(self.entries), tuple(self.hands), end, tuple(self.talk)
+        )
 
 
 def features() -> Transcript:
@@ -182,6 +207,24 @@ def short_match(match_id: str, preset: str) -> Transcript:
     return match.transcript()
 
 
+def talk() -> Transcript:
+    """Classic, Ann (seat 0) and Bob (seat 2) with two bots, who talk: Ann's side declares its
+    conventions before the first cut, Bob and Ann say something (not all of it ASCII) during
+    the hand; Ann resigns; the end names the talk's last entry."""
+    people = {0: "Ann", 2: "Bob"}
+    match = MatchBuilder("5eed0000ta1k0000000000000000004", make_config("classic"), people, 1)
+    match.say(0, "we open light; a discarded ace asks for aces", "conventions")
+    match.cut()  # dealer seat 1 is a bot: Bob cuts
+    match.play(5)
+    match.say(2, "good luck, partner")
+    match.play(4)
+    match.say(0, "¡buena suerte! ♥ — 幸運を")
+    while match.state.actor() != 0:
+        match.play(1)
+    match.add(0, ["resign"], match.signer(0))
+    return match.transcript()
+
+
 TRANSCRIPTS: dict[str, Callable[[], Transcript]] = {
     "transcript-v1-features.json": features,
     "transcript-v1-hand-and-foot.json": lambda: short_match(
@@ -190,6 +233,7 @@ TRANSCRIPTS: dict[str, Callable[[], Transcript]] = {
     "transcript-v1-modern-american.json": lambda: short_match(
         "5eed0000amer1can0000000000000003", "modern_american"
     ),
+    "transcript-v1-talk.json": talk,
 }
 
 
