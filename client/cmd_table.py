@@ -102,7 +102,7 @@ def full_history(conn: Connection, match_id: str) -> pb.GetHistoryResponse:
 )
 def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     """The match's log in readable form: every move, what it caused, hands and deals."""
-    from client.cmd_talk import full_talk
+    from client.cmd_talk import full_talk, talk_head_line
 
     with common.connect(common.profile()) as conn:
         match_id = common.resolve_match(conn, match)
@@ -125,6 +125,8 @@ def history(match: MatchArg = None, json: JsonOpt = False) -> None:
     if seat is None:
         typer.echo(_spectator_note(record))
     typer.echo(head_line(record))  # compare it with the other players
+    if said:
+        typer.echo(talk_head_line(record.header, said))  # and the talk's
 
 
 def _replayed(

@@ -172,6 +172,29 @@ def full_talk(conn: Connection, match_id: str) -> pb.GetTalkResponse:
         after = page.entries[-1].seq
 
 
+def talk_head_line(header: bytes, entries: list[pb.TalkEntry]) -> str:
+    """The talk's head, recomputed from the header and the signed entries: what players compare
+    (beside the log's head) to know that the server shows them all one talk."""
+    from shared.protocol import talk_line
+    from shared.talk import talk_hash
+    from shared.transcript import Header, TranscriptError, header_hash
+
+    try:
+        match_id = Header.from_bytes(header).match_id
+    except TranscriptError:
+        return "Talk head: the match header cannot be read"
+    prev = header_hash(header)
+    for entry in entries:
+        line = talk_line(entry)
+        try:
+            prev = talk_hash(line.message(match_id, prev), line.signature)
+        except ValueError:
+            return f"Talk head: talk entry {entry.seq} cannot be read"
+    if entries and prev != bytes(entries[-1].talk_hash):
+        return "Talk head: the talk does not chain to the hash the server gives for its last entry!"
+    return f"Talk head: talk entry {len(entries)}, hash {prev.hex()}"
+
+
 def safe(text: str) -> str:
     """What the server sent, shown only as printable text (it checks that; so does this)."""
     return "".join(c if c.isprintable() else "\ufffd" for c in text)

@@ -62,6 +62,12 @@ def test_talk_at_the_table_in_the_history_and_in_the_verified_record(
     history = ann.run("history", match_id).stdout
     assert "      > Bob (seat 2) says: good luck, partner" in history
     assert "talk entries signed and chained" in history
+    heads = {
+        next(line for line in p.run("history", match_id).stdout.splitlines() if "Talk head" in line)
+        for p in (ann, bob)
+    }
+    assert len(heads) == 1  # both are shown one talk
+    assert next(iter(heads)).startswith("Talk head: talk entry 3, hash ")
 
     for player in (ann, bob):  # the bots play both seats to the end
         player.run("cover", "on", match_id)
