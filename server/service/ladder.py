@@ -35,8 +35,8 @@ BOT_RATINGS = {"easy": Rating(1300, 50), "normal": Rating(1500, 50), "strong": R
 """Where each bot level stands: fixed, so that players' ratings are measured from them."""
 BOT_LEVEL = "normal"
 """The level of a bot seat whose level the match does not name."""
-ROUND_SECONDS = 30.0
-"""How often the ladder looks for finished matches."""
+ROUND_SECONDS = 5.0
+"""How often the ladder looks for finished matches (one small query when there is none)."""
 ROUND_MATCHES = 20
 """Matches one round takes in at most (the next round takes the rest)."""
 MAX_LISTED = 500
@@ -77,8 +77,8 @@ class Ladder:
     # -- reading ----------------------------------------------------------------------------
 
     def standings(self, limit: int) -> tuple[int, list[Standing]]:
-        """The current period and the rated players, best rating first (at most ``limit``),
-        with the bots' levels as anchors."""
+        """The current period and the ``limit`` rated players with the most rated matches,
+        best rating first, with the bots' levels as anchors."""
         if not 1 <= limit <= MAX_LISTED:
             raise InvalidRequestError(f"list 1 to {MAX_LISTED} players")
         with self.ctx.db.read() as session:
