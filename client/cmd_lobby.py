@@ -113,6 +113,9 @@ def create(
             metavar="POLICY",
         ),
     ] = "none",
+    unrated: Annotated[
+        bool, typer.Option("--unrated", help="The match does not count for the club ladder.")
+    ] = False,
     conventions: Annotated[
         str,
         typer.Option(
@@ -139,6 +142,7 @@ def create(
         target=target,
         bot_seats=bot or [],
         spectators=spectators,
+        unrated=unrated,
     )
     if days and hours:
         raise CliError("--days or --hours, not both", EXIT_USAGE)
@@ -331,6 +335,27 @@ def spectators(
         )
     else:
         typer.echo(f"match {match_id[:8]}: spectators {summary.spectators}")
+
+
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Examples:\n\n  canasta ratings\n\n  canasta ratings --limit 20 --json",
+)
+def ratings(
+    limit: Annotated[int, typer.Option(help="At most this many players.", min=1, max=500)] = 100,
+    json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
+) -> None:
+    """The club ladder: every rated player's Glicko-2 rating and statistics, best first, with
+    the bots' fixed ratings as anchors."""
+    from client.render import render_ratings
+    from shared.pb import canasta_pb2 as pb
+
+    with common.connect(common.profile()) as conn:
+        response = conn.call("GetRatings", pb.GetRatingsRequest(limit=limit))
+    if json:
+        common.print_json(response)
+        return
+    typer.echo(render_ratings(response))
 
 
 def _bank(text: str) -> tuple[int, int]:

@@ -66,6 +66,52 @@ def changes_text(entries: Sequence[pb.HistoryEntry], view: pb.MatchView, *, colo
     return "\n".join(lines)
 
 
+# -- the ladder -----------------------------------------------------------------------------------
+
+
+def render_ratings(response: pb.GetRatingsResponse) -> str:
+    """One line per player (and bot level), best rating first: the rating with its 95%
+    interval (two deviations) and the statistics per match, hand and move."""
+    if not any(not s.bot_level for s in response.standings):
+        head = "Nobody is rated yet: a finished rated match rates its players."
+    else:
+        head = (
+            f"Ratings (Glicko-2; a rating period is {response.period_days} days: a period's "
+            "results settle when it ends)"
+        )
+    lines = [head, ""]
+    lines.append(
+        f"{'player':<20} {'rating':>12} {'matches':>8} {'won':>5} {'hand avg':>9} "
+        f"{'canastas':>9} {'out':>5} {'move':>8} {'timeouts':>8}"
+    )
+    for s in response.standings:
+        rating = f"{s.rating:.0f}±{2 * s.rd:.0f}"
+        if s.bot_level:
+            lines.append(f"{s.display_name:<20} {s.rating:>12.0f}   (fixed: an anchor)")
+            continue
+        lines.append(
+            f"{s.display_name[:20]:<20} {rating:>12} {s.matches:>8} {s.wins:>5} "
+            f"{s.average_hand_score:>9.0f} {s.canastas_per_hand:>9.2f} "
+            f"{s.going_out_rate:>5.0%} {_duration(s.average_move_seconds):>8} {s.timeouts:>8}"
+        )
+    lines.append("")
+    lines.append(
+        "hand avg: the side's points per hand; canastas: the side's per hand; out: hands gone "
+        "out; move: the time a move of yours took, on average"
+    )
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 86_400:
+        return f"{seconds / 86_400:.1f}d"
+    if seconds >= 3_600:
+        return f"{seconds / 3_600:.1f}h"
+    if seconds >= 60:
+        return f"{seconds / 60:.0f}m"
+    return f"{seconds:.0f}s"
+
+
 # -- the match list -------------------------------------------------------------------------------
 
 

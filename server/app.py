@@ -91,6 +91,7 @@ class App:
         self.feed.start()
         self.service.absence.rounds.start()
         self.service.outbox.rounds.start()
+        self.service.ladder.rounds.start()
         if self.config.backup_dir is not None:
             self.backups = Periodic(
                 "canasta-backup", lambda: BACKUP_LOOK_SECONDS, self.backup_round
@@ -112,6 +113,7 @@ class App:
         if self.backups is not None:
             self.backups.stop()
         self.service.absence.rounds.stop()
+        self.service.ladder.rounds.stop()
         self.service.outbox.stop()
         self.feed.stop()
         self.bots.stop()

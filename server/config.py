@@ -126,6 +126,9 @@ class ServerConfig:
     """Notifications delivered (or given up) this many days ago are deleted (1 to 3650): a
     player's log of news, which Watch resumes from, reaches back this far, and storage stays
     bounded."""
+    ladder_period_days: int = 7
+    """The club ladder's rating period in days (1 to 365): a Glicko-2 period, whose results
+    settle into players' ratings when it ends (``server.service.ladder``)."""
     test_clock_speed: int = 1
     """For trying clocks out on a test server: every time control runs this many times faster
     (1440: a day per move lasts a minute), reminders and bank with it (1 to 100000). Refused
@@ -306,7 +309,8 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "limit_code_mails_per_hour", "limit_smtp_connections",
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
          "limit_smtp_mails_per_minute_per_peer", "test_clock_speed",
-         "notification_retention_days", "backup_every_hours", "backup_keep"}  # fmt: skip
+         "notification_retention_days", "backup_every_hours", "backup_keep",
+         "ladder_period_days"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
 _BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
@@ -326,6 +330,7 @@ _RANGES = {
     "notification_retention_days": (1, 3650),
     "backup_every_hours": (1, 8760),
     "backup_keep": (1, 10_000),
+    "ladder_period_days": (1, 365),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

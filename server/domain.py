@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from shared.glicko2 import Rating, Tally, idle, rated
 from shared.rules import Event, PlayerView, RuleConfig
 from shared.transcript import MatchEnd
 
@@ -172,6 +173,10 @@ class Seat:
     """The spectator policy this seat's player asked to change the match to (a
     ``Spectators`` value); empty: none asked. It changes once every seated player asks the
     same."""
+    rating: int = 0
+    """The player's ladder rating now (a bot's: its level's fixed one); 0: not rated yet."""
+    timeouts: int = 0
+    """How many of this seat's turns ran out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +207,8 @@ class Match:
     last; ``(0, 0)``: none), which the table shows (``Play.recover``)."""
     spectators: Spectators = Spectators.NONE
     """Who else may follow the match, and what of it."""
+    rated: bool = True
+    """The match counts for the club ladder (``server.service.ladder``)."""
 
     def seat_of(self, player_id: int) -> int | None:
         for seat in self.seats:
@@ -220,6 +227,38 @@ class MatchHead:
     head_hash: bytes
     seat_blocked: bool
     """The player in the asked-about seat is blocked (False for bots and empty seats)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A player on the club ladder: their Glicko-2 rating when the rating period ``period``
+    began, that period's results so far, and the statistics of their rated matches."""
+
+    player_id: int
+    name: str
+    base: Rating = Rating()
+    period: int = 0
+    tally: Tally = Tally()
+    matches: int = 0
+    wins: int = 0
+    hands: int = 0
+    hand_points: int = 0
+    canastas: int = 0
+    went_out: int = 0
+    moves: int = 0
+    move_ms: int = 0
+    timeouts: int = 0
+    bot_level: str = ""
+    """A bot's level (its rating is fixed: an anchor); empty for a person."""
+
+    def rating_at(self, period: int) -> Rating:
+        """The rating in ``period``: the update from this period's results so far, and a
+        wider RD for each period since without a game (``shared.glicko2``)."""
+        if self.bot_level:
+            return self.base
+        if self.tally.games:
+            return idle(rated(self.base, self.tally), max(period - self.period - 1, 0))
+        return idle(self.base, period - self.period) if period > self.period else self.base
 
 
 @dataclass(frozen=True, slots=True)

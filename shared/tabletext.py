@@ -254,6 +254,7 @@ def render_table(
     lines = [_header(view, color)]
     lines += _spectator_rows(view)
     lines += _score_rows(view, names, color)
+    lines += _ladder_rows(view, names)
     if in_hand or any(v.hand_counts):
         lines += _seat_rows(v, names, color)
     if in_hand:
@@ -456,6 +457,18 @@ def _spectator_rows(view: pb.MatchView) -> list[str]:
             f"{who} asked {wish}: `canasta spectators {ask} {view.match.match_id[:8]}` agrees"
         )
     return lines
+
+
+def _ladder_rows(view: pb.MatchView, names: SeatNames) -> list[str]:
+    """The players' ladder ratings (those rated yet), or that the match counts for none."""
+    from shared.pb import canasta_pb2 as pb
+
+    people = [s for s in view.match.seats if s.kind == pb.SEAT_KIND_HUMAN and s.rating]
+    if not view.match.rated:
+        return [_row("Ladder", "this match is unrated")] if people else []
+    if not people:
+        return []
+    return _rows("Ladder", [f"{names.short(s.seat)} {s.rating}" for s in people], ", ")
 
 
 def _score_rows(view: pb.MatchView, names: SeatNames, color: bool) -> list[str]:

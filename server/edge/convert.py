@@ -19,6 +19,7 @@ from server.domain import (
     SeatKind,
     ServerInfo,
     Settings,
+    Standing,
     StandingOrders,
     Talk,
     TalkEntry,
@@ -26,6 +27,7 @@ from server.domain import (
 )
 from server.service import clocks
 from server.service.clocks import ClockChoice
+from server.service.ladder import BOT_LEVEL, BOT_RATINGS
 from server.service.preferences import SettingsChange
 from server.service.talk import Said
 from shared.pb import canasta_pb2 as pb
@@ -96,6 +98,8 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         abort_asked=seat.abort_asked,
         reply_moves=seat.reply_moves,
         spectators_vote=seat.spectators_vote,
+        rating=seat.rating
+        or (round(BOT_RATINGS[BOT_LEVEL].rating) if seat.kind is SeatKind.BOT else 0),
     )
 
 
@@ -197,6 +201,7 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         recovered_from=match.recovered[0],
         recovered_until=match.recovered[1],
         spectators=match.spectators.value,
+        rated=match.rated,
     )
     if match.clock is not None and not match.clock.paused:  # a paused clock has no deadline
         message.clock.CopyFrom(
@@ -233,6 +238,27 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
         message.my_orders.CopyFrom(orders_to_pb(mine.orders))
         message.my_orders_per_match = mine.orders_per_match
     return message
+
+
+def standing_to_pb(standing: Standing, period: int) -> pb.PlayerStanding:
+    """A ladder line: the rating in ``period`` and the statistics per hand and per move."""
+    rating = standing.rating_at(period)
+    hands = standing.hands or 1
+    return pb.PlayerStanding(
+        display_name=standing.name,
+        bot_level=standing.bot_level,
+        rating=rating.rating,
+        rd=rating.rd,
+        volatility=rating.volatility,
+        matches=standing.matches,
+        wins=standing.wins,
+        hands=standing.hands,
+        average_hand_score=standing.hand_points / hands,
+        canastas_per_hand=standing.canastas / hands,
+        going_out_rate=standing.went_out / hands,
+        average_move_seconds=standing.move_ms / 1000 / (standing.moves or 1),
+        timeouts=standing.timeouts,
+    )
 
 
 def receipt_to_pb(receipt: Receipt) -> pb.Receipt:

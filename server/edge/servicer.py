@@ -261,6 +261,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             list(request.bot_seats),
             convert.clock_choice(request.time_control),
             request.spectators,
+            request.unrated,
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
@@ -360,6 +361,18 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _start_match(self, request: pb.StartMatchRequest, sender: Sender) -> pb.StartMatchResponse:
         summary = self.service.start_match(self._writer(sender), request.match_id)
         return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
+
+    async def GetRatings(self, request: pb.GetRatingsRequest, context: Any) -> Any:
+        return await self._run(context, self._get_ratings, request)
+
+    def _get_ratings(self, request: pb.GetRatingsRequest, sender: Sender) -> pb.GetRatingsResponse:
+        self._reader(sender)  # signed-in players only: the ladder is the club's
+        ladder = self.service.ladder
+        period, standings = ladder.standings(request.limit or 100)
+        return pb.GetRatingsResponse(
+            standings=[convert.standing_to_pb(s, period) for s in standings],
+            period_days=self.service.ctx.config.ladder_period_days,
+        )
 
     async def ListMyMatches(self, request: pb.ListMyMatchesRequest, context: Any) -> Any:
         return await self._run(context, self._list_my_matches, request)

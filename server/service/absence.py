@@ -106,6 +106,7 @@ class Absence:
                 return 0  # moved, or handled by another process, meanwhile
             cover = Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
             match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
+            repo.add_timeout(match.id, clock.seat)
             repo.add_notices(notices.deadline_passed(match, state, clock.seat, cover), now)
         log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
         self._publish(match, state)

@@ -53,6 +53,7 @@ from server.service.accounts import Accounts, Caller, Token, token_hash
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import InvalidRequestError
+from server.service.ladder import Ladder
 from server.service.letters import TableText
 from server.service.lobby import Lobby
 from server.service.mailin import MailIn
@@ -80,6 +81,7 @@ class CanastaService:
         self.talk = TalkService(ctx)
         self.outbox = Outbox(ctx, self.play.view_for, table_text)
         self.mail = MailIn(ctx, self.play)
+        self.ladder = Ladder(ctx)
         """Moves that come as text or mail (armored blocks), through ``play.submit``."""
 
     # -- identity -----------------------------------------------------------------------------
@@ -120,9 +122,10 @@ class CanastaService:
         bot_seats: Sequence[int],
         clock: ClockChoice = NO_CLOCK,
         spectators: str = "",
+        unrated: bool = False,
     ) -> tuple[MatchSummary, str]:
         return self.lobby.create(
-            caller.player, preset, options, target, seat, bot_seats, clock, spectators
+            caller.player, preset, options, target, seat, bot_seats, clock, spectators, unrated
         )
 
     def join_match(

@@ -58,6 +58,7 @@ class Lobby:
         bot_seats: Sequence[int],
         clock: ClockChoice = NO_CLOCK,
         spectators: str = "",
+        unrated: bool = False,
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
         control = clocks.time_control(clock)
@@ -80,7 +81,7 @@ class Lobby:
             self._check_open_matches(repo, player)
             now = ctx.clock()
             match = _new_match(player, config, mine, bots, now, control, ctx.config.hour_ms)
-            repo.add_match(dataclasses.replace(match, spectators=policy))
+            repo.add_match(dataclasses.replace(match, spectators=policy, rated=not unrated))
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)

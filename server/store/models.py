@@ -115,6 +115,10 @@ class MatchRow(SQLModel, table=True):
     """The entries a restore lost that players' copies brought back (0, 0: none)."""
     spectators: str = Field(default="none", max_length=16)
     """Who else may follow the match (``server.domain.Spectators``)."""
+    rated: bool = True
+    """The match counts for the club ladder (chosen at creation)."""
+    rated_ms: int = _big(index=True)
+    """When the ladder took the finished match in (0: not yet; ``server.service.ladder``)."""
 
 
 class SeatRow(SQLModel, table=True):
@@ -137,6 +141,37 @@ class SeatRow(SQLModel, table=True):
     order_answer: str | None = Field(default=None, max_length=8)
     spectators_vote: str = Field(default="", max_length=16)
     """The spectator policy this seat's player asked for (empty: none)."""
+    timeouts: int = 0
+    """How many of this seat's turns ran out (for the ladder's statistics)."""
+
+
+class StandingRow(SQLModel, table=True):
+    """A player on the club ladder (``server.service.ladder``): their Glicko-2 rating as the
+    current rating period began, the period's results so far (``shared.glicko2.Tally``), and
+    the statistics of their rated matches."""
+
+    __tablename__ = "standing"
+
+    player_id: int = Field(foreign_key="player.id", primary_key=True)
+    rating: float = 1500.0
+    rd: float = 350.0
+    volatility: float = 0.06
+    period: int = _big()
+    """The rating period the rating was taken at (days since the epoch / the period's length)."""
+    information: float = 0.0
+    surprise: float = 0.0
+    games: int = 0
+    """This period's results (``shared.glicko2.Tally``)."""
+    matches: int = 0
+    wins: int = 0
+    hands: int = 0
+    hand_points: int = _big()
+    canastas: int = 0
+    went_out: int = 0
+    moves: int = 0
+    move_ms: int = _big()
+    """The time the player's moves took in all, each from the entry before it."""
+    timeouts: int = 0
 
 
 class SpectatorRow(SQLModel, table=True):

@@ -534,6 +534,7 @@ class SeatInfo(_message.Message):
     ABORT_ASKED_FIELD_NUMBER: _builtins.int
     REPLY_MOVES_FIELD_NUMBER: _builtins.int
     SPECTATORS_VOTE_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -557,6 +558,8 @@ class SeatInfo(_message.Message):
     """
     spectators_vote: _builtins.str
     """The spectator policy the seat's player asked to change the match to (empty: none)."""
+    rating: _builtins.int
+    """The player's ladder rating now (a bot's: its level's fixed one); 0: not rated yet."""
     def __init__(
         self,
         *,
@@ -571,10 +574,11 @@ class SeatInfo(_message.Message):
         abort_asked: _builtins.bool = ...,
         reply_moves: _builtins.bool = ...,
         spectators_vote: _builtins.str = ...,
+        rating: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "rating", b"rating", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -686,6 +690,7 @@ class MatchSummary(_message.Message):
     RECOVERED_FROM_FIELD_NUMBER: _builtins.int
     RECOVERED_UNTIL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     preset: _builtins.str
     status: Global___MatchStatus.ValueType
@@ -718,6 +723,8 @@ class MatchSummary(_message.Message):
     (and each hand's cards once it is over), "after-match" (and every hand's cards once the
     match is over).
     """
+    rated: _builtins.bool
+    """The match counts for the club ladder (the default; CreateMatchRequest.unrated)."""
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
     @_builtins.property
@@ -758,10 +765,11 @@ class MatchSummary(_message.Message):
         recovered_from: _builtins.int = ...,
         recovered_until: _builtins.int = ...,
         spectators: _builtins.str = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "clock", b"clock", "my_seat", b"my_seat", "time_control", b"time_control", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "recovered_from", b"recovered_from", "recovered_until", b"recovered_until", "revision", b"revision", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_clock", b"_clock", "_my_seat", b"_my_seat", "_to_act", b"_to_act", "aborted", b"aborted", "changed", b"changed", "clock", b"clock", "created_at_ms", b"created_at_ms", "hand_number", b"hand_number", "invite_code", b"invite_code", "match_id", b"match_id", "my_seat", b"my_seat", "my_turn", b"my_turn", "players", b"players", "preset", b"preset", "rated", b"rated", "recovered_from", b"recovered_from", "recovered_until", b"recovered_until", "revision", b"revision", "scores", b"scores", "seats", b"seats", "spectators", b"spectators", "status", b"status", "target", b"target", "time_control", b"time_control", "to_act", b"to_act", "version", b"version", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__clock: _TypeAlias = _typing.Literal["clock"]  # noqa: Y015
     _WhichOneofArgType__clock: _TypeAlias = _typing.Literal["_clock", b"_clock"]  # noqa: Y015
@@ -809,6 +817,7 @@ class CreateMatchRequest(_message.Message):
     BOT_SEATS_FIELD_NUMBER: _builtins.int
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
+    UNRATED_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     target: _builtins.int
     """0: the preset's target."""
@@ -816,6 +825,8 @@ class CreateMatchRequest(_message.Message):
     """The creator's seat (default 0); the seat decides the partnership."""
     spectators: _builtins.str
     """Who else may follow the match (MatchSummary.spectators); empty: "none"."""
+    unrated: _builtins.bool
+    """The match does not count for the club ladder."""
     @_builtins.property
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Rule options over the preset: option name -> JSON value text ("true", "7500", "\\"draw\\"")."""
@@ -838,16 +849,123 @@ class CreateMatchRequest(_message.Message):
         bot_seats: _abc.Iterable[_builtins.int] | None = ...,
         time_control: Global___TimeControl | None = ...,
         spectators: _builtins.str = ...,
+        unrated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control", "unrated", b"unrated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
 
 Global___CreateMatchRequest: _TypeAlias = CreateMatchRequest  # noqa: Y015
+
+@_typing.final
+class GetRatingsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LIMIT_FIELD_NUMBER: _builtins.int
+    limit: _builtins.int
+    """At most this many players (1 to 500; 0: 100)."""
+    def __init__(
+        self,
+        *,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsRequest: _TypeAlias = GetRatingsRequest  # noqa: Y015
+
+@_typing.final
+class PlayerStanding(_message.Message):
+    """One player on the ladder, or a bot level (bot_level set, its rating fixed)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
+    RATING_FIELD_NUMBER: _builtins.int
+    RD_FIELD_NUMBER: _builtins.int
+    VOLATILITY_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    AVERAGE_HAND_SCORE_FIELD_NUMBER: _builtins.int
+    CANASTAS_PER_HAND_FIELD_NUMBER: _builtins.int
+    GOING_OUT_RATE_FIELD_NUMBER: _builtins.int
+    AVERAGE_MOVE_SECONDS_FIELD_NUMBER: _builtins.int
+    TIMEOUTS_FIELD_NUMBER: _builtins.int
+    display_name: _builtins.str
+    bot_level: _builtins.str
+    rating: _builtins.float
+    """Glicko-2: the rating now, its deviation (a 95% interval is about rating +- 2 rd) and
+    the volatility.
+    """
+    rd: _builtins.float
+    volatility: _builtins.float
+    matches: _builtins.int
+    wins: _builtins.int
+    hands: _builtins.int
+    average_hand_score: _builtins.float
+    """Per hand played: the side's hand total, and its canastas."""
+    canastas_per_hand: _builtins.float
+    going_out_rate: _builtins.float
+    """The hands this player went out in, per hand played."""
+    average_move_seconds: _builtins.float
+    """The time the player's own moves took, each from the entry before it, on average."""
+    timeouts: _builtins.int
+    def __init__(
+        self,
+        *,
+        display_name: _builtins.str = ...,
+        bot_level: _builtins.str = ...,
+        rating: _builtins.float = ...,
+        rd: _builtins.float = ...,
+        volatility: _builtins.float = ...,
+        matches: _builtins.int = ...,
+        wins: _builtins.int = ...,
+        hands: _builtins.int = ...,
+        average_hand_score: _builtins.float = ...,
+        canastas_per_hand: _builtins.float = ...,
+        going_out_rate: _builtins.float = ...,
+        average_move_seconds: _builtins.float = ...,
+        timeouts: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["average_hand_score", b"average_hand_score", "average_move_seconds", b"average_move_seconds", "bot_level", b"bot_level", "canastas_per_hand", b"canastas_per_hand", "display_name", b"display_name", "going_out_rate", b"going_out_rate", "hands", b"hands", "matches", b"matches", "rating", b"rating", "rd", b"rd", "timeouts", b"timeouts", "volatility", b"volatility", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerStanding: _TypeAlias = PlayerStanding  # noqa: Y015
+
+@_typing.final
+class GetRatingsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    PERIOD_DAYS_FIELD_NUMBER: _builtins.int
+    period_days: _builtins.int
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlayerStanding]: ...
+    def __init__(
+        self,
+        *,
+        standings: _abc.Iterable[Global___PlayerStanding] | None = ...,
+        period_days: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["period_days", b"period_days", "standings", b"standings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetRatingsResponse: _TypeAlias = GetRatingsResponse  # noqa: Y015
 
 @_typing.final
 class CreateMatchResponse(_message.Message):

@@ -114,6 +114,11 @@ class CanastaStub:
                 request_serializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesRequest.SerializeToString,
                 response_deserializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesResponse.FromString,
                 _registered_method=True)
+        self.GetRatings = channel.unary_unary(
+                '/canasta.v1.Canasta/GetRatings',
+                request_serializer=shared_dot_pb_dot_canasta__pb2.GetRatingsRequest.SerializeToString,
+                response_deserializer=shared_dot_pb_dot_canasta__pb2.GetRatingsResponse.FromString,
+                _registered_method=True)
         self.GetView = channel.unary_unary(
                 '/canasta.v1.Canasta/GetView',
                 request_serializer=shared_dot_pb_dot_canasta__pb2.GetViewRequest.SerializeToString,
@@ -269,6 +274,14 @@ class CanastaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetRatings(self, request, context):
+        """The club ladder: every rated player's Glicko-2 rating and statistics, and the bots'
+        fixed ratings, best first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetView(self, request, context):
         """Play.
         """
@@ -401,6 +414,11 @@ def add_CanastaServicer_to_server(servicer, server):
                     servicer.ListMyMatches,
                     request_deserializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesRequest.FromString,
                     response_serializer=shared_dot_pb_dot_canasta__pb2.ListMyMatchesResponse.SerializeToString,
+            ),
+            'GetRatings': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRatings,
+                    request_deserializer=shared_dot_pb_dot_canasta__pb2.GetRatingsRequest.FromString,
+                    response_serializer=shared_dot_pb_dot_canasta__pb2.GetRatingsResponse.SerializeToString,
             ),
             'GetView': grpc.unary_unary_rpc_method_handler(
                     servicer.GetView,
@@ -870,6 +888,33 @@ class Canasta:
             '/canasta.v1.Canasta/ListMyMatches',
             shared_dot_pb_dot_canasta__pb2.ListMyMatchesRequest.SerializeToString,
             shared_dot_pb_dot_canasta__pb2.ListMyMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRatings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/canasta.v1.Canasta/GetRatings',
+            shared_dot_pb_dot_canasta__pb2.GetRatingsRequest.SerializeToString,
+            shared_dot_pb_dot_canasta__pb2.GetRatingsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -86,6 +86,10 @@ class CanastaStub:
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]
     ListMyMatches: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]
+    GetRatings: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetRatingsRequest, _canasta_pb2.GetRatingsResponse]
+    """The club ladder: every rated player's Glicko-2 rating and statistics, and the bots'
+    fixed ratings, best first.
+    """
     GetView: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]
     """Play."""
     Submit: _grpc.UnaryUnaryMultiCallable[_canasta_pb2.SubmitRequest, _canasta_pb2.SubmitResponse]
@@ -148,6 +152,10 @@ class CanastaAsyncStub(CanastaStub):
     """The caller's settings: time zone, notification e-mail and webhook."""
     UpdateSettings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.UpdateSettingsRequest, _canasta_pb2.Settings]  # type: ignore[assignment]
     ListMyMatches: _aio.UnaryUnaryMultiCallable[_canasta_pb2.ListMyMatchesRequest, _canasta_pb2.ListMyMatchesResponse]  # type: ignore[assignment]
+    GetRatings: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetRatingsRequest, _canasta_pb2.GetRatingsResponse]  # type: ignore[assignment]
+    """The club ladder: every rated player's Glicko-2 rating and statistics, and the bots'
+    fixed ratings, best first.
+    """
     GetView: _aio.UnaryUnaryMultiCallable[_canasta_pb2.GetViewRequest, _canasta_pb2.GetViewResponse]  # type: ignore[assignment]
     """Play."""
     Submit: _aio.UnaryUnaryMultiCallable[_canasta_pb2.SubmitRequest, _canasta_pb2.SubmitResponse]  # type: ignore[assignment]
@@ -303,6 +311,16 @@ class CanastaServicer(metaclass=_abc_1.ABCMeta):
         request: _canasta_pb2.ListMyMatchesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_canasta_pb2.ListMyMatchesResponse, _abc.Awaitable[_canasta_pb2.ListMyMatchesResponse]]: ...
+
+    @_abc_1.abstractmethod
+    def GetRatings(
+        self,
+        request: _canasta_pb2.GetRatingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_canasta_pb2.GetRatingsResponse, _abc.Awaitable[_canasta_pb2.GetRatingsResponse]]:
+        """The club ladder: every rated player's Glicko-2 rating and statistics, and the bots'
+        fixed ratings, best first.
+        """
 
     @_abc_1.abstractmethod
     def GetView(

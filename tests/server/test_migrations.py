@@ -97,6 +97,7 @@ ALL = [
     "0010",
     "0011",
     "0012",
+    "0013",
 ]
 
 
@@ -408,9 +409,10 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                    "order_answer"),
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms",
-                  "header", "recovered_from", "recovered_until", "spectators"),
+                  "header", "recovered_from", "recovered_until", "spectators", "rated",
+                  "rated_ms"),
         "seat": ("bank_ms", "covered", "abort_asked", "order_draw", "order_answer",
-                 "spectators_vote"),
+                 "spectators_vote", "timeouts"),
         "log_entry": ("standing_order",),
     }  # fmt: skip
     for table, columns in later.items():

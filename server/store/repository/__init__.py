@@ -6,13 +6,15 @@ Its writes that are prepared SQL alone are a ``PreparedRepository`` of their own
 without a session too (``Database.write_statements``: how a move is stored).
 
 It is a short composition of rooms, one concern each: ``players``, ``matches``, ``outbox``,
-``admin``, ``spectators``, ``talk``, standing on ``base`` (the session, and reading
-matches), ``prepared`` (the move path's prepared statements) and ``records`` (rows to records).
+``admin``, ``spectators``, ``ladder``, ``talk``, standing on ``base`` (the session, and
+reading matches), ``prepared`` (the move path's prepared statements) and ``records`` (rows to
+records).
 """
 
 from __future__ import annotations
 
 from server.store.repository.admin import AdminRoom
+from server.store.repository.ladder import LadderRoom
 from server.store.repository.matches import MatchesRoom
 from server.store.repository.outbox import OutboxRoom
 from server.store.repository.players import PlayersRoom
@@ -32,7 +34,9 @@ from server.store.repository.spectators import SpectatorsRoom
 from server.store.repository.talk import TalkRoom
 
 
-class Repository(PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom, SpectatorsRoom, TalkRoom):
+class Repository(
+    PlayersRoom, MatchesRoom, OutboxRoom, AdminRoom, SpectatorsRoom, LadderRoom, TalkRoom
+):
     """Every room over one session: what callers use (``ctx.repo(session)``)."""
 
 

@@ -21,11 +21,13 @@ from server.store.models import (
     MatchRow,
     PlayerRow,
     SeatRow,
+    StandingRow,
 )
 from server.store.repository.prepared import (
     PreparedRepository,
 )
 from server.store.repository.records import (
+    ladder_rating,
     orders_of,
     stored_config,
     time_control_from_json,
@@ -52,14 +54,15 @@ class Room(PreparedRepository):
         if not rows:
             return []
         seat_rows = self.session.exec(
-            select(SeatRow, PlayerRow)
+            select(SeatRow, PlayerRow, StandingRow)
             .join(PlayerRow, col(PlayerRow.id) == col(SeatRow.player_id), isouter=True)
+            .join(StandingRow, col(StandingRow.player_id) == col(SeatRow.player_id), isouter=True)
             .where(col(SeatRow.match_id).in_([r.id for r in rows]))
             .order_by(col(SeatRow.match_id), col(SeatRow.seat))
         ).all()
         seats: dict[str, list[Seat]] = {}
-        for seat, player in seat_rows:
-            seats.setdefault(seat.match_id, []).append(self._seat(seat, player))
+        for seat, player, standing in seat_rows:
+            seats.setdefault(seat.match_id, []).append(self._seat(seat, player, standing))
         return [self._match_of(row, tuple(seats.get(row.id, ()))) for row in rows]
 
     def _match_of(self, row: MatchRow, seats: tuple[Seat, ...]) -> Match:
@@ -88,9 +91,12 @@ class Room(PreparedRepository):
             header=row.header or b"",
             recovered=(row.recovered_from, row.recovered_until),
             spectators=Spectators(row.spectators),
+            rated=row.rated,
         )
 
-    def _seat(self, row: SeatRow, player: PlayerRow | None) -> Seat:
+    def _seat(
+        self, row: SeatRow, player: PlayerRow | None, standing: StandingRow | None = None
+    ) -> Seat:
         kind = SeatKind(row.kind)
         if kind is SeatKind.BOT:
             return Seat(row.seat, kind, None, f"bot {row.seat}", self.bot_public_key, 0)
@@ -114,4 +120,6 @@ class Room(PreparedRepository):
             orders=orders_of(row, player),
             orders_per_match=row.order_draw is not None,
             spectators_vote=row.spectators_vote,
+            rating=0 if standing is None else round(ladder_rating(standing)),
+            timeouts=row.timeouts,
         )

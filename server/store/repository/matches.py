@@ -86,6 +86,7 @@ class MatchesRoom(Room):
                 updated_ms=match.updated_ms,
                 time_control_json=time_control_json(match.time_control),
                 spectators=match.spectators.value,
+                rated=match.rated,
             )
         )
         self.session.flush()

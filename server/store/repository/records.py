@@ -16,6 +16,7 @@ from server.domain import (
     Hand,
     Notification,
     Player,
+    Standing,
     StandingOrders,
     TimeControl,
     TimeoutPolicy,
@@ -27,7 +28,9 @@ from server.store.models import (
     NotificationRow,
     PlayerRow,
     SeatRow,
+    StandingRow,
 )
+from shared.glicko2 import Rating, Tally, rated
 from shared.rules import Event, GameState, RuleConfig
 
 Snapshot = tuple[int, GameState]
@@ -172,6 +175,57 @@ def orders_of(row: SeatRow, player: PlayerRow) -> StandingOrders:
     if row.order_draw is not None:
         return StandingOrders(row.order_draw, row.order_answer or "")
     return StandingOrders(player.order_draw, player.order_answer)
+
+
+def standing_record(row: StandingRow, name: str) -> Standing:
+    return Standing(
+        player_id=row.player_id,
+        name=name,
+        base=Rating(row.rating, row.rd, row.volatility),
+        period=row.period,
+        tally=Tally(row.information, row.surprise, row.games),
+        matches=row.matches,
+        wins=row.wins,
+        hands=row.hands,
+        hand_points=row.hand_points,
+        canastas=row.canastas,
+        went_out=row.went_out,
+        moves=row.moves,
+        move_ms=row.move_ms,
+        timeouts=row.timeouts,
+    )
+
+
+def ladder_rating(row: StandingRow) -> float:
+    """A standing's rating now: the update from its period's results so far."""
+    base = Rating(row.rating, row.rd, row.volatility)
+    return (
+        rated(base, Tally(row.information, row.surprise, row.games)).rating
+        if row.games
+        else row.rating
+    )
+
+
+def standing_row(standing: Standing) -> StandingRow:
+    return StandingRow(
+        player_id=standing.player_id,
+        rating=standing.base.rating,
+        rd=standing.base.rd,
+        volatility=standing.base.volatility,
+        period=standing.period,
+        information=standing.tally.information,
+        surprise=standing.tally.surprise,
+        games=standing.tally.games,
+        matches=standing.matches,
+        wins=standing.wins,
+        hands=standing.hands,
+        hand_points=standing.hand_points,
+        canastas=standing.canastas,
+        went_out=standing.went_out,
+        moves=standing.moves,
+        move_ms=standing.move_ms,
+        timeouts=standing.timeouts,
+    )
 
 
 @lru_cache(maxsize=256)
