@@ -1,7 +1,7 @@
 """Delivering notifications: e-mail over SMTP (each, or a daily digest) and webhooks.
 
 Notifications are rows written in the same commit as the change that causes them
-(``server.service.notices``); this worker delivers them, in rounds every ``outbox_poll_ms``
+(``server.service.news.causes``); this worker delivers them, in rounds every ``outbox_poll_ms``
 (``rounds``, a thread that starts deliveries and does not wait for them) or by ``deliver(now)``
 (tests and one-off callers: everything due, waiting until it is done).
 
@@ -34,7 +34,7 @@ Digests: a player in mode ``digest`` gets one mail a day, at ``digest_hour`` in 
 zone, with every notification since the last; the day's digest is claimed by a conditional
 update of the player's ``digest_sent_ms``.
 
-Webhooks: an HTTP POST of JSON (``server.service.letters.webhook_json``: no hand) with the
+Webhooks: an HTTP POST of JSON (``server.service.news.words.webhook_json``: no hand) with the
 header ``X-Canasta-Signature: sha256=<hex HMAC-SHA256 of the body with the player's secret>``.
 Unless ``webhook_allow_private`` is set (tests with a receiver on 127.0.0.1), a webhook whose
 host resolves to an address that is not globally reachable unicast is refused, at each
@@ -65,9 +65,10 @@ from email.utils import formatdate, make_msgid
 
 from server.config import ServerConfig
 from server.domain import EmailMode, Match, MatchStatus, MatchView, Notification, Settings
-from server.service import letters, matches, replies
+from server.service import matches
 from server.service.clocks import zone
 from server.service.context import ServiceContext
+from server.service.news import replies, words
 from server.service.periodic import Periodic
 from shared.rules import GameState
 
@@ -104,7 +105,7 @@ class Outbox:
         self,
         ctx: ServiceContext,
         views: Callable[[Match, GameState, int], MatchView],
-        table_text: letters.TableText,
+        table_text: words.TableText,
         send_mail: MailSender | None = None,
         post: WebhookPoster | None = None,
     ) -> None:
@@ -332,7 +333,7 @@ class Outbox:
             if not address or address != settings.email_pending or not latest:
                 return "off"  # another code was asked for since: this one is void
             return "send"
-        if note.kind in letters.ANSWERS:  # the player's own mail asked for it
+        if note.kind in words.ANSWERS:  # the player's own mail asked for it
             return "send" if settings.email_verified else "off"
         if not settings.email_verified or settings.email_mode is EmailMode.OFF:
             return "off"
@@ -348,25 +349,21 @@ class Outbox:
             return plan
         if note.kind == "verify_email":
             address = str(note.facts.get("address", ""))
-            self._send(
-                address, letters.subject(note), letters.mail_body([note], {}, settings), note
-            )
+            self._send(address, words.subject(note), words.mail_body([note], {}, settings), note)
             return "sent"
         tables = self._tables([note], settings)
         codes = self._reply_codes(tables, settings)
-        subject = letters.subject(note)
+        subject = words.subject(note)
         if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
             subject += f" [{next(iter(codes.values()))}]"
-        self._send(
-            settings.email, subject, letters.mail_body([note], tables, settings, codes), note
-        )
+        self._send(settings.email, subject, words.mail_body([note], tables, settings, codes), note)
         return "sent"
 
     def _reply_codes(
-        self, tables: dict[str, letters.MailTable], settings: Settings
+        self, tables: dict[str, words.MailTable], settings: Settings
     ) -> dict[str, str]:
         """A fresh single-use reply code for each table where it is the player's move, if they
-        take moves by reply (``server.service.replies``); stored before the mail goes."""
+        take moves by reply (``server.service.news.replies``); stored before the mail goes."""
         if not settings.allow_reply_moves or not settings.email_verified:
             return {}
         mine = {
@@ -404,9 +401,7 @@ class Outbox:
         except (smtplib.SMTPException, OSError) as exc:
             raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
 
-    def _tables(
-        self, notes: list[Notification], settings: Settings
-    ) -> dict[str, letters.MailTable]:
+    def _tables(self, notes: list[Notification], settings: Settings) -> dict[str, words.MailTable]:
         """Each match's table as the player sees it now (only matches they sit in), rendered
         from the view their own GetView would get, in their time zone."""
         positions: list[tuple[Match, GameState, int]] = []
@@ -422,7 +417,7 @@ class Outbox:
                     positions.append((match, matches.load_state(ctx, repo, match), seat))
         now = ctx.clock()
         return {
-            match.id: letters.MailTable(
+            match.id: words.MailTable(
                 match,
                 state,
                 seat,
@@ -465,7 +460,7 @@ class Outbox:
                 repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
             tables = self._tables(notes, settings)
-            body = letters.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
+            body = words.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
             try:
                 self._send(settings.email, subject, body, None)
             except DeliveryError as exc:
@@ -480,7 +475,7 @@ class Outbox:
     def _webhook(self, note: Notification, settings: Settings) -> str:
         if not settings.webhook_url or not _hooked(note.kind):
             return "off"
-        body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
+        body = json.dumps(words.webhook_json(note, settings), sort_keys=True).encode()
         signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
         headers = {
             "Content-Type": "application/json",
@@ -515,7 +510,7 @@ class Outbox:
         if settings is None:
             return last, []
         return last, [
-            (note, letters.headline(note, None, settings))
+            (note, words.headline(note, None, settings))
             for note in found
             if note.kind != "verify_email"
         ]
@@ -524,7 +519,7 @@ class Outbox:
 def _hooked(kind: str) -> bool:
     """Whether a notification of ``kind`` goes to webhooks: not a code (it must come by
     mail), not an answer to a player's mail (it belongs in their inbox)."""
-    return kind != "verify_email" and kind not in letters.ANSWERS
+    return kind != "verify_email" and kind not in words.ANSWERS
 
 
 def _digest_time(now: int, time_zone: str, hour: int) -> int:
