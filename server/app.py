@@ -1,6 +1,7 @@
 """Assembling a server from its three rooms: the store (the database, migrated), the
-service (keys, accounts, lobby, play, bots, absence and deadlines, the change feed) and the
-edge (gRPC).
+service (keys, the wings: people, mail, play with its bots and deadlines, news, live with the
+change feed) and the edge (gRPC, SMTP in, and the mail and webhook senders the outbox is
+handed).
 
 ``open_app(config)`` does everything and returns an ``App`` that starts and stops as a unit.
 """
@@ -13,6 +14,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from server.config import ServerConfig
 from server.edge.grpc_server import GrpcServer, create_server
+from server.edge.mail_out import http_post, smtp_sender
 from server.edge.servicer import CanastaServicer
 from server.edge.smtp import ListenerLimits, SmtpListener
 from server.edge.tables import mail_table
@@ -129,7 +131,9 @@ def open_service(
     ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config, notifier=notifier)
     db.on_commit = ctx.metrics.commit_seconds.observe
     ctx.metrics.read_from_database(lambda: _stored_counts(ctx))
-    service = CanastaService(ctx, notifier, mail_table, package_version())
+    service = CanastaService(
+        ctx, notifier, mail_table, smtp_sender(config), http_post, package_version()
+    )
     return db, service, BotRunner(ctx, service.play, chooser)
 
 

@@ -97,6 +97,9 @@ WIRE_ONLY = ("grpc", "grpc_health", "grpc_reflection", "google.protobuf", "share
              "shared.protocol")  # fmt: skip
 """What only the edge may import: gRPC, protobuf and its message classes (``shared.wire``,
 which converts engine values to and from messages, is the one door)."""
+NETWORK_ONLY = ("socket", "ssl", "smtplib", "http", "urllib.request", "aiosmtpd")
+"""What only the edge may import besides gRPC: sockets and the network protocols (SMTP in and
+out, webhooks over HTTP). The service decides what to send; the edge carries it (issue 29)."""
 DATABASE_ONLY = ("sqlalchemy", "sqlmodel", "alembic", "psycopg", "sqlite3")
 """What only the store may import: the database libraries (the store raises its own errors,
 ``server.store.errors``, and hands the rooms above records, never rows; issue 29)."""
@@ -113,15 +116,25 @@ def _server_files(*parts: str) -> list[Path]:
 @pytest.mark.parametrize(
     ("room", "forbidden"),
     [
-        ("service", (*WIRE_ONLY, *DATABASE_ONLY, "server.edge", "server.app", "server.__main__")),
+        (
+            "service",
+            (
+                *WIRE_ONLY,
+                *NETWORK_ONLY,
+                *DATABASE_ONLY,
+                "server.edge",
+                "server.app",
+                "server.__main__",
+            ),
+        ),
         ("edge", DATABASE_ONLY),
         ("store", (*WIRE_ONLY, "server.edge", "server.service", "server.app", "server.__main__")),
     ],
 )
 def test_the_server_rooms_import_inward_only(room: str, forbidden: tuple[str, ...]) -> None:
     """The edge may use the service and the store, the service the store; never the other
-    way, nothing below the edge knows gRPC or protobuf (issue 11), and nothing above the store
-    knows the database libraries (issue 29)."""
+    way, nothing below the edge knows gRPC or protobuf (issue 11) or opens a socket, and nothing
+    above the store knows the database libraries (issue 29)."""
     offenders = [
         f"{path.relative_to(REPO_ROOT)}: {name}"
         for path in _server_files(room)

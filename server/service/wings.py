@@ -28,7 +28,7 @@ from server.service.errors import InvalidRequestError
 from server.service.live.streams import Notifier
 from server.service.live.watch import Watching
 from server.service.mail.mailin import MailIn
-from server.service.news.outbox import Outbox
+from server.service.news.outbox import MailSender, Outbox, WebhookPoster
 from server.service.news.words import TableText
 from server.service.people.accounts import Accounts
 from server.service.people.preferences import Preferences, SettingsChange
@@ -46,10 +46,14 @@ class CanastaService:
         ctx: ServiceContext,
         notifier: Notifier,
         table_text: TableText,
+        send_mail: MailSender,
+        post: WebhookPoster,
         version: str = "0+unknown",
     ) -> None:
         """``notifier`` is the one ``ctx`` publishes to (``ctx.notifier``), given here as
-        itself because watching subscribes to it."""
+        itself because watching subscribes to it. ``table_text``, ``send_mail`` and ``post``
+        are the edge's (``server.edge.tables``, ``server.edge.mail_out``): the outbox renders
+        and sends through them."""
         self.ctx = ctx
         self.version = version
         self.accounts = Accounts(ctx)
@@ -59,7 +63,7 @@ class CanastaService:
         self.preferences = Preferences(ctx)
         self.orders = Orders(ctx)
         self.live = Watching(ctx, notifier)
-        self.outbox = Outbox(ctx, self.play.view_for, table_text)
+        self.outbox = Outbox(ctx, self.play.view_for, table_text, send_mail, post)
         self.mail = MailIn(ctx, self.play)
         """Moves that come as text or mail (armored blocks), through ``play.submit``."""
 

@@ -603,7 +603,8 @@ def test_clearing_the_address_does_not_take_a_code_mail_out_of_the_count(
     ],
 )
 def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> None:
-    from server.service.news.outbox import DeliveryError, http_post
+    from server.edge.mail_out import http_post
+    from server.service.news.outbox import DeliveryError
 
     with pytest.raises(DeliveryError, match="not a public address") as refused:
         http_post(url, b"{}", {}, False)
