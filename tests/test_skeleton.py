@@ -229,3 +229,16 @@ def test_the_wings_check_finds_each_kind_of_arrow_up() -> None:
         "server.service.people.admin: server.service.wings.X (people -> wings)",
         "server.service.stray: stands in no wing nor on the ground",
     ]
+
+
+def test_the_benches_import_no_test_kit() -> None:
+    """``bench/`` runs without the test suite (issue 29): what the benches share with the
+    tests (the programmatic client, starting a server) is ``bench.kit``, which
+    ``tests/testkit.py`` re-exports, never the other way round."""
+    offenders = [
+        f"{path.relative_to(REPO_ROOT)}: {name}"
+        for path in sorted((REPO_ROOT / "bench").rglob("*.py"))
+        for name in _imported_modules(path)
+        if _starts(name, ("tests",))
+    ]
+    assert offenders == []
