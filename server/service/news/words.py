@@ -34,7 +34,7 @@ SUBJECTS = {
     "move_refused": "Move refused",
 }
 ANSWERS = frozenset({"move_stored", "move_refused"})
-"""Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
+"""Kinds that answer a player's own mail (``server.service.mail.mailin``): mailed at once to the
 verified address whatever the mail mode (the player asked for them), never to a webhook."""
 UNSUBSCRIBE = (
     "To stop these mails: canasta notify email off (or canasta notify email digest for one a day)."
