@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.testkit import start_server_process
+from bench.kit import start_server_process
 
 BIN = Path(sys.executable).parent
 

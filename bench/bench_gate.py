@@ -21,8 +21,8 @@ from pathlib import Path
 
 import grpc
 
+from bench.kit import PlayerClient, start_server_process
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, start_server_process
 
 
 def _cpu_seconds(pid: int) -> float:

@@ -5,7 +5,7 @@
 One four-seat classic match on a real ``canasta-server`` process (durable SQLite, as
 ``bench_server``), played by one client holding the four players' keys, one move at a time:
 before each move the client asks for the acting seat's view (``GetView``), then submits the
-plainest legal move (``tests.testkit.plain_turn``: draw, discard the last card, pass once the
+plainest legal move (``bench.kit.plain_turn``: draw, discard the last card, pass once the
 stock is gone, the cut between hands) as one signed ``Submit``. Nobody melds, so nobody
 reaches the target and the match goes on for as many moves as asked (about 90 a hand).
 
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import grpc
 
+from bench.kit import PlayerClient, plain_turn, seated_match, start_server_process
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, plain_turn, seated_match, start_server_process
 
 
 def _summary(name: str, samples: list[float]) -> str:

@@ -46,11 +46,11 @@ from server.app import open_service
 from server.config import ServerConfig
 from server.domain import DAY_MS, HOUR_MS, Match, MatchStatus, Player
 from server.service import matches
-from server.service.accounts import Caller
-from server.service.bots import BotRunner
 from server.service.clocks import ClockChoice
-from server.service.facade import CanastaService
-from server.service.preferences import SettingsChange
+from server.service.people.accounts import Caller
+from server.service.people.preferences import SettingsChange
+from server.service.play.bots import BotRunner
+from server.service.wings import CanastaService
 from shared import protocol, rules
 from shared.crypto.keys import PrivateKey, generate_private_key
 from shared.rules import GameState, Phase
@@ -128,7 +128,7 @@ class Simulation:
         request = protocol.register_request(
             key, self.ctx.keys.server_public, name, client_time_ms=self.now
         )
-        player: Player = self.service.register(request.payload, request.signature)
+        player: Player = self.service.accounts.register(request.payload, request.signature)
         readings = _readings(self.rng, self.reads, self.now)
         return Person(seat, key, Caller(player, 2**62), readings, next(readings))
 
@@ -138,12 +138,14 @@ class Simulation:
         if orders:
             for person in people:
                 change = SettingsChange(order_draw=True, order_answer="yes")
-                service.update_settings(person.caller, change)
+                service.update_settings(person.caller.player, change)
         clock = ClockChoice(hours_per_move=hours_per_move, bank_hours=24)
-        summary, invite = service.create_match(people[0].caller, "classic", {}, 0, 0, (), clock)
+        summary, invite = service.lobby.create(
+            people[0].caller.player, "classic", {}, 0, 0, (), clock
+        )
         match_id = summary.match.id
         for person in people[1:]:
-            service.join_match(person.caller, invite, person.seat)
+            service.lobby.join(person.caller.player, invite, person.seat)
         started = self.now
         tally = Tally()
         for _ in range(MAX_READINGS):
@@ -184,12 +186,12 @@ class Simulation:
         if match.seats[person.seat].covered:  # their turn ran out: they take the seat back
             tally.timeouts += 1
             person.mid_turn = False
-            service.set_cover(person.caller, match_id, False)
+            service.absence.set_cover(person.caller.player, match_id, False)
             match, state = self._load(match_id)
         if not matches.waits_for(match, state, person.seat):
             return
         if state.phase is Phase.DEAL:
-            view = service.get_view(person.caller, match_id)
+            view = service.play.view(person.caller.player, match_id)
             request = protocol.deal_request(
                 person.key, match_id, person.seat, match.version, match.head_hash,
                 view.deal_commitment,
@@ -205,7 +207,7 @@ class Simulation:
                 client_time_ms=self.now,
             )  # fmt: skip
         tally.replies += 1
-        service.submit(request.payload, request.signature, person.caller)
+        service.play.submit(request.payload, request.signature, person.caller.player.id)
         self.bots.play(match_id)
 
 

@@ -15,7 +15,7 @@ showed another seat's).
 Each client has a TCP connection of its own, as 64 real players would. The clients are
 ``grpc.aio`` tasks, one asyncio event loop in each of ``--processes`` client
 processes (default 1), rather than a thread each; the players' registration and match set-up,
-which is not measured, uses the blocking ``tests.testkit.PlayerClient``. The load generator
+which is not measured, uses the blocking ``bench.kit.PlayerClient``. The load generator
 shares the machine's cores with the server, so its CPU time per move is printed: it is what
 the server did not get. (A gRPC call costs the client about as much with ``grpc.aio`` in one
 process as with blocking calls from 32 threads in each of two; with 32 clients per event loop
@@ -53,9 +53,9 @@ import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from bench.kit import PlayerClient, plain_turn, seated_match, start_server_process
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
-from tests.testkit import PlayerClient, plain_turn, seated_match, start_server_process
 
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 """Channel option: by default gRPC shares one subchannel (one TCP connection) between all the

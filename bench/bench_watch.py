@@ -25,8 +25,8 @@ from typing import Any
 
 import grpc
 
+from bench.kit import PlayerClient, start_server_process
 from shared.pb import canasta_pb2 as pb
-from tests.testkit import PlayerClient, start_server_process
 
 
 def _status(pid: int) -> tuple[int, int]:

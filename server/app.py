@@ -1,6 +1,7 @@
 """Assembling a server from its three rooms: the store (the database, migrated), the
-service (keys, accounts, lobby, play, bots, absence and deadlines, the change feed) and the
-edge (gRPC).
+service (keys, the wings: people, mail, play with its bots and deadlines, news, live with the
+change feed) and the edge (gRPC, SMTP in, and the mail and webhook senders the outbox is
+handed).
 
 ``open_app(config)`` does everything and returns an ``App`` that starts and stops as a unit.
 """
@@ -13,15 +14,17 @@ from importlib.metadata import PackageNotFoundError, version
 
 from server.config import ServerConfig
 from server.edge.grpc_server import GrpcServer, create_server
+from server.edge.mail_out import http_post, smtp_sender
 from server.edge.servicer import CanastaServicer
 from server.edge.smtp import ListenerLimits, SmtpListener
 from server.edge.tables import mail_table
 from server.keys import load_keys
-from server.service.bots import BotRunner, Chooser
 from server.service.context import ServiceContext
-from server.service.facade import CanastaService
-from server.service.feed import ChangeFeed
+from server.service.live.feed import ChangeFeed
+from server.service.live.streams import Notifier
 from server.service.periodic import Periodic
+from server.service.play.bots import BotRunner, Chooser
+from server.service.wings import CanastaService
 from server.store.backup import BackupError, scheduled_backup
 from server.store.db import Database
 from server.store.migrations import migrate
@@ -126,10 +129,13 @@ def open_service(
 ) -> tuple[Database, CanastaService, BotRunner]:
     db = Database(config.db_url)
     migrate(db)
-    ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config)
+    notifier = Notifier()
+    ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config, notifier=notifier)
     db.on_commit = ctx.metrics.commit_seconds.observe
     ctx.metrics.read_from_database(lambda: _stored_counts(ctx))
-    service = CanastaService(ctx, mail_table, package_version())
+    service = CanastaService(
+        ctx, notifier, mail_table, smtp_sender(config), http_post, package_version()
+    )
     return db, service, BotRunner(ctx, service.play, chooser)
 
 
@@ -150,5 +156,5 @@ def open_app(config: ServerConfig, chooser: Chooser | None = None) -> App:
             )
         except ValueError as exc:
             raise OSError(str(exc)) from None  # ``serve`` reports it in one line
-    feed = ChangeFeed(service.ctx)
+    feed = ChangeFeed(service.ctx, service.live.notifier)
     return App(config, db, service, bots, server, servicer, port, feed, mail_listener=listener)

@@ -107,7 +107,7 @@ class ServerConfig:
     """Watch streams one player may hold open at once on one server process."""
     deadline_sweep_seconds: float = 60.0
     """How often this process looks for overdue turns of timed matches
-    (``server.service.absence``); a turn is handled at most this long after its deadline."""
+    (``server.service.play.absence``); a turn is handled at most this long after its deadline."""
     waiting_match_days: int = 30
     """A match still waiting for players this many days after it was created is abandoned
     (1 to 3650)."""

@@ -403,7 +403,7 @@ class Change:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Something to tell one player about a match (``server.service.notices``), before it is
+    """Something to tell one player about a match (``server.service.news.causes``), before it is
     stored in the outbox."""
 
     player_id: int

@@ -3,7 +3,7 @@
 ``server_key.pem`` signs receipts and is the server's identity (clients pin its public key);
 ``bot_key.pem`` signs the moves of bot seats, so bot moves are told apart from the server's
 own acknowledgements; ``attest_key.pem`` signs the moves players make by replying to a mail
-(``server.service.mailin``), on their behalf, so that a verifier tells those apart from both
+(``server.service.mail.mailin``), on their behalf, so that a verifier tells those apart from both
 the players' own signatures and the bots'. All are created on first use.
 
 ``deal_key.bin`` (32 random bytes, mode 0600) is no signing key: each hand's secret is derived

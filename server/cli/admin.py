@@ -1,5 +1,5 @@
 """The operator's commands on players, matches and the server's state: ``players``,
-``matches``, ``status`` and ``log`` (the logic is ``server.service.admin``)."""
+``matches``, ``status`` and ``log`` (the logic is ``server.service.people.admin``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from sqlalchemy.engine import make_url
 
 from server.cli.common import app, refused, service_context, sub_app
 from server.domain import Match, MatchStatus, SeatKind
-from server.service import admin
 from server.service.errors import ServiceError
+from server.service.people import admin
 from server.store.migrations import head_revision, schema_revision
 from shared.crypto.keytext import fingerprint, public_key_to_text
 

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from server.cli.common import app, fail, open_db, server_config
-from server.service.admin import record
 from server.service.context import wall_clock_ms
+from server.service.people.admin import record
 from server.store.backup import BackupError, backup, restore
 from server.store.repository import Repository
 

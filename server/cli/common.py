@@ -13,6 +13,7 @@ from server.config import ConfigFileError, ServerConfig, load_config
 from server.keys import load_keys
 from server.service.context import ServiceContext
 from server.service.errors import ServiceError
+from server.service.live.streams import Notifier
 from server.store.db import Database
 from server.store.migrations import MigrationError, migrate
 
@@ -100,7 +101,9 @@ def open_db(config: ServerConfig) -> Database:
 def service_context() -> ServiceContext:
     """The service's shared parts over the configured database, for the admin commands."""
     config = server_config()
-    return ServiceContext(db=open_db(config), keys=load_keys(config.data_dir), config=config)
+    return ServiceContext(
+        db=open_db(config), keys=load_keys(config.data_dir), config=config, notifier=Notifier()
+    )
 
 
 def refused(exc: ServiceError) -> NoReturn:

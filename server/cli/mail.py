@@ -19,7 +19,7 @@ from typing import Annotated, BinaryIO
 import typer
 
 from server.cli.common import app, server_config
-from server.service.mailin import MAX_MAIL_BYTES
+from server.service.mail.mailin import MAX_MAIL_BYTES
 from shared.armor import MAX_TEXT_CHARS
 
 EX_TEMPFAIL = 75

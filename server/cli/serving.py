@@ -15,9 +15,9 @@ import typer
 from server import logs
 from server.cli.common import app, fail, open_db, server_config
 from server.keys import load_keys
-from server.service.admin import record
 from server.service.context import wall_clock_ms
-from server.service.lobby import new_invite_code
+from server.service.people.admin import record
+from server.service.play.lobby import new_invite_code
 from server.store.db import Database
 from server.store.migrations import MigrationError, head_revision, migrate
 from server.store.repository import Repository

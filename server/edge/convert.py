@@ -27,9 +27,9 @@ from server.domain import (
 )
 from server.service import clocks
 from server.service.clocks import ClockChoice
-from server.service.ladder import BOT_LEVEL, BOT_RATINGS
-from server.service.preferences import SettingsChange
-from server.service.talk import Said
+from server.service.people.ladder import BOT_LEVEL, BOT_RATINGS
+from server.service.people.preferences import SettingsChange
+from server.service.play.talk import Said
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb

@@ -30,7 +30,7 @@ from server.edge.limits import ConnectionCaps
 from server.edge.servicer import CanastaServicer
 from server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
 from server.metrics import Metrics
-from server.service.facade import CanastaService
+from server.service.wings import CanastaService
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 

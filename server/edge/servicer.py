@@ -28,14 +28,14 @@ from server.domain import Change, MatchView, Notification, Receipt
 from server.edge import convert
 from server.edge.limits import RateLimit, peer_host
 from server.edge.status import status_of
-from server.service.accounts import Caller
 from server.service.errors import (
     InvalidRequestError,
     LimitExceededError,
     UnauthenticatedError,
 )
-from server.service.facade import CanastaService
-from server.service.notify import Subscription
+from server.service.live.streams import Subscription
+from server.service.people.accounts import Caller, token_hash
+from server.service.wings import CanastaService
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -180,7 +180,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         valid costs its address, and one that used up its allowance has its failures
         answered ``RESOURCE_EXHAUSTED`` (a flood, not a mistake) until it refills."""
         try:
-            return self.service.authorize(sender.token)
+            return self.service.accounts.authorize(sender.token)
         except UnauthenticatedError:
             self.unknown_tokens.spend(sender.peer)
             raise
@@ -221,14 +221,14 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run_anonymous(context, self._register, request)
 
     def _register(self, request: pb.RegisterRequest, sender: Sender) -> pb.RegisterResponse:
-        player = self.service.register(request.payload, request.signature)
+        player = self.service.accounts.register(request.payload, request.signature)
         return pb.RegisterResponse(player=convert.player_to_pb(player))
 
     async def Challenge(self, request: pb.ChallengeRequest, context: Any) -> Any:
         return await self._run_anonymous(context, self._challenge, request)
 
     def _challenge(self, request: pb.ChallengeRequest, sender: Sender) -> pb.ChallengeResponse:
-        challenge, expires = self.service.challenge(request.public_key)
+        challenge, expires = self.service.accounts.challenge(request.public_key)
         return pb.ChallengeResponse(challenge=challenge, expires_at_ms=expires)
 
     async def Authenticate(self, request: pb.AuthenticateRequest, context: Any) -> Any:
@@ -237,7 +237,9 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _authenticate(
         self, request: pb.AuthenticateRequest, sender: Sender
     ) -> pb.AuthenticateResponse:
-        issued = self.service.authenticate(request.public_key, request.challenge, request.signature)
+        issued = self.service.accounts.authenticate(
+            request.public_key, request.challenge, request.signature
+        )
         return pb.AuthenticateResponse(
             token=issued.token,
             expires_at_ms=issued.expires_ms,
@@ -252,8 +254,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _create_match(
         self, request: pb.CreateMatchRequest, sender: Sender
     ) -> pb.CreateMatchResponse:
-        summary, code = self.service.create_match(
-            self._writer(sender),
+        summary, code = self.service.lobby.create(
+            self._writer(sender).player,
             request.preset,
             dict(request.options),
             request.target,
@@ -269,14 +271,16 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._abort_match, request)
 
     def _abort_match(self, request: pb.AbortMatchRequest, sender: Sender) -> pb.AbortMatchResponse:
-        summary = self.service.abort_match(self._writer(sender), request.match_id)
+        summary = self.service.lobby.abort(self._writer(sender).player, request.match_id)
         return pb.AbortMatchResponse(match=convert.summary_to_pb(summary))
 
     async def SetCover(self, request: pb.SetCoverRequest, context: Any) -> Any:
         return await self._run(context, self._set_cover, request)
 
     def _set_cover(self, request: pb.SetCoverRequest, sender: Sender) -> pb.SetCoverResponse:
-        summary = self.service.set_cover(self._writer(sender), request.match_id, request.covered)
+        summary = self.service.absence.set_cover(
+            self._writer(sender).player, request.match_id, request.covered
+        )
         return pb.SetCoverResponse(match=convert.summary_to_pb(summary))
 
     async def SetSpectators(self, request: pb.SetSpectatorsRequest, context: Any) -> Any:
@@ -285,8 +289,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _set_spectators(
         self, request: pb.SetSpectatorsRequest, sender: Sender
     ) -> pb.SetSpectatorsResponse:
-        summary = self.service.set_spectators(
-            self._writer(sender), request.match_id, request.policy
+        summary = self.service.play.spectators.ask(
+            self._writer(sender).player, request.match_id, request.policy
         )
         return pb.SetSpectatorsResponse(match=convert.summary_to_pb(summary))
 
@@ -294,8 +298,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._set_orders, request)
 
     def _set_orders(self, request: pb.SetOrdersRequest, sender: Sender) -> pb.SetOrdersResponse:
-        seat = self.service.set_orders(
-            self._writer(sender),
+        seat = self.service.orders.set(
+            self._writer(sender).player,
             request.match_id,
             draw=request.draw if request.HasField("draw") else None,
             answer=request.answer if request.HasField("answer") else None,
@@ -315,28 +319,31 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             (bytes(e.payload), bytes(e.signature), bytes(e.receipt_signature))
             for e in request.entries
         ]
-        recovered, version = self.service.recover(self._writer(sender), request.match_id, entries)
+        recovered, version = self.service.play.recover(
+            self._writer(sender).player, request.match_id, entries
+        )
         return pb.RecoverMatchResponse(recovered=recovered, version=version)
 
     async def GetSettings(self, request: pb.GetSettingsRequest, context: Any) -> Any:
         return await self._run(context, self._get_settings, request)
 
     def _get_settings(self, request: pb.GetSettingsRequest, sender: Sender) -> pb.Settings:
-        return convert.settings_to_pb(self.service.settings(self._reader(sender)))
+        return convert.settings_to_pb(self.service.settings(self._reader(sender).player))
 
     async def UpdateSettings(self, request: pb.UpdateSettingsRequest, context: Any) -> Any:
         return await self._run(context, self._update_settings, request)
 
     def _update_settings(self, request: pb.UpdateSettingsRequest, sender: Sender) -> pb.Settings:
         change = convert.settings_change(request)
-        return convert.settings_to_pb(self.service.update_settings(self._writer(sender), change))
+        settings = self.service.update_settings(self._writer(sender).player, change)
+        return convert.settings_to_pb(settings)
 
     async def JoinMatch(self, request: pb.JoinMatchRequest, context: Any) -> Any:
         return await self._run(context, self._join_match, request)
 
     def _join_match(self, request: pb.JoinMatchRequest, sender: Sender) -> pb.JoinMatchResponse:
-        summary, seat = self.service.join_match(
-            self._writer(sender),
+        summary, seat = self.service.lobby.join(
+            self._writer(sender).player,
             request.invite_code,
             request.seat if request.HasField("seat") else None,
         )
@@ -348,8 +355,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _fill_seat_with_bot(
         self, request: pb.FillSeatWithBotRequest, sender: Sender
     ) -> pb.FillSeatWithBotResponse:
-        summary = self.service.fill_seat_with_bot(
-            self._writer(sender),
+        summary = self.service.lobby.fill_with_bot(
+            self._writer(sender).player,
             request.match_id,
             request.seat if request.HasField("seat") else None,
         )
@@ -359,7 +366,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._start_match, request)
 
     def _start_match(self, request: pb.StartMatchRequest, sender: Sender) -> pb.StartMatchResponse:
-        summary = self.service.start_match(self._writer(sender), request.match_id)
+        summary = self.service.lobby.start(self._writer(sender).player, request.match_id)
         return pb.StartMatchResponse(match=convert.summary_to_pb(summary))
 
     async def GetRatings(self, request: pb.GetRatingsRequest, context: Any) -> Any:
@@ -380,8 +387,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _list_my_matches(
         self, request: pb.ListMyMatchesRequest, sender: Sender
     ) -> pb.ListMyMatchesResponse:
-        found, following = self.service.list_my_matches(
-            self._reader(sender), request.page_size, request.page_token, request.active_only
+        found, following = self.service.lobby.list_mine(
+            self._reader(sender).player, request.page_size, request.page_token, request.active_only
         )
         return pb.ListMyMatchesResponse(
             matches=[convert.summary_to_pb(s) for s in found], next_page_token=following
@@ -393,7 +400,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_view, request)
 
     def _get_view(self, request: pb.GetViewRequest, sender: Sender) -> pb.GetViewResponse:
-        view = self.service.get_view(self._reader(sender), request.match_id)
+        view = self.service.play.view(self._reader(sender).player, request.match_id)
         return pb.GetViewResponse(view=convert.match_view_to_pb(view))
 
     async def Submit(self, request: pb.SubmitRequest, context: Any) -> Any:
@@ -404,13 +411,14 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
     def _submit(self, request: pb.SubmitRequest, sender: Sender) -> pb.SubmitResponse:
         caller = self._mover(sender)
-        return _submitted(*self.service.submit(request.payload, request.signature, caller))
+        viewer = None if caller is None else caller.player.id
+        return _submitted(*self.service.play.submit(request.payload, request.signature, viewer))
 
     async def GetMoves(self, request: pb.GetMovesRequest, context: Any) -> Any:
         return await self._run(context, self._get_moves, request)
 
     def _get_moves(self, request: pb.GetMovesRequest, sender: Sender) -> pb.GetMovesResponse:
-        version, groups = self.service.get_moves(self._reader(sender), request.match_id)
+        version, groups = self.service.play.moves(self._reader(sender).player, request.match_id)
         return pb.GetMovesResponse(
             match_id=request.match_id,
             version=version,
@@ -424,8 +432,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, self._get_history, request)
 
     def _get_history(self, request: pb.GetHistoryRequest, sender: Sender) -> pb.GetHistoryResponse:
-        history = self.service.get_history(
-            self._reader(sender), request.match_id, request.after_seq
+        history = self.service.play.history(
+            self._reader(sender).player, request.match_id, request.after_seq
         )
         return convert.history_to_pb(history)
 
@@ -434,15 +442,15 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
     def _say(self, request: pb.SayRequest, sender: Sender) -> pb.SayResponse:
         caller = self._writer(sender)
-        entry = self.service.say(caller, convert.said(request))
+        entry = self.service.talk.say(caller.player, convert.said(request))
         return pb.SayResponse(entry=convert.talk_entry_to_pb(entry, caller.player.display_name))
 
     async def GetTalk(self, request: pb.GetTalkRequest, context: Any) -> Any:
         return await self._run(context, self._get_talk, request)
 
     def _get_talk(self, request: pb.GetTalkRequest, sender: Sender) -> pb.GetTalkResponse:
-        talk = self.service.get_talk(
-            self._reader(sender), request.match_id, request.after_seq, request.last
+        talk = self.service.talk.read(
+            self._reader(sender).player, request.match_id, request.after_seq, request.last
         )
         return convert.talk_to_pb(talk)
 
@@ -490,7 +498,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
                 nonlocal last_note, next_read
                 start = last_note
                 try:
-                    notes = await self._body(self.service.notifications_after, caller, last_note)
+                    notes = await self._body(self.service.outbox.log, caller.player.id, last_note)
                 except Exception as exc:
                     await _refuse(context, exc)
                 scanned, shown = _caused_by(sent, latest, ctx.clock(), *notes)
@@ -567,7 +575,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         self, request: pb.WatchRequest, sender: Sender
     ) -> tuple[Caller, Subscription, list[Change]]:
         caller = self._reader(sender)
-        subscription, initial = self.service.watch(caller, list(request.match_ids), sender.token)
+        token = token_hash(sender.token) if sender.token else b""
+        subscription, initial = self.service.live.watch(
+            caller.player, list(request.match_ids), token
+        )
         return caller, subscription, initial
 
 

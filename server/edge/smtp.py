@@ -45,7 +45,7 @@ from aiosmtpd.smtp import SMTP
 from server.config import ServerConfig
 from server.edge.limits import MAX_TRACKED, RateLimit, peer_host
 from server.service.errors import LimitExceededError
-from server.service.mailin import MAX_MAIL_BYTES, MailIn
+from server.service.mail.mailin import MAX_MAIL_BYTES, MailIn
 
 log = logging.getLogger(__name__)
 

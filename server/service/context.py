@@ -1,4 +1,12 @@
-"""What every part of the service shares: database, keys, settings, clock, caches, locks."""
+"""What every part of the service shares: database, keys, settings, clock, caches, locks, and
+where stored changes are announced.
+
+The context is the ground the wings stand on (with the match facts, ``matches``, and the
+clocks), so it imports no wing. The notifier it holds is the live wing's
+(``server.service.live.streams.Notifier``), handed in by whoever builds the context; the
+context knows it only as a ``Publisher``, the two things the wings that store changes ask of
+it. The live wing, which also subscribes and relays, is given the notifier itself.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +16,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from server.config import ServerConfig
-from server.domain import Hand, Match
+from server.domain import Change, Hand, Match
 from server.keys import ServerKeys
 from server.metrics import Metrics
-from server.service.notify import Notifier
 from server.store.db import Database, Transaction
 from server.store.repository import Repository
 from shared.rules import GameState
@@ -83,12 +90,22 @@ class MatchLocks:
             yield
 
 
+class Publisher(Protocol):
+    """Where a change this process stored is announced: Watch streams and in-process listeners
+    (the bot runner) hear it."""
+
+    def publish(self, change: Change) -> None: ...
+
+    def add_listener(self, listener: Callable[[Change], None]) -> None: ...
+
+
 @dataclass
 class ServiceContext:
     db: Database
     keys: ServerKeys
     config: ServerConfig
-    notifier: Notifier = field(default_factory=Notifier)
+    notifier: Publisher
+    """The live wing's notifier (``server.service.live.streams.Notifier``)."""
     clock: Callable[[], int] = wall_clock_ms
     states: StateCache = field(default_factory=StateCache)
     matches: LruCache[str, Match] = field(default_factory=LruCache)

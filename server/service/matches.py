@@ -1,6 +1,6 @@
 """Match facts shared by the lobby and play: starting, whose move, summaries, fair deals.
 
-The fair-deal protocol these functions implement is specified in ``server.service.facade``.
+The fair-deal protocol these functions implement is specified in ``server.service.wings``.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ class MatchRow(SQLModel, table=True):
     created_ms: int = _big()
     updated_ms: int = _big(index=True)
     """When the match last changed (every change bumps ``revision`` and this); indexed for
-    the change feed (``server.service.feed``)."""
+    the change feed (``server.service.live.feed``)."""
     state_json: str = Field(default="", sa_type=Text)
     """``GameState.to_json()`` after entry ``snapshot_version`` (empty while waiting)."""
     snapshot_version: int = _big()
@@ -211,7 +211,7 @@ class LogEntryRow(SQLModel, table=True):
 
 
 class HandRow(SQLModel, table=True):
-    """Commit-reveal record of one hand (see ``server.service.facade``)."""
+    """Commit-reveal record of one hand (see ``server.service.wings``)."""
 
     __tablename__ = "hand"
 
@@ -256,7 +256,7 @@ class TokenRow(SQLModel, table=True):
 
 class NotificationRow(SQLModel, table=True):
     """Something a player should hear of, written in the same commit as the change that
-    causes it (the outbox), delivered by ``server.service.outbox``; also the player's
+    causes it (the outbox), delivered by ``server.service.news.outbox``; also the player's
     notification log that Watch resumes from."""
 
     __tablename__ = "notification"
@@ -296,7 +296,7 @@ class AdminActionRow(SQLModel, table=True):
 
 
 class ReplyCodeRow(SQLModel, table=True):
-    """A single-use code for a move by mail reply (``server.service.mailin``): mailed to one
+    """A single-use code for a move by mail reply (``server.service.mail.mailin``): mailed to one
     player, for one match at one version. Only its hash is stored."""
 
     __tablename__ = "reply_code"

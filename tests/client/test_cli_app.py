@@ -65,7 +65,7 @@ def test_the_join_example_looks_like_a_real_invite_code() -> None:
     """Issue 14.11: the example in ``canasta join --help`` is a code the server could issue."""
     import re
 
-    from server.service.lobby import new_invite_code
+    from server.service.play.lobby import new_invite_code
 
     join = get_command(app).commands["join"]  # type: ignore[attr-defined]
     examples = re.findall(r"canasta join (\S+)", join.epilog)

@@ -30,7 +30,7 @@ from client.render import (
 )
 from server.app import App, open_app
 from server.config import ServerConfig
-from server.service.bots import default_chooser
+from server.service.play.bots import default_chooser
 from shared import rules
 from shared.pb import canasta_pb2 as pb
 from shared.rules import GameState, Phase, card_text

@@ -75,11 +75,15 @@ class Server:
         from server.config import ServerConfig
         from server.keys import load_keys
         from server.service.context import ServiceContext
+        from server.service.live.streams import Notifier
         from server.store.db import Database
 
         config = ServerConfig(data_dir=self.data_dir)
         ctx = ServiceContext(
-            db=Database(config.db_url), keys=load_keys(self.data_dir), config=config
+            db=Database(config.db_url),
+            keys=load_keys(self.data_dir),
+            config=config,
+            notifier=Notifier(),
         )
         return SimpleNamespace(ctx=ctx)
 

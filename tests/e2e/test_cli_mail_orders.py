@@ -58,7 +58,7 @@ def _reply(
     """Ann answers the mail whose reply code is for the table now, as a person answers the
     newest mail: her hand can be the same on two turns (a taken pile's card laid off and
     another discarded), so the hand alone does not tell an old mail from the new one."""
-    from server.service.replies import code_hash
+    from server.service.news.replies import code_hash
 
     def current(mail: Message) -> bool:
         found = CODE.search(str(mail["Subject"]))

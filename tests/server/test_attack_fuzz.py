@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from server.app import App
-from server.service.bots import default_chooser
+from server.service.play.bots import default_chooser
 from shared.crypto.keys import generate_private_key, sign
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, OPTION_CHOICES, OPTION_NAMES, PRESETS, TAKE_METHODS, Phase

@@ -65,7 +65,7 @@ def _block(app: App, client: PlayerClient) -> None:
 def _play(app: App, seats: dict[int, PlayerClient], match_id: str, moves: int) -> None:
     """Move the match on by about ``moves`` entries: the humans in ``seats`` play the bot's
     choice (whole turns, so hands end), the server's bots the others."""
-    from server.service.bots import default_chooser
+    from server.service.play.bots import default_chooser
 
     choose = default_chooser()
     for _ in range(moves):

@@ -245,10 +245,10 @@ def test_bad_cuts(
 def test_unexpected_errors_become_internal_without_details(
     table: Table, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(payload: bytes, signature: bytes, caller: object) -> None:
+    def broken(payload: bytes, signature: bytes, viewer: object) -> None:
         raise RuntimeError("database password is hunter2")
 
-    monkeypatch.setattr(table.app.service, "submit", broken)
+    monkeypatch.setattr(table.app.service.play, "submit", broken)
     with pytest.raises(grpc.RpcError) as info:
         table.alice.submit(table.view, ["draw"])
     assert info.value.code() == grpc.StatusCode.INTERNAL

@@ -16,7 +16,7 @@ import grpc
 import pytest
 
 from server.app import App
-from server.service.bots import default_chooser
+from server.service.play.bots import default_chooser
 from server.store.repository import Repository
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient, authoritative_state, replay_history

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from server.app import App
-from server.service.bots import default_chooser
+from server.service.play.bots import default_chooser
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient, authoritative_state, plain_turn
 
@@ -174,7 +174,7 @@ def test_no_watcher_no_polling(make_app: AppFactory) -> None:
         next(stream)  # subscribed
         _wait_for(lambda: feed.polls >= 2, "the feed to poll for the watcher")
         stream.cancel()
-    _wait_for(lambda: not app.service.ctx.notifier.watched(), "the watch to end")
+    _wait_for(lambda: not app.service.live.notifier.watched(), "the watch to end")
     ticks = feed.ticks
     _wait_for(lambda: feed.ticks >= ticks + 1, "the round under way to end")
     polls = feed.polls
@@ -206,7 +206,7 @@ def test_a_failed_poll_is_logged_and_the_feed_goes_on(
                     {"id": match_id, "now": a.service.ctx.clock()},
                 )
             _wait_for(lambda: b.feed.errors >= 2, "two failed polls on B")
-            failures = [r for r in caplog.records if r.name == "server.service.feed"]
+            failures = [r for r in caplog.records if r.name == "server.service.live.feed"]
             assert failures
             assert all(r.exc_info and "\n" not in r.getMessage() for r in failures)
             with a.db.write() as session:  # out of the feed's window

@@ -68,7 +68,7 @@ def test_the_pages_check_accepts_the_example_and_nothing_else() -> None:
 
 def test_the_subjects_table_is_the_servers() -> None:
     """Every subject a mail can have is in "What each mail shows", and no other."""
-    from server.service.letters import SUBJECTS
+    from server.service.news.words import SUBJECTS
 
     text = section(PAGE.read_text(encoding="utf-8"), "## What each mail shows")
     rows = re.findall(r"^\| ([^|]+) \|", text, re.MULTILINE)[1:]  # past the header row

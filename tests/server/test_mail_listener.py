@@ -17,7 +17,7 @@ import pytest
 
 from server.app import App
 from server.edge.smtp import ListenerLimits, SmtpListener, peer_key
-from server.service.mailin import MAX_MAIL_BYTES, MAX_PARTS, REFUSALS_PER_HOUR
+from server.service.mail.mailin import MAX_MAIL_BYTES, MAX_PARTS, REFUSALS_PER_HOUR
 from shared.armor import armor
 from tests.testkit import PlayerClient
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from server.app import App
-from server.service.mailin import MAX_MAIL_BYTES
+from server.service.mail.mailin import MAX_MAIL_BYTES
 from shared import protocol
 from shared.armor import armor
 from shared.crypto.chain import verify_receipt
@@ -311,7 +311,7 @@ def test_moves_by_reply_are_played_signed_by_the_server_and_marked_so(
     box.messages.clear()
     assert "Your hand" not in mail_text(short)  # a bad code gets no table
     # A second code for this table, as a second mail (a reminder) would carry, kept for later.
-    from server.service import replies
+    from server.service.news import replies
 
     ctx = app.service.ctx
     with ctx.db.write() as session:
@@ -397,7 +397,7 @@ def test_reply_codes_are_single_use_bound_to_their_player_and_expire(
 
 
 def test_a_reply_is_read_from_its_first_unquoted_lines_only() -> None:
-    from server.service.replies import ReplyError, codes_in, move_of
+    from server.service.news.replies import ReplyError, codes_in, move_of
 
     assert move_of("draw\n\n> meld 7h 7c 7d\n> discard kd") == ["draw"]
     assert move_of("\n  meld 7h 7c 2s\n discard KD\n\nThanks!\n-- \nAnn") == [
@@ -455,7 +455,7 @@ def test_a_hand_of_server_attested_moves_verifies_and_is_reported_as_such(
             Move(match_id, 0, view.version + 1, view.head_hash, 0 if cut else 1,
                  (text,), view.deal_commitment if cut else b"")
         )  # fmt: skip
-        app.service.submit(payload, sign(ctx.keys.attest, payload))
+        app.service.play.submit(payload, sign(ctx.keys.attest, payload))
     else:
         raise AssertionError("the hand did not end")
     entries, history = ann.full_history(match_id)
@@ -476,7 +476,7 @@ def test_refusals_to_one_player_are_capped_per_hour(
 ) -> None:
     """Forged mail cannot flood a player's inbox through the server: at most
     ``REFUSALS_PER_HOUR`` refusals an hour, then silence until the hour has passed."""
-    from server.service.mailin import REFUSALS_PER_HOUR
+    from server.service.mail.mailin import REFUSALS_PER_HOUR
 
     box, _ = mailbox
     clock = FakeClock(app.service.ctx.clock())
@@ -571,7 +571,7 @@ def test_a_digest_carries_a_code_for_each_table_where_it_is_your_move(
     ],
 )
 def test_from_is_read_by_its_address_part_alone(value: str, address: str | None) -> None:
-    from server.service.mailin import _HEADERS, _sender
+    from server.service.mail.mailin import _HEADERS, _sender
 
     headers = _HEADERS.parsebytes(f"From: {value}\r\n\r\n".encode(), headersonly=True)
     assert _sender(headers) == address

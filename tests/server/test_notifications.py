@@ -620,7 +620,8 @@ def test_clearing_the_address_does_not_take_a_code_mail_out_of_the_count(
     ],
 )
 def test_webhook_delivery_refuses_addresses_that_are_not_public(url: str) -> None:
-    from server.service.outbox import DeliveryError, http_post
+    from server.edge.mail_out import http_post
+    from server.service.news.outbox import DeliveryError
 
     with pytest.raises(DeliveryError, match="not a public address") as refused:
         http_post(url, b"{}", {}, False)
@@ -649,7 +650,7 @@ def test_the_webhook_guard_judges_an_address_by_its_properties(address: str) -> 
     other than loopback, even when the guard is wrong."""
     from ipaddress import ip_address
 
-    from server.service.outbox import public_address
+    from server.service.news.outbox import public_address
 
     assert not public_address(ip_address(address))
 
@@ -657,7 +658,7 @@ def test_the_webhook_guard_judges_an_address_by_its_properties(address: str) -> 
 def test_the_webhook_guard_lets_public_unicast_addresses_through() -> None:
     from ipaddress import ip_address
 
-    from server.service.outbox import public_address
+    from server.service.news.outbox import public_address
 
     for text in ("8.8.8.8", "2001:4860:4860::8888", "::ffff:8.8.8.8", "64:ff9b::808:808"):
         assert public_address(ip_address(text)), text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from server.domain import Change, MatchStatus
-from server.service.notify import Notifier
+from server.service.live.streams import Notifier
 
 
 def _change(revision: int, match_id: str = "m", players: frozenset[int] = frozenset({1})) -> Change:

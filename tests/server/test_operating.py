@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from server.__main__ import app as cli
 from server.app import App
 from server.metrics import PER_PEER
-from server.service.accounts import Caller
+from server.service.people.accounts import Caller
 from server.store.db import Database
 from server.store.migrations import migrate
 from shared.pb import canasta_pb2 as pb
@@ -329,7 +329,7 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
     assert "abandoned: it takes no more moves" in (info.value.details() or "")
     assert seats[0].view(match_id).version == 12
     assert admin("matches", "abort", match_id, "--yes")[0] == 1  # over already
-    notes = app.service.notifications_after(_caller(app, seats[1]), 0)[1]
+    notes = app.service.outbox.log(_caller(app, seats[1]).player.id, 0)[1]
     assert any(
         note.kind == "match_aborted" and "ended by the server's operator" in text
         for note, text in notes
@@ -374,7 +374,7 @@ def test_the_operator_lists_shows_and_aborts_matches_and_renames_and_deletes_pla
 
 
 def _caller(app: App, client: PlayerClient) -> Caller:
-    return app.service.authorize(client.token)
+    return app.service.accounts.authorize(client.token)
 
 
 # -- metrics and logs ---------------------------------------------------------------------------

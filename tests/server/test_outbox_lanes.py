@@ -16,7 +16,7 @@ import pytest
 
 from server.app import App
 from server.domain import Notice
-from server.service.outbox import BATCH
+from server.service.news.outbox import BATCH
 from tests.testkit import PlayerClient
 
 from .conftest import AppFactory

@@ -18,8 +18,8 @@ import pytest
 
 from server.app import App
 from server.service import matches
-from server.service.bots import default_chooser
 from server.service.context import LruCache, StateCache
+from server.service.play.bots import default_chooser
 from server.store.repository import Repository
 from shared.crypto.chain import verify_receipt
 from shared.pb import canasta_pb2 as pb
@@ -284,7 +284,7 @@ def test_a_watcher_who_leaves_is_unsubscribed(
     match_id = alice.create_match().match.match_id
     stream = alice.watch([match_id], timeout=30)
     assert next(stream).match_id == match_id
-    notifier = app.service.ctx.notifier
+    notifier = app.service.live.notifier
     assert notifier.watched()
     stream.cancel()
     deadline = time.monotonic() + 10

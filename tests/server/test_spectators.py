@@ -13,7 +13,7 @@ import grpc
 import pytest
 
 from server.app import App
-from server.service import admin
+from server.service.people import admin
 from shared.pb import canasta_pb2 as pb
 from shared.rules import spectator_view
 from shared.wire import view_to_pb

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from server.app import App
-from server.service import admin
+from server.service.people import admin
 from shared import protocol
 from shared.crypto.chain import entry_hash, sign_end
 from shared.pb import canasta_pb2 as pb

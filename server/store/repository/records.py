@@ -43,7 +43,7 @@ StoredSnapshot = tuple[int, str]
 
 @dataclass(frozen=True, slots=True)
 class ReplyCode:
-    """A stored reply code (``server.service.replies``): whose, for which table, and whether
+    """A stored reply code (``server.service.news.replies``): whose, for which table, and whether
     it is still good."""
 
     player_id: int

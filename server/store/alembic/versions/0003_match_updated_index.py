@@ -1,5 +1,5 @@
 """Index ``match.updated_ms``: while anyone watches, every server process asks several times
-a second which matches changed in the last few seconds (``server.service.feed``).
+a second which matches changed in the last few seconds (``server.service.live.feed``).
 
 ``IF NOT EXISTS`` (SQLite and PostgreSQL alike): a database that already has the index,
 whoever made it, is left as it is.

@@ -6,7 +6,7 @@ limited to one every ``EMAIL_CODE_INTERVAL_MS`` per player, to ``limit_code_mail
 an hour to one address whoever asks, and to ``limit_code_mails_per_hour`` in all, and only the
 latest code is mailed (an older one still waiting is dropped), so the server is no way to
 flood an inbox. A code mail holds nothing the asking player chose but the address: not their
-display name (``server.service.letters``). The code
+display name (``server.service.news.words``). The code
 is random (50 bits), stored only as its SHA-256 (its mail's copy is blanked once sent), and
 expires after ``EMAIL_CODE_TTL_MS``. A webhook gets a fresh random secret when set, shown in
 that one answer: the player checks each delivery's ``X-Canasta-Signature`` with it.
@@ -30,8 +30,8 @@ from server.service.errors import (
     NotFoundError,
     PermissionDeniedError,
 )
-from server.service.orders import announce, answer_order
-from server.service.outbox import DeliveryError, check_webhook_url
+from server.service.news.outbox import DeliveryError, check_webhook_url
+from server.service.play.orders import announce, answer_order
 from server.store.repository import Repository
 
 EMAIL_CODE_TTL_MS = 3_600_000
@@ -56,11 +56,12 @@ class SettingsChange:
     webhook_url: str | None = None
     """A URL (a new secret comes back), or ``""`` for no webhook."""
     vacation: bool | None = None
-    """Start (True) or end (False) a vacation (``server.service.absence``)."""
+    """Start (True) or end (False) a vacation (``server.service.play.absence``)."""
     allow_reply_moves: bool | None = None
-    """Accept moves made by replying to a mail (``server.service.mailin``)."""
+    """Accept moves made by replying to a mail (``server.service.mail.mailin``)."""
     order_draw: bool | None = None
-    """Default standing order: draw when the pile cannot be taken (``server.service.orders``)."""
+    """Default standing order: draw when the pile cannot be taken
+    (``server.service.play.orders``)."""
     order_answer: str | None = None
     """Default standing order for partner's "may I go out?": ``yes``, ``no`` or ``ask``."""
 

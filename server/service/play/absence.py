@@ -1,7 +1,7 @@
 """Absent players: a bot covers a seat on its player's request, and overdue turns get the
 match's timeout policy.
 
-A *covered* human seat is played by the server's bot (``server.service.bots``), each move
+A *covered* human seat is played by the server's bot (``server.service.play.bots``), each move
 signed by the bot key and so marked in the history, until its player comes back: by asking
 (``set_cover(..., False)``) or by signing a move for the seat themselves. The deadline sweep
 looks for timed turns that are overdue (``clock_due_ms`` is indexed) and covers their seat:
@@ -32,11 +32,12 @@ from server.domain import (
     Settings,
     TimeoutPolicy,
 )
-from server.service import clocks, matches, notices
+from server.service import clocks, matches
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, NotFoundError
-from server.service.lobby import abandon
+from server.service.news import causes
 from server.service.periodic import Periodic
+from server.service.play.lobby import abandon
 from server.store.repository import Repository
 from shared.rules import GameState
 
@@ -107,7 +108,7 @@ class Absence:
             cover = Cover.FORFEIT if control.on_timeout is TimeoutPolicy.FORFEIT else Cover.TIMEOUT
             match, state = self._cover(repo, match, clock.seat, cover.value, now, bank=0)
             repo.add_timeout(match.id, clock.seat)
-            repo.add_notices(notices.deadline_passed(match, state, clock.seat, cover), now)
+            repo.add_notices(causes.deadline_passed(match, state, clock.seat, cover), now)
         log.info("match %s: seat %d timed out (%s)", match.id, clock.seat, cover.value)
         self._publish(match, state)
         return 1
@@ -250,7 +251,7 @@ class Absence:
                 if all(due - clock.started_ms <= ahead for ahead in thresholds[had:crossed]):
                     continue
                 state = matches.load_state(ctx, repo, match)
-                repo.add_notices(notices.reminder(match, state, clock.seat), now)
+                repo.add_notices(causes.reminder(match, state, clock.seat), now)
             sent += 1
         return sent
 

@@ -1,4 +1,6 @@
-"""Play: views, signed moves (with the fair deal between hands), history, and watching.
+"""Play: views, signed moves (with the fair deal between hands) and history.
+
+Watching the changes it stores is the live wing's (``server.service.live``).
 
 ``submit`` is the heart of the server. Under the match's lock and inside ONE write
 transaction it checks, in order: the payload decodes; the match exists; the seat exists and is
@@ -26,7 +28,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from server.domain import (
-    Change,
     Cover,
     Entry,
     Hand,
@@ -40,7 +41,7 @@ from server.domain import (
     SeatKind,
     Spectators,
 )
-from server.service import clocks, matches, notices, spectators
+from server.service import clocks, matches, spectators
 from server.service.context import ServiceContext
 from server.service.errors import (
     ConflictError,
@@ -50,8 +51,8 @@ from server.service.errors import (
     StaleMoveError,
     UnauthenticatedError,
 )
-from server.service.notify import Subscription
-from server.service.talk import talk_head
+from server.service.news import causes
+from server.service.play.talk import talk_head
 from server.store.errors import DuplicateKeyError
 from server.store.repository import PreparedRepository, Repository, StoredMove, current_head
 from shared.crypto.chain import entry_hash, sign_end, sign_receipt
@@ -80,9 +81,6 @@ from shared.wire import Move, WireError, move_from_bytes
 
 _NO_SEAT = -1
 """For ``_current`` when no seat's player is to be checked for a block."""
-
-MAX_WATCHED = 200
-"""Matches one Watch may name (none: every match of the caller)."""
 
 
 class _MatchMovedError(Exception):
@@ -243,44 +241,6 @@ class Play:
         )
         return MatchEnd(match.version, outcome, signature)
 
-    def watch(
-        self, player: Player, match_ids: list[str], token_hash: bytes = b""
-    ) -> tuple[Subscription, list[Change]]:
-        """Subscribe first (so nothing is missed), then read each match's state now; changes
-        queued meanwhile that this state already includes are not sent again. ``token_hash``
-        names the sign-in the stream lives on (``ChangeFeed.check_credentials``)."""
-        ctx = self.ctx
-        if len(match_ids) > MAX_WATCHED:
-            raise InvalidRequestError(f"a Watch names at most {MAX_WATCHED} matches")
-        subscription = ctx.notifier.subscribe(
-            player.id, frozenset(match_ids), token_hash, ctx.config.limit_watch_streams
-        )
-        try:
-            with ctx.db.read() as session:
-                repo = ctx.repo(session)
-                if match_ids:
-                    found = [matches.require_match(repo, m) for m in dict.fromkeys(match_ids)]
-                    for match in found:
-                        if match.seat_of(player.id) is None:
-                            spectators.may_spectate(match, player)
-                            subscription.spectate(match.id)
-                else:  # every match of the caller that can still change, not its finished ones
-                    found = [
-                        m
-                        for m, _ in repo.matches_page(
-                            player.id,
-                            finished=False,
-                            after=None,
-                            limit=ctx.config.limit_open_matches,
-                        )
-                    ]
-                initial = [matches.change(m, matches.load_state(ctx, repo, m)) for m in found]
-        except BaseException:
-            subscription.close()
-            raise
-        subscription.mark_sent(initial)
-        return subscription, initial
-
     # -- moves --------------------------------------------------------------------------------
 
     def submit(
@@ -383,7 +343,7 @@ class Play:
                     repo = ctx.repo(session)
                     repo.set_recovered(match.id, first, match.version)
                     if not going_on:
-                        repo.add_notices(notices.recovered(match, state, first), ctx.clock())
+                        repo.add_notices(causes.recovered(match, state, first), ctx.clock())
                 ctx.matches.put(match.id, match)
         if stored:
             ctx.notifier.publish(matches.change(match, state))
@@ -546,7 +506,7 @@ class Play:
         )
         seen = move.seat if not (by_bot or by_order) and seat.kind is SeatKind.HUMAN else None
         played_for = move.seat if by_bot else None
-        told = notices.after_move(
+        told = causes.after_move(
             match, state, new_match, effects.state, turn_over, played_for, by_order=by_order
         )
         if recovered:  # told before the restore; the players hear of the recovery once

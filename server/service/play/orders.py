@@ -1,7 +1,7 @@
 """Standing orders: moves a player asks the server to make for their seat without asking them
-(``shared.rules.orders`` says where one applies; ``server.service.bots`` makes them).
+(``shared.rules.orders`` says where one applies; ``server.service.play.bots`` makes them).
 
-A player sets orders as a default for every match (``server.service.preferences``) or for one
+A player sets orders as a default for every match (``server.service.people.preferences``) or for one
 match (``set``), or lets a match follow the default again. Orders are the player's own: only
 their view of the match carries them. Setting them changes the match (its revision), so every
 server process reads the seat afresh, and the change is published, so that an order which

@@ -20,7 +20,7 @@ changes nothing.
 
 Each other person seated hears of it as a notification of the kind ``talk`` (Watch streams it;
 a mail about the match carries the talk since the player's last mail; a digest lists it; a
-webhook gets a short notice without the text: ``server.service.letters``).
+webhook gets a short notice without the text: ``server.service.news.words``).
 """
 
 from __future__ import annotations

@@ -22,10 +22,11 @@ import re
 from dataclasses import dataclass
 
 from server.domain import AdminAction, Match, MatchStatus, Player
-from server.service import lobby, matches
-from server.service.accounts import display_name
+from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, NotFoundError
+from server.service.people.accounts import display_name
+from server.service.play import lobby
 from server.store.repository import Repository
 from shared.crypto.errors import CryptoError
 from shared.crypto.keytext import public_key_from_text

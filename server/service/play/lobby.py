@@ -6,7 +6,7 @@ Seat changes lock the match row first (``FOR UPDATE``; SQLite has one writer any
 joins on PostgreSQL queue up instead of failing each other's revision check.
 
 Every change here bumps the match's ``revision`` and stamps ``updated_ms``, which is how the
-other server processes' change feeds (``server.service.feed``) find it. The stamp is taken
+other server processes' change feeds (``server.service.live.feed``) find it. The stamp is taken
 inside the transaction, once the match row is locked, so that it is as close to the commit as
 it can be.
 """
@@ -21,10 +21,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from server.domain import Match, MatchStatus, MatchSummary, Player, Seat, SeatKind, TimeControl
-from server.service import clocks, matches, notices
+from server.service import clocks, matches
 from server.service.clocks import NO_CLOCK, ClockChoice
 from server.service.context import ServiceContext
 from server.service.errors import ConflictError, InvalidRequestError, LimitExceededError
+from server.service.news import causes
 from server.service.spectators import policy_named
 from server.store.repository import Repository, StoredSnapshot
 from shared.crypto.chain import genesis_hash
@@ -164,7 +165,7 @@ class Lobby:
                 match = abandon(repo, asked, state, now)
             else:
                 match = matches.store_change(repo, match, asked, now)
-                repo.add_notices(notices.abort_asked(match, mine), now)
+                repo.add_notices(causes.abort_asked(match, mine), now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)
         return self._summary(match, state, player)
@@ -247,7 +248,7 @@ class Lobby:
             s.kind is not SeatKind.EMPTY for s in match.seats
         ):
             started, state = matches.start(self.ctx, repo, match, now)
-            repo.add_notices(notices.turn_started(started, state), now)
+            repo.add_notices(causes.turn_started(started, state), now)
             return started, state
         return match, matches.load_state(self.ctx, repo, match)
 
@@ -347,5 +348,5 @@ def abandon(
         dataclasses.replace(match, status=MatchStatus.FINISHED, clock=None, aborted=True),
         now,
     )
-    repo.add_notices(notices.match_aborted(ended, state, by_operator=by_operator), now)
+    repo.add_notices(causes.match_aborted(ended, state, by_operator=by_operator), now)
     return ended

@@ -1,4 +1,4 @@
-"""Bot seats, and human seats a bot covers for an absent player (``server.service.absence``):
+"""Bot seats, and human seats a bot covers for an absent player (``server.service.play.absence``):
 the server plays them as soon as it is their turn, through the same path as everyone (a
 signed envelope, checked, applied, logged, receipted), signed by the bot key. A seat covered
 under the timeout policy ``forfeit`` resigns the match instead of playing.
@@ -26,7 +26,7 @@ from server.domain import Change, Cover, MatchStatus
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import StaleMoveError
-from server.service.play import Play
+from server.service.play.play import Play
 from shared.crypto.keys import sign
 from shared.rules import Action, GameState, Phase, legal_actions
 from shared.rules.actions import RESIGN

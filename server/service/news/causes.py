@@ -2,7 +2,7 @@
 
 Each function looks at a match before and after a change and returns ``Notice`` records; the
 caller writes them in the same transaction as the change (the outbox), and
-``server.service.outbox`` delivers them. A notice carries only what every player of the match
+``server.service.news.outbox`` delivers them. A notice carries only what every player of the match
 may know (whose turn, the hand number, the scores, the deadline): the text of a mail adds the
 recipient's own hand when it is written, and nobody else's.
 

@@ -1,5 +1,5 @@
 """Moves that arrive as mail or as text: armored signed moves (``shared.armor``) and moves
-by reply (``server.service.replies``).
+by reply (``server.service.news.replies``).
 
 Two entry points, one path for the move:
 
@@ -60,10 +60,11 @@ from email.message import EmailMessage
 from email.policy import Policy
 
 from server.domain import Notice, Receipt
-from server.service import matches, replies
+from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import ServiceError
-from server.service.play import Play
+from server.service.news import replies
+from server.service.play.play import Play
 from shared.armor import MAX_TEXT_CHARS, ArmorError, count_blocks, dearmor, move_line
 from shared.crypto.keys import sign
 from shared.rules import CanastaError

@@ -36,7 +36,7 @@ SUBJECTS = {
 """The subject of each kind's own mail. Table talk (``talk``) has no mail of its own: it goes
 with the next mail about its match, or in the digest (``mail_body``)."""
 ANSWERS = frozenset({"move_stored", "move_refused"})
-"""Kinds that answer a player's own mail (``server.service.mailin``): mailed at once to the
+"""Kinds that answer a player's own mail (``server.service.mail.mailin``): mailed at once to the
 verified address whatever the mail mode (the player asked for them), never to a webhook."""
 UNSUBSCRIBE = (
     "To stop these mails: canasta notify email off (or canasta notify email digest for one a day)."

@@ -1,6 +1,6 @@
 """The change feed: changes stored by other server processes, for this process's Watch streams.
 
-``server.service.notify`` carries a change only within the process that stored it. Several
+``server.service.live.streams`` carries a change only within the process that stored it. Several
 server processes may share one PostgreSQL database, and a player's
 Watch stream may be held by another process than the one that stores the opponent's move. So
 while at least one Watch stream is open in this process, a background thread asks the
@@ -34,6 +34,7 @@ import time
 from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import PermissionDeniedError, UnauthenticatedError
+from server.service.live.streams import Notifier
 from server.store.repository import Repository
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,11 @@ class ChangeFeed:
     The counters are for tests and diagnostics; only the feed's thread writes them.
     """
 
-    def __init__(self, ctx: ServiceContext, slack_ms: int = LATE_COMMIT_SLACK_MS) -> None:
+    def __init__(
+        self, ctx: ServiceContext, notifier: Notifier, slack_ms: int = LATE_COMMIT_SLACK_MS
+    ) -> None:
         self.ctx = ctx
+        self.notifier = notifier
         self.slack_ms = slack_ms
         self.interval = ctx.config.feed_poll_ms / 1000
         self.ticks = 0
@@ -83,7 +87,7 @@ class ChangeFeed:
     def _run(self) -> None:
         checked = time.monotonic()
         while not self._stopping.wait(self.interval):
-            if self.ctx.notifier.watched():
+            if self.notifier.watched():
                 due = time.monotonic() - checked >= CREDENTIALS_SECONDS
                 if due:
                     checked = time.monotonic()
@@ -109,7 +113,7 @@ class ChangeFeed:
         with ctx.db.read() as session:
             repo = ctx.repo(session)
             changed = repo.changed_since(since)
-            fresh = [m for m, revision in changed if revision > ctx.notifier.published(m)]
+            fresh = [m for m, revision in changed if revision > self.notifier.published(m)]
             relayed = sum(self._relay(repo, match_id) for match_id in fresh)
         self.relayed += relayed
         return relayed
@@ -118,7 +122,7 @@ class ChangeFeed:
         """End the Watch streams whose token is gone (revoked, expired) or whose player is
         blocked; returns how many were ended."""
         ctx = self.ctx
-        watching = ctx.notifier.signed_in()
+        watching = self.notifier.signed_in()
         if not watching:
             return 0
         with ctx.db.read() as session:
@@ -144,8 +148,8 @@ class ChangeFeed:
         match = repo.match(match_id)
         if match is None:
             return False
-        if not ctx.notifier.wanted(match.id, matches.player_ids(match)):
-            ctx.notifier.remember(match.id, match.revision)
+        if not self.notifier.wanted(match.id, matches.player_ids(match)):
+            self.notifier.remember(match.id, match.revision)
             return False
         state = matches.load_state(ctx, repo, match)
-        return ctx.notifier.relay(matches.change(match, state))
+        return self.notifier.relay(matches.change(match, state))

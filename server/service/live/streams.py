@@ -3,8 +3,8 @@
 A change reaches the ``Notifier`` in one of two ways. ``publish``: this process stored it (a
 move, a lobby change); Watch subscribers hear it and so do the in-process listeners (the bot
 runner, which plays a bot seat that is now to move). ``relay``: another process on the same
-database stored it and ``server.service.feed`` found it by polling; only Watch subscribers hear it,
-because the process that stored the change has already kicked its own bots, and a second
+database stored it and ``server.service.live.feed`` found it by polling; only Watch subscribers
+hear it, because the process that stored the change has already kicked its own bots, and a second
 process kicking them would only make the two race for the same seat.
 
 The notifier remembers, for recently changed matches, the highest revision it sent to

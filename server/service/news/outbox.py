@@ -1,22 +1,22 @@
 """Delivering notifications: e-mail over SMTP (each, or a daily digest) and webhooks.
 
 Notifications are rows written in the same commit as the change that causes them
-(``server.service.notices``); this worker delivers them, in rounds every ``outbox_poll_ms``
+(``server.service.news.causes``); this worker delivers them, in rounds every ``outbox_poll_ms``
 (``rounds``, a thread that starts deliveries and does not wait for them) or by ``deliver(now)``
 (tests and one-off callers: everything due, waiting until it is done).
 
 Concurrently, a player at a time. A webhook may never answer (up to
-``WEBHOOK_TIMEOUT_SECONDS`` each); delivered one after another, one such endpoint held up
-everyone's mail. So each round hands each player's due notifications, in order, to a worker of
-a small pool, one worker per player at most: a dead endpoint holds one worker, and its owner's
-further webhooks in that batch are not tried (counted as failed, retried later) so it costs one
-timeout a batch. Players with a webhook and players without one have a pool each
-(``outbox_workers`` threads each): however many dead endpoints there are, mail to players
-without a webhook never waits behind them. A round starts only as many players as a pool has
-free workers (the others wait for the next round): nothing queues, so a claim's lease counts
-from the moment its delivery starts. A round's look for what is due (``BATCH`` at most) leaves
-out the players whose delivery is under way, so one player's backlog behind a dead endpoint
-cannot fill every round while others' notifications wait. Workers per player, not per
+``server.edge.mail_out.WEBHOOK_TIMEOUT_SECONDS`` each); delivered one after another, one such
+endpoint held up everyone's mail. So each round hands each player's due notifications, in
+order, to a worker of a small pool, one worker per player at most: a dead endpoint holds one
+worker, and its owner's further webhooks in that batch are not tried (counted as failed,
+retried later) so it costs one timeout a batch. Players with a webhook and players without one
+have a pool each (``outbox_workers`` threads each): however many dead endpoints there are, mail
+to players without a webhook never waits behind them. A round starts only as many players as a
+pool has free workers (the others wait for the next round): nothing queues, so a claim's lease
+counts from the moment its delivery starts. A round's look for what is due (``BATCH`` at most)
+leaves out the players whose delivery is under way, so one player's backlog behind a dead
+endpoint cannot fill every round while others' notifications wait. Workers per player, not per
 notification, so that one player's notifications still go out in order.
 
 Once, not twice. A notification is *claimed* by a conditional update (``pending`` to
@@ -34,13 +34,17 @@ Digests: a player in mode ``digest`` gets one mail a day, at ``digest_hour`` in 
 zone, with every notification since the last; the day's digest is claimed by a conditional
 update of the player's ``digest_sent_ms``.
 
-Webhooks: an HTTP POST of JSON (``server.service.letters.webhook_json``: no hand) with the
+Webhooks: an HTTP POST of JSON (``server.service.news.words.webhook_json``: no hand) with the
 header ``X-Canasta-Signature: sha256=<hex HMAC-SHA256 of the body with the player's secret>``.
 Unless ``webhook_allow_private`` is set (tests with a receiver on 127.0.0.1), a webhook whose
 host resolves to an address that is not globally reachable unicast is refused, at each
 delivery (DNS may change): decided by the address's properties (``public_address``), an IPv4
 address inside an IPv6 one judged as that IPv4 address. The connection goes to the very
 address checked, with one deadline for the whole exchange.
+
+This module is the policy (which URL and address a webhook may use, what a failed delivery is,
+when to retry); the sending itself, SMTP and HTTP, is the edge's (``server.edge.mail_out``),
+handed in by ``server.app``, so that no service module does network I/O.
 """
 
 from __future__ import annotations
@@ -51,11 +55,7 @@ import hmac
 import ipaddress
 import json
 import logging
-import smtplib
-import socket
-import ssl
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -63,11 +63,11 @@ from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from server.config import ServerConfig
 from server.domain import EmailMode, Match, MatchStatus, MatchView, Notification, Settings
-from server.service import letters, matches, replies
+from server.service import matches
 from server.service.clocks import zone
 from server.service.context import ServiceContext
+from server.service.news import replies, words
 from server.service.periodic import Periodic
 from shared.rules import GameState
 
@@ -86,13 +86,18 @@ FIRST_RETRY_MS = 30_000
 """The first retry waits this long; each next one twice as long (30 s ... about an hour)."""
 DIGEST_LIMIT = 200
 """Most notifications in one digest (the rest go into the next)."""
-WEBHOOK_TIMEOUT_SECONDS = 10
 _MAIL_LANE, _WEBHOOK_LANE = "mail", "webhook"
 LOG_PAGE = 100
 """Most notifications one read of the log returns (a Watch stream reads on until caught up)."""
 
 MailSender = Callable[[EmailMessage], None]
+"""Hands a message to the SMTP server; raises ``OSError`` (``smtplib``'s errors are ones) when
+it did not take it. The edge sends (``server.edge.mail_out``); what a failure means is here."""
 WebhookPoster = Callable[[str, bytes, dict[str, str], bool], int]
+"""POSTs ``(url, body, headers, allow_private)`` and returns the HTTP status; raises
+``DeliveryError`` (a URL or address this module's policy refuses, no answer in time),
+``OSError`` or ``ValueError``. The edge sends (``server.edge.mail_out``), asking
+``check_webhook_url`` and ``public_address`` here which URL and address it may use."""
 
 
 class DeliveryError(Exception):
@@ -104,16 +109,18 @@ class Outbox:
         self,
         ctx: ServiceContext,
         views: Callable[[Match, GameState, int], MatchView],
-        table_text: letters.TableText,
-        send_mail: MailSender | None = None,
-        post: WebhookPoster | None = None,
+        table_text: words.TableText,
+        send_mail: MailSender,
+        post: WebhookPoster,
     ) -> None:
         self.ctx = ctx
         self.views = views
         """A seat's view of a match, exactly as GetView would send it (``Play.view_for``)."""
         self.table_text = table_text
-        self.send_mail = send_mail or smtp_sender(ctx.config)
-        self.post = post or http_post
+        self.send_mail = send_mail
+        """Hands a mail to the SMTP server (``server.edge.mail_out.smtp_sender``)."""
+        self.post = post
+        """POSTs a webhook (``server.edge.mail_out.http_post``)."""
         self.rounds = Periodic(
             "canasta-outbox", lambda: ctx.config.outbox_poll_ms / 1000, self.start_round
         )
@@ -332,7 +339,7 @@ class Outbox:
             if not address or address != settings.email_pending or not latest:
                 return "off"  # another code was asked for since: this one is void
             return "send"
-        if note.kind in letters.ANSWERS:  # the player's own mail asked for it
+        if note.kind in words.ANSWERS:  # the player's own mail asked for it
             return "send" if settings.email_verified else "off"
         if not settings.email_verified or settings.email_mode is EmailMode.OFF:
             return "off"
@@ -350,17 +357,15 @@ class Outbox:
             return plan
         if note.kind == "verify_email":
             address = str(note.facts.get("address", ""))
-            self._send(
-                address, letters.subject(note), letters.mail_body([note], {}, settings), note
-            )
+            self._send(address, words.subject(note), words.mail_body([note], {}, settings), note)
             return "sent"
         tables = self._tables([note], settings)
         codes = self._reply_codes(tables, settings)
-        subject = letters.subject(note)
+        subject = words.subject(note)
         if len(codes) == 1:  # a reply keeps the subject: the code travels back in it
             subject += f" [{next(iter(codes.values()))}]"
         notes = [note, *self._talk_since_last_mail(note)]
-        self._send(settings.email, subject, letters.mail_body(notes, tables, settings, codes), note)
+        self._send(settings.email, subject, words.mail_body(notes, tables, settings, codes), note)
         return "sent"
 
     def _talk_since_last_mail(self, note: Notification) -> list[Notification]:
@@ -376,10 +381,10 @@ class Outbox:
         return [n for n in found if n is not None]
 
     def _reply_codes(
-        self, tables: dict[str, letters.MailTable], settings: Settings
+        self, tables: dict[str, words.MailTable], settings: Settings
     ) -> dict[str, str]:
         """A fresh single-use reply code for each table where it is the player's move, if they
-        take moves by reply (``server.service.replies``); stored before the mail goes."""
+        take moves by reply (``server.service.news.replies``); stored before the mail goes."""
         if not settings.allow_reply_moves or not settings.email_verified:
             return {}
         mine = {
@@ -414,12 +419,10 @@ class Outbox:
         message.set_content(body)
         try:
             self.send_mail(message)
-        except (smtplib.SMTPException, OSError) as exc:
+        except OSError as exc:  # smtplib's errors are OSErrors too
             raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
 
-    def _tables(
-        self, notes: list[Notification], settings: Settings
-    ) -> dict[str, letters.MailTable]:
+    def _tables(self, notes: list[Notification], settings: Settings) -> dict[str, words.MailTable]:
         """Each match's table as the player sees it now (only matches they sit in), rendered
         from the view their own GetView would get, in their time zone."""
         positions: list[tuple[Match, GameState, int]] = []
@@ -435,7 +438,7 @@ class Outbox:
                     positions.append((match, matches.load_state(ctx, repo, match), seat))
         now = ctx.clock()
         return {
-            match.id: letters.MailTable(
+            match.id: words.MailTable(
                 match,
                 state,
                 seat,
@@ -478,7 +481,7 @@ class Outbox:
                 repo.set_email_state([n.id for n in notes], "digested")
             subject = f"Canasta: {len(notes)} notification{'s' if len(notes) != 1 else ''}"
             tables = self._tables(notes, settings)
-            body = letters.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
+            body = words.mail_body(notes, tables, settings, self._reply_codes(tables, settings))
             try:
                 self._send(settings.email, subject, body, None)
             except DeliveryError as exc:
@@ -493,7 +496,7 @@ class Outbox:
     def _webhook(self, note: Notification, settings: Settings) -> str:
         if not settings.webhook_url or not _hooked(note.kind):
             return "off"
-        body = json.dumps(letters.webhook_json(note, settings), sort_keys=True).encode()
+        body = json.dumps(words.webhook_json(note, settings), sort_keys=True).encode()
         signature = hmac.new(settings.webhook_secret.encode(), body, hashlib.sha256).hexdigest()
         headers = {
             "Content-Type": "application/json",
@@ -528,7 +531,7 @@ class Outbox:
         if settings is None:
             return last, []
         return last, [
-            (note, letters.headline(note, None, settings))
+            (note, words.headline(note, None, settings))
             for note in found
             if note.kind != "verify_email"
         ]
@@ -537,7 +540,7 @@ class Outbox:
 def _hooked(kind: str) -> bool:
     """Whether a notification of ``kind`` goes to webhooks: not a code (it must come by
     mail), not an answer to a player's mail (it belongs in their inbox)."""
-    return kind != "verify_email" and kind not in letters.ANSWERS
+    return kind != "verify_email" and kind not in words.ANSWERS
 
 
 def _digest_time(now: int, time_zone: str, hour: int) -> int:
@@ -608,77 +611,3 @@ def check_webhook_url(url: str) -> tuple[str, str, int, str]:
     default = 443 if parts.scheme == "https" else 80
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return parts.scheme, parts.hostname, port or default, path
-
-
-def _public_address(host: str, port: int, allow_private: bool) -> str:
-    """One address of ``host`` that the webhook may reach, looked up once: the connection
-    goes to this very address, so a second lookup cannot send it elsewhere."""
-    try:
-        infos = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):
-        raise DeliveryError(f"the webhook's host {host!r} does not resolve") from None
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if not allow_private and not public_address(address):
-            raise DeliveryError(f"the webhook's host {host!r} is not a public address")
-        return str(address)
-    raise DeliveryError(f"the webhook's host {host!r} does not resolve")
-
-
-def http_post(url: str, body: bytes, headers: dict[str, str], allow_private: bool = False) -> int:
-    """POST ``body`` to ``url`` and return the HTTP status, in at most
-    ``WEBHOOK_TIMEOUT_SECONDS`` in all (a slow or dribbling endpoint cannot hold the
-    outbox), to the one address checked; redirects are not followed (a 3xx is a failure)."""
-    scheme, host, port, path = check_webhook_url(url)
-    address = _public_address(host, port, allow_private)
-    deadline = time.monotonic() + WEBHOOK_TIMEOUT_SECONDS
-
-    def left() -> float:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise DeliveryError("the webhook did not answer in time")
-        return remaining
-
-    named = f"[{host}]" if ":" in host else host
-    lines = [f"POST {path} HTTP/1.1", f"Host: {named}:{port}", "Connection: close"]
-    lines += [f"{k}: {v}" for k, v in headers.items()]
-    lines.append(f"Content-Length: {len(body)}")
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode() + body
-    with socket.create_connection((address, port), timeout=left()) as raw:
-        sock: socket.socket = raw
-        if scheme == "https":
-            sock = ssl.create_default_context().wrap_socket(raw, server_hostname=host)
-        sock.settimeout(left())
-        sock.sendall(request)
-        answer = b""
-        while b"\r\n" not in answer and len(answer) < 1024:
-            sock.settimeout(left())
-            chunk = sock.recv(1024)
-            if not chunk:
-                break
-            answer += chunk
-    status = answer.split(b"\r\n", 1)[0].split()
-    if len(status) < 2 or not status[0].startswith(b"HTTP/") or not status[1].isdigit():
-        raise DeliveryError("the webhook did not answer HTTP")
-    return int(status[1])
-
-
-def smtp_sender(config: ServerConfig) -> MailSender:
-    """Send a message through the configured SMTP server (standard library only)."""
-
-    def send(message: EmailMessage) -> None:
-        context = ssl.create_default_context()
-        if config.smtp_security == "tls":
-            client: smtplib.SMTP = smtplib.SMTP_SSL(
-                config.smtp_host, config.smtp_port, timeout=30, context=context
-            )
-        else:
-            client = smtplib.SMTP(config.smtp_host, config.smtp_port, timeout=30)
-        with client:
-            if config.smtp_security == "starttls":
-                client.starttls(context=context)
-            if config.smtp_user:
-                client.login(config.smtp_user, config.smtp_password)
-            client.send_message(message)
-
-    return send
