@@ -180,7 +180,9 @@ def _match_facts(header: Header) -> dict[str, Any]:
         "id": header.match_id,
         "preset": config.preset,
         "length": (
-            f"{config.hands_per_match} hands" if config.hands_per_match else f"to {config.target}"
+            f"{config.hands_per_match} hand{'' if config.hands_per_match == 1 else 's'}"
+            if config.hands_per_match
+            else f"to {config.target}"
         ),
         "started": started,
         "hands_per_match": config.hands_per_match or 0,

@@ -66,10 +66,11 @@ class Browser:
         to_browser, self._write = os.pipe()
         self._read, from_browser = os.pipe()
         self._log = (profile_dir / "chromium.log").open("wb")
-        # The browser wants its pipe on fds 3 and 4: a shell puts them there and becomes it.
+        # The browser wants its pipe on fds 3 and 4: a shell puts them there and becomes it
+        # (bash: a POSIX sh need not take a file descriptor above 9 in a redirection).
         self._process = subprocess.Popen(
             [
-                "/bin/sh",
+                "/bin/bash",
                 "-c",
                 f'exec "$@" 3<&{to_browser} 4>&{from_browser}',
                 "sh",
@@ -227,18 +228,20 @@ class Browser:
             mobile=mobile,
         )
 
-    def screenshot(self, path: Path) -> bytes:
-        """A PNG of the whole page (beyond the window), written to ``path``."""
-        shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+    def screenshot(self, path: Path, *, whole: bool = True) -> bytes:
+        """A PNG of the whole page (beyond the window), or of the window only, written to
+        ``path``."""
+        shot = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=whole)
         data = base64.b64decode(shot["data"])
         path.write_bytes(data)
         return data
 
-    def problems(self) -> list[str]:
-        """Every console error or warning, uncaught exception and error log entry so far (a
-        refused script or style, a blocked request, a failed load among them)."""
+    def problems(self, since: int = 0) -> list[str]:
+        """Every console error or warning, uncaught exception and error log entry among the
+        events from ``since`` on (a refused script or style, a blocked request, a failed load
+        among them)."""
         found = []
-        for method, params in self.events:
+        for method, params in self.events[since:]:
             if method == "Runtime.exceptionThrown":
                 found.append(f"exception: {params['exceptionDetails']}")
             elif method == "Runtime.consoleAPICalled" and params["type"] in (
@@ -253,6 +256,8 @@ class Browser:
                 found.append(f"failed request: {params}")
         return found
 
-    def requests(self) -> list[str]:
-        """The URL of every request the page made."""
-        return [p["request"]["url"] for m, p in self.events if m == "Network.requestWillBeSent"]
+    def requests(self, since: int = 0) -> list[str]:
+        """The URL of every request among the events from ``since`` on."""
+        return [
+            p["request"]["url"] for m, p in self.events[since:] if m == "Network.requestWillBeSent"
+        ]
