@@ -8,27 +8,27 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-import pytest
-
-from client.main import app
 from client.replay import page, replay
 from client.replaypage import CSP, SCRIPT, STYLE
 from shared.rules import card_text
 from shared.transcript import Transcript
 from tests.replaykit import finished, played, positions
 
+CANASTA = str(Path(sys.executable).parent / "canasta")
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 HOSTILE = "</script><svg onload=alert(1)>&amp;"
 
 
-def _canasta(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    """Run the app as the executable does: its exit code, and what it wrote (out and err)."""
-    with pytest.raises(SystemExit) as done:
-        app([*args], prog_name="canasta")
-    out = capsys.readouterr()
-    return int(done.value.code or 0), out.out + out.err
+def _canasta(*args: str) -> tuple[int, str]:
+    """Run the installed ``canasta`` executable: its exit code, and what it wrote (out, err)."""
+    done = subprocess.run(
+        [CANASTA, *args], capture_output=True, text=True, timeout=120, check=False
+    )
+    return done.returncode, done.stdout + done.stderr
 
 
 def _data(html: str) -> dict[str, object]:
@@ -39,11 +39,11 @@ def _data(html: str) -> dict[str, object]:
 
 
 def test_the_command_writes_one_page_of_a_verified_transcript(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     file = tmp_path / "match.json"
     file.write_bytes(finished("classic").to_bytes())
-    code, said = _canasta(capsys, "replay", str(file))
+    code, said = _canasta("replay", str(file))
     assert code == 0, said
     written = tmp_path / "match.html"
     assert f"wrote {written}: " in said
@@ -52,12 +52,12 @@ def test_the_command_writes_one_page_of_a_verified_transcript(
     assert html.startswith("<!DOCTYPE html>")
     assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
     out = tmp_path / "elsewhere.html"
-    assert _canasta(capsys, "replay", str(file), "-o", str(out))[0] == 0
+    assert _canasta("replay", str(file), "-o", str(out))[0] == 0
     assert out.read_text(encoding="utf-8") == html  # the same file makes the same page
 
 
 def test_a_transcript_that_does_not_verify_is_refused_and_nothing_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
 ) -> None:
     transcript = finished("classic")
     entries = list(transcript.entries)
@@ -65,12 +65,12 @@ def test_a_transcript_that_does_not_verify_is_refused_and_nothing_written(
     entries[9] = dataclasses.replace(tenth, signature=bytes(64))  # a forged signature
     file = tmp_path / "tampered.json"
     file.write_bytes(dataclasses.replace(transcript, entries=tuple(entries)).to_bytes())
-    code, said = _canasta(capsys, "replay", str(file), "-o", str(tmp_path / "out.html"))
+    code, said = _canasta("replay", str(file), "-o", str(tmp_path / "out.html"))
     assert code == 1
     assert "does NOT verify, so it is not replayed: entry 10: the signature" in said
     assert not (tmp_path / "out.html").exists()
     file.write_bytes(b"{}\n")  # not a transcript at all
-    code, said = _canasta(capsys, "replay", str(file), "-o", str(tmp_path / "out.html"))
+    code, said = _canasta("replay", str(file), "-o", str(tmp_path / "out.html"))
     assert code == 1
     assert "does NOT verify" in said
     assert not (tmp_path / "out.html").exists()
