@@ -26,7 +26,7 @@ from shared.crypto.keytext import fingerprint
 from shared.matchlog import Header, Signer, accept_entry, cutting_seat
 from shared.pb import canasta_pb2 as pb
 from shared.rules import Event, GameState, HandResult, Phase, card_text, new_match, redact_event
-from shared.rules.cards import sort_cards
+from shared.rules.cards import IS_BLACK3, sort_cards
 from shared.rules.pile import frozen_reason
 from shared.rules.ruleset import rules
 from shared.tabletext import SeatNames, describe_event, hand_result_rows
@@ -294,6 +294,7 @@ def _position(
         "pile": _cards(state.pile[-1:]) if in_hand else "",
         "pile_size": len(state.pile) if in_hand else 0,
         "frozen": frozen,
+        "blocked": in_hand and bool(state.pile) and IS_BLACK3[state.pile[-1]],
         "sides": sides,
         "mover": mover,
         "events": described,

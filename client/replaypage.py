@@ -178,6 +178,7 @@ function draw() {
     if (p.pile) cards(p.pile, pr);
     el('span', null, p.pile_size ? plural(p.pile_size, 'card') : 'empty', pr);
     if (p.frozen) el('span', 'tag frozen', 'FROZEN for the side to move: ' + p.frozen, pr);
+    if (p.blocked) el('span', 'tag frozen', 'BLOCKED: a black three is on top', pr);
   }
   p.sides.forEach((side, i) => {
     const facts = [side.opened ? plural(side.canastas, 'canasta') : 'not opened'];
