@@ -145,6 +145,8 @@ def replay(
     except TranscriptError as exc:
         raise CliError(f"{file} does NOT verify, so it is not replayed: {exc}") from None
     path = Path(output) if output else file.with_suffix(".html")
+    if path.resolve() == file.resolve():
+        raise CliError(f"{path} is the transcript itself: name another page with -o")
     try:
         path.write_text(page(built), encoding="utf-8")
     except OSError as exc:

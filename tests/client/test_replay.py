@@ -54,6 +54,12 @@ def test_the_command_writes_one_page_of_a_verified_transcript(
     out = tmp_path / "elsewhere.html"
     assert _canasta("replay", str(file), "-o", str(out))[0] == 0
     assert out.read_text(encoding="utf-8") == html  # the same file makes the same page
+    named = tmp_path / "match.html"  # a transcript named .html is never overwritten
+    named.write_bytes(file.read_bytes())
+    assert _canasta("replay", str(named)) == (
+        1,
+        f"canasta: {named} is the transcript itself: name another page with -o\n",
+    )
 
 
 def test_a_transcript_that_does_not_verify_is_refused_and_nothing_written(
