@@ -27,8 +27,10 @@ serve: $(STAMP)
 # Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
 # Both cores (pytest-xdist): each worker starts its own PostgreSQL, on a free port.
 # ensure-postgres installs PostgreSQL 15 if missing: the tests start their own server from it.
+# ensure-chromium installs Debian's chromium if missing: the replay page's tests run it headless.
 test: $(STAMP)
 	tests/ensure-postgres
+	tests/ensure-chromium
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -118,6 +118,50 @@ def verify(
     typer.echo(report_text(report, _known_keys()))
 
 
+@app.command(
+    rich_help_panel=PANEL,
+    epilog="Example:\n\n  canasta replay canasta-3f2a09c1.json -o our-match.html",
+)
+def replay(
+    file: Annotated[Path, typer.Argument(help="A transcript written by `canasta export`.")],
+    output: Annotated[
+        str | None,
+        typer.Option("--output", "-o", help="Write here (default: the file's name, .html)."),
+    ] = None,
+) -> None:
+    """Turn a transcript into one web page that replays the match move by move.
+
+    The transcript is verified first, as `canasta verify` does, and refused (exit 1) if it does
+    not verify. The page is a single file that needs no server and fetches nothing: open it in
+    any browser, step with the buttons or the arrow keys (Page Up/Down: a hand at a time).
+    It shows every hand face up (the match is over; a running match's file holds only the hands
+    already over), who made each move and with which key, the scores after each hand and the
+    verification summary with the key fingerprints.
+    """
+    from client.replay import page
+    from client.replay import replay as replayed
+    from shared.transcript import Transcript, TranscriptError
+
+    data = _read_transcript(file)
+    try:
+        built = replayed(Transcript.from_bytes(data))
+    except TranscriptError as exc:
+        raise CliError(f"{file} does NOT verify, so it is not replayed: {exc}") from None
+    path = Path(output) if output else file.with_suffix(".html")
+    if path.resolve() == file.resolve():
+        raise CliError(f"{path} is the transcript itself: name another page with -o")
+    try:
+        path.write_text(page(built), encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+    moves = built.report.entries
+    typer.echo(
+        f"wrote {path}: {moves} move{'' if moves == 1 else 's'}, "
+        f"{len(built.report.hands)} hand{'' if len(built.report.hands) == 1 else 's'} over, "
+        f"match {built.report.result or 'in progress'}; verified"
+    )
+
+
 def _read_transcript(file: Path) -> bytes:
     """The file's bytes: a regular file of at most ``MAX_FILE_BYTES``, refused before it is
     read otherwise (a device such as /dev/zero, a pipe, a directory, a huge file), and read

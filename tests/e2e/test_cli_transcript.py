@@ -57,6 +57,11 @@ def test_a_match_exports_and_verifies_offline(server: Server, tmp_path: Path) ->
     assert "  server key " in report
     assert "was cut by the server's bot for an absent player" in report  # Ann was covered
     assert "no profile here: compare the key fingerprints" in report
+    page = tmp_path / "match.html"  # and its replay page (tests/e2e/test_replay_browser.py)
+    replayed = Player(tmp_path / "stranger").run("replay", str(file), "-o", str(page)).stdout
+    assert f"wrote {page}: " in replayed
+    assert "match finished; verified" in replayed
+    assert match_id in page.read_text(encoding="utf-8")
     assert "final scores " in report
     assert "won by " in report
     assert "entries verified (" in report  # and how many a bot played for Ann
