@@ -72,8 +72,15 @@ def replay(transcript: Transcript) -> Replay:
     def hand_of(number: int) -> HandSecret | None:
         return secrets.get(number)
 
+    said: dict[int, list[str]] = {}  # table talk, by the entry it was said after
+    for line in transcript.talk:
+        words = "declares their side's conventions" if line.kind == "conventions" else "says"
+        said.setdefault(line.at_seq, []).append(
+            f"{_name(header, line.seat)} (seat {line.seat}) {words}: {line.text}"
+        )
     state = new_match(header.config, first_dealer=header.first_dealer)
     positions = [_position(header, names, state, None, [], over)]
+    positions[0]["talk"] = said.get(0, [])
     for entry in transcript.entries:
         before = state
         accepted = accept_entry(header, state, entry.payload, entry.signature, hand_of)
@@ -93,6 +100,7 @@ def replay(transcript: Transcript) -> Replay:
             ],
         }
         position = _position(header, names, state, mover, new_events, over)
+        position["talk"] = said.get(move.seq, [])
         if state.last_hand is not None and state.last_hand is not before.last_hand:
             position["result"] = _result_lines(state.last_hand, names)
         positions.append(position)

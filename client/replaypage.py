@@ -29,6 +29,7 @@ nav button:disabled{opacity:.4;cursor:default}
 .move .by{font-size:.85rem;color:var(--muted);overflow-wrap:anywhere}
 .move.attested{border-color:#8a2be2}.move.covered,.move.bot{border-color:var(--gold)}
 .events{margin:.2rem 0 0 1.1rem;padding:0}
+.events .talk{font-style:italic}
 .table{background:var(--felt);color:#fff;border-radius:.6rem;padding:.5rem .6rem;margin:.5rem 0}
 .row{display:flex;flex-wrap:wrap;align-items:center;gap:.2rem .5rem;margin:.25rem 0}
 .label{min-width:5.5rem;font-weight:600}
@@ -144,6 +145,7 @@ function draw() {
   }
   const ev = el('ul', 'events', null, move);
   for (const e of p.events) el('li', null, e, ev);
+  for (const line of p.talk || []) el('li', 'talk', line, ev);
   const t = document.getElementById('table');
   t.replaceChildren();
   el('div', 'row', title, t);

@@ -173,3 +173,28 @@ def test_real_exports_replay_and_say_who_signed_each_move() -> None:
     assert "server-attested" in attested[0]["by"]
     assert features.data["positions"][-1]["status"].startswith("Match over")  # a resignation
     assert features.data["positions"][-1]["face_up"]
+
+
+def test_table_talk_is_shown_at_its_move_as_text_never_markup() -> None:
+    """Talk (any printable text, markup included) reaches the page as data the script puts in
+    as text, under the move it was said after."""
+    from shared.rules import make_config
+    from tests.vectors.generate import MatchBuilder
+
+    config = make_config("classic", {"hands_per_match": 1})
+    match = MatchBuilder("5eed0000replay0talk", config, {0: "Ann", 2: "Bob"}, 0)
+    match.say(0, "we meld early", "conventions")
+    match.cut()
+    match.play(3)
+    match.say(2, HOSTILE)
+    match.play(100_000)
+    transcript = match.transcript()
+    assert transcript.end is not None  # over, and the end names the talk
+    html = page(replay(transcript))
+    assert HOSTILE not in html
+    assert html.count("</script>") == 2
+    steps = _data(html)["positions"]
+    assert isinstance(steps, list)
+    assert steps[0]["talk"] == ["Ann (seat 0) declares their side's conventions: we meld early"]
+    assert steps[4]["talk"] == [f"Bob (seat 2) says: {HOSTILE}"]
+    assert all(not step["talk"] for number, step in enumerate(steps) if number not in (0, 4))
