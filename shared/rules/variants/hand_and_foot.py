@@ -684,7 +684,6 @@ def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> lis
 # -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
 
 
-@register
 class HandAndFoot(Samba):
     """Hand and Foot (§3.7, §3.8a): Samba's further melds (a second meld of a rank, wild
     books) with closed books, the foot and book requirements to go out."""
@@ -756,3 +755,6 @@ class HandAndFoot(Samba):
 
     def unplayed_penalty(self, s: GameState, side: int) -> int:
         return unplayed_foot_penalty(s, side)
+
+
+register(HandAndFoot)  # (a call, not a decorator: a compiled build keeps the class native)
