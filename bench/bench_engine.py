@@ -297,7 +297,9 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
         return
     print("\nratios (each round's pair; median and range over the rounds)")
     pairs = [(b, classic) for b in blocks if b.label == "new" and b is not classic]
-    pairs += [(classic, b) for b in blocks if b.label != "new" and b.preset == "classic"]
+    pairs += [
+        (classic, b) for b in blocks if b.label not in ("new", "compiled") and b.preset == "classic"
+    ]
     pairs += [
         (by_key[("new", b.preset)], b)
         for b in blocks
@@ -306,6 +308,7 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
     built = by_key.get(("compiled", "classic"))
     if built is not None:  # the compiled engine: each preset against its classic, and the peer
         pairs += [(b, built) for b in blocks if b.label == "compiled" and b is not built]
+        pairs.append((built, classic))
         pairs += [(built, b) for b in blocks if b.label == "openspiel"]
         pairs += [
             (b, by_key[("new", b.preset)])

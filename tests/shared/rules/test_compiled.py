@@ -7,8 +7,8 @@ engine's tests (scenarios, properties, playouts of the inner loop), and the list
 of seeded random and bot play of every preset (bench/listing_digest.py), which must equal the
 pure-Python engine's here, action for action. The checkout itself stays pure Python.
 
-A fast test checks the pure-Python stand-ins the build relies on: ``GameState._clone``'s
-constructor form (what the compiled class runs) copies every field, as the generated one does,
+A fast test checks the pure-Python stand-ins the build relies on: ``GameState._clone`` as
+written (what the compiled class runs) copies every field, as the generated one does,
 and a stale build is refused.
 """
 
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from shared.rules import compiled_stale, deal_hand, make_config, new_match, shuffled_deck
-from shared.rules.state import CONSTRUCTOR_CLONE, GameState
+from shared.rules.state import WRITTEN_CLONE, GameState
 
 REPO = Path(__file__).resolve().parents[3]
 COPIED = ("shared", "tests", "tools", "bench", "docs", "pyproject.toml")
@@ -85,7 +85,7 @@ def test_the_clone_a_compiled_build_runs_copies_every_field() -> None:
     values = {f.name: getattr(state, f.name) for f in dataclasses.fields(GameState)}
     # every field a value of its own, so a field the constructor form missed would show
     marked = dataclasses.replace(state, lone_seat=2, turn_new_ranks=5, permission="no")
-    for clone in (GameState._clone, CONSTRUCTOR_CLONE):
+    for clone in (GameState._clone, WRITTEN_CLONE):
         assert clone(marked) == marked
         assert clone(state) == state
         assert clone(state) is not state
