@@ -30,6 +30,21 @@ class MeldRef:
     high: int = -1
     """The top rank of a sequence reference as written (informational, for the text form)."""
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, MeldRef):
+            return NotImplemented
+        return (
+            self.rank == other.rank
+            and self.which == other.which
+            and self.suit == other.suit
+            and self.high == other.high
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.which, self.suit, self.high))
+
     @property
     def is_sequence(self) -> bool:
         return self.suit >= 0
@@ -66,6 +81,16 @@ class TakePile:
     """Samba and Bolivia (§3.4): the meld the top card (with ``cards``) joins; ``None``: the
     engine picks (a new meld for a pair, else the first meld the top card fits)."""
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, TakePile):
+            return NotImplemented
+        return self.cards == other.cards and self.melds == other.melds and self.onto == other.onto
+
+    def __hash__(self) -> int:
+        return hash((self.cards, self.melds, self.onto))
+
     def __str__(self) -> str:
         parts = [cards_text(self.cards)] + [cards_text(m) for m in self.melds]
         text = ", ".join(parts).strip()
@@ -86,6 +111,16 @@ class Meld:
 
     melds: tuple[tuple[Card, ...], ...]
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Meld):
+            return NotImplemented
+        return self.melds == other.melds
+
+    def __hash__(self) -> int:
+        return hash((self.melds,))
+
     def __str__(self) -> str:
         return "meld " + ", ".join(cards_text(m) for m in self.melds)
 
@@ -100,6 +135,22 @@ class LayOff:
     which: int = 1
     suit: int = -1
     high: int = -1
+
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, LayOff):
+            return NotImplemented
+        return (
+            self.rank == other.rank
+            and self.cards == other.cards
+            and self.which == other.which
+            and self.suit == other.suit
+            and self.high == other.high
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.cards, self.which, self.suit, self.high))
 
     @property
     def ref(self) -> MeldRef:
@@ -118,6 +169,16 @@ class Combine:
     first: MeldRef
     second: MeldRef
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Combine):
+            return NotImplemented
+        return self.first == other.first and self.second == other.second
+
+    def __hash__(self) -> int:
+        return hash((self.first, self.second))
+
     def __str__(self) -> str:
         return f"combine {self.first} {self.second}"
 
@@ -127,6 +188,16 @@ class Discard:
     """Put one card from the hand on the discard pile, ending the turn (§1.6 T3)."""
 
     card: Card
+
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Discard):
+            return NotImplemented
+        return self.card == other.card
+
+    def __hash__(self) -> int:
+        return hash((self.card,))
 
     def __str__(self) -> str:
         return f"discard {cards_text((self.card,))}"
