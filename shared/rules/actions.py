@@ -8,6 +8,7 @@ reads back, so an action survives a round trip through text exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .cards import JOKER_RANK, RANK_TEXT, SUIT_LETTERS, Card, cards_text, rank_text
 
@@ -245,11 +246,11 @@ class Resign:
 Action = Draw | TakePile | Meld | LayOff | Combine | Discard | AskPartner | Answer | Pass | Resign
 """Any action a seat can submit."""
 
-DRAW = Draw()
-ASK = AskPartner()
-PASS = Pass()
-YES = Answer(True)
-NO = Answer(False)
-RESIGN = Resign()
-DISCARDS = tuple(Discard(c) for c in range(53))
+DRAW: Final = Draw()
+ASK: Final = AskPartner()
+PASS: Final = Pass()
+YES: Final = Answer(True)
+NO: Final = Answer(False)
+RESIGN: Final = Resign()
+DISCARDS: Final = tuple(Discard(c) for c in range(53))
 """Shared instances: actions are immutable values, so the engine can reuse them."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .cards import Card, card_text, parse_card
 from .config import RuleConfig
@@ -146,7 +146,7 @@ _SIDE_SCORE_FIELDS = tuple(f.name for f in dataclasses.fields(SideScore))
 
 Melds = tuple[tuple[Card, ...], ...]
 """One side's melds indexed by rank (index 1 holds a black-three meld; index 0 is unused)."""
-EMPTY_MELDS: Melds = ((),) * 13
+EMPTY_MELDS: Final[Melds] = ((),) * 13
 Extra = tuple[tuple[Card, ...], ...]
 """One side's further melds in table order (Samba and Bolivia, §3.4, §3.5): sequences, group
 melds of a rank beyond the first (which stays in ``Melds``) and wild-card melds."""
