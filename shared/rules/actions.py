@@ -254,3 +254,47 @@ NO: Final = Answer(False)
 RESIGN: Final = Resign()
 DISCARDS: Final = tuple(Discard(c) for c in range(53))
 """Shared instances: actions are immutable values, so the engine can reuse them."""
+
+
+# -- shared instances of the actions the move lists build again and again ---------------------
+
+_MEMO_LIMIT = 65_536
+"""Entries each memo below keeps before it starts again (a bound on memory, never reached by
+a game of six packs: the distinct lay-offs and melds of a rank's naturals number thousands)."""
+_LAYOFFS: dict[tuple[int, tuple[Card, ...], int], LayOff] = {}
+_MELDS: dict[tuple[tuple[Card, ...], ...], Meld] = {}
+_TAKES: dict[tuple[tuple[Card, ...], tuple[tuple[Card, ...], ...]], TakePile] = {}
+
+
+def layoff_of(rank: int, cards: tuple[Card, ...], which: int = 1) -> LayOff:
+    """``LayOff(rank, cards, which)``, one shared instance per value: the move lists offer the
+    same lay-offs at every turn, and building a frozen dataclass costs more than finding it
+    (actions are immutable values, compared by value, so sharing changes nothing)."""
+    key = (rank, cards, which)
+    found = _LAYOFFS.get(key)
+    if found is None:
+        if len(_LAYOFFS) >= _MEMO_LIMIT:
+            _LAYOFFS.clear()
+        found = _LAYOFFS[key] = LayOff(rank, cards, which)
+    return found
+
+
+def meld_of(melds: tuple[tuple[Card, ...], ...]) -> Meld:
+    """``Meld(melds)``, one shared instance per value (``layoff_of``)."""
+    found = _MELDS.get(melds)
+    if found is None:
+        if len(_MELDS) >= _MEMO_LIMIT:
+            _MELDS.clear()
+        found = _MELDS[melds] = Meld(melds)
+    return found
+
+
+def take_of(cards: tuple[Card, ...], melds: tuple[tuple[Card, ...], ...] = ()) -> TakePile:
+    """``TakePile(cards, melds)``, one shared instance per value (``layoff_of``)."""
+    key = (cards, melds)
+    found = _TAKES.get(key)
+    if found is None:
+        if len(_TAKES) >= _MEMO_LIMIT:
+            _TAKES.clear()
+        found = _TAKES[key] = TakePile(cards, melds)
+    return found

@@ -30,7 +30,7 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..actions import Action, Combine, LayOff, Meld, MeldRef
+from ..actions import Action, Combine, LayOff, Meld, MeldRef, layoff_of, meld_of
 from ..cards import (
     ACE,
     FOUR,
@@ -550,15 +550,15 @@ def foot_candidates(
             for which, size in open_melds[rank]:
                 added = tuple(cards[: CANASTA_SIZE - size])
                 safe = simple and len(hand) - len(added) >= 2
-                (sure if safe else out).append(LayOff(rank, added, which))
+                (sure if safe else out).append(layoff_of(rank, added, which))
         elif rank in closed:
             if len(cards) >= 3:
-                out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
+                out.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
             elif len(cards) == 2 and wilds:
-                out.append(Meld(((*cards, wilds[0]),)))
+                out.append(meld_of(((*cards, wilds[0]),)))
     if wilds:
         for rank, places in open_melds.items():
-            out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
+            out.extend(layoff_of(rank, (wilds[0],), which) for which, _size in places)
     return sure, out
 
 
