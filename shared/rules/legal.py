@@ -36,7 +36,7 @@ from .actions import (
 )
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .goingout import ask_refusal, discard_refusal
+from .goingout import ask_refused_why, discard_refusal
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -113,7 +113,7 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if may_ask and ask_refusal(state, seat) is None:
+        if may_ask and ask_refused_why(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
