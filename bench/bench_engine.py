@@ -28,6 +28,9 @@ the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands 
   share of that play's CPU time spent listing legal actions;
 * ``--baseline PATH``: another checkout of this project (an older engine, from ``git
   worktree add``), the same presets;
+* ``--compiled PATH``: a checkout of this project where ``make engine-compiled`` has built
+  the compiled engine (labelled ``compiled``; the ratios add each of its presets against its
+  classic, its classic against the peer, and each preset against the pure ``new``);
 * ``--peer PATH``: a checkout of jhtschultz/canasta-openspiel (it needs the ``open_spiel``
   package in this Python; it is no dependency of the project), its four-player classic
   game with random legal play.
@@ -294,12 +297,24 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
         return
     print("\nratios (each round's pair; median and range over the rounds)")
     pairs = [(b, classic) for b in blocks if b.label == "new" and b is not classic]
-    pairs += [(classic, b) for b in blocks if b.label != "new" and b.preset == "classic"]
+    pairs += [
+        (classic, b) for b in blocks if b.label not in ("new", "compiled") and b.preset == "classic"
+    ]
     pairs += [
         (by_key[("new", b.preset)], b)
         for b in blocks
         if b.label == "before" and b.preset != "classic" and ("new", b.preset) in by_key
     ]
+    built = by_key.get(("compiled", "classic"))
+    if built is not None:  # the compiled engine: each preset against its classic, and the peer
+        pairs += [(b, built) for b in blocks if b.label == "compiled" and b is not built]
+        pairs.append((built, classic))
+        pairs += [(built, b) for b in blocks if b.label == "openspiel"]
+        pairs += [
+            (b, by_key[("new", b.preset)])
+            for b in blocks
+            if b.label == "compiled" and b.preset != "classic" and ("new", b.preset) in by_key
+        ]
     for top, bottom in pairs:
         ratios = [x / y for x, y in zip(rates[top], rates[bottom], strict=True)]
         print(
@@ -342,12 +357,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--peer", type=Path, help="a checkout of canasta-openspiel")
     parser.add_argument("--baseline", type=Path, help="another checkout of this project")
+    parser.add_argument(
+        "--compiled",
+        type=Path,
+        help="a checkout of this project with the compiled engine built (make engine-compiled)",
+    )
     parser.add_argument("--rounds", type=int, default=6, help="ABBA rounds of the comparison")
     parser.add_argument(
         "--compare-hands", type=int, default=200, help="hands per block of the comparison"
     )
     args = parser.parse_args(argv)
-    if args.compare or args.peer or args.baseline:
+    if args.compare or args.peer or args.baseline or args.compiled:
         presets = args.presets or list(PRESETS)
         if "classic" not in presets:
             presets = ["classic", *presets]
@@ -355,6 +375,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.baseline:
             root = args.baseline.resolve()
             blocks += [Block("before", "rules", root, name) for name in presets]
+        if args.compiled:
+            root = args.compiled.resolve()
+            blocks += [Block("compiled", "rules", root, name) for name in presets]
         if args.peer:
             blocks.append(Block("openspiel", "openspiel", args.peer.resolve(), "classic"))
         compare(blocks, max(args.rounds, 1), args.compare_hands, args.seed)

@@ -48,7 +48,15 @@ Imports go one way, from the rule modules up to ``engine``, then ``legal`` and i
 (``view``, ``bot``); the variants stand above the classic modules they build on, and no
 classic module imports a variant (it asks ``ruleset``'s hooks). tests/shared/rules/
 test_layout.py checks that, and that no cycle and no private name crosses between modules.
+
+A compiled build of the hot modules is opt-in (``make engine-compiled``, tools/
+engine_compiled.py): the extensions it leaves beside the sources are imported in their
+place, and this package refuses to import a build older than its sources (``compiled_stale``).
 """
+
+import hashlib
+import json
+from pathlib import Path
 
 from . import variants  # noqa: F401  (each variant registers its ruleset on import)
 from .actions import (
@@ -88,6 +96,29 @@ from .legal import MOVE_GROUPS, MoveGroup, grouped_moves, legal_action_kinds, le
 from .notation import parse_action, parse_turn
 from .state import EndReason, Event, GameState, HandResult, Phase, SideScore
 from .view import NO_SEAT, PlayerView, player_view, redact_event, spectator_view
+
+
+def compiled_stale(here: Path = Path(__file__).parent) -> str | None:
+    """Why a compiled build beside the sources may not run (a source changed since, or the
+    build's record is missing), or ``None`` (no build, or a current one). Hashing the
+    compiled modules' sources costs about a millisecond, once per process."""
+    if not any(here.glob("native__mypyc*")):
+        return None
+    try:
+        recorded: dict[str, str] = json.loads((here / "compiled.json").read_text())
+    except (OSError, ValueError):
+        return "the compiled engine has no record of its sources (shared/rules/compiled.json)"
+    root = here.parents[1]
+    for name, digest in recorded.items():
+        path = root / name
+        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest()[:16] != digest:
+            return f"{name} changed after the engine was compiled"
+    return None
+
+
+_stale = compiled_stale()
+if _stale is not None:
+    raise ImportError(f"{_stale}: run `make engine-compiled` again, or `make engine-pure`")
 
 __all__ = [
     "CLASSIC",

@@ -8,6 +8,7 @@ reads back, so an action survives a round trip through text exactly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .cards import JOKER_RANK, RANK_TEXT, SUIT_LETTERS, Card, cards_text, rank_text
 
@@ -29,6 +30,21 @@ class MeldRef:
     """At least 0: a sequence of this suit holding ``rank`` (and ``high``)."""
     high: int = -1
     """The top rank of a sequence reference as written (informational, for the text form)."""
+
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, MeldRef):
+            return NotImplemented
+        return (
+            self.rank == other.rank
+            and self.which == other.which
+            and self.suit == other.suit
+            and self.high == other.high
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.which, self.suit, self.high))
 
     @property
     def is_sequence(self) -> bool:
@@ -66,6 +82,16 @@ class TakePile:
     """Samba and Bolivia (§3.4): the meld the top card (with ``cards``) joins; ``None``: the
     engine picks (a new meld for a pair, else the first meld the top card fits)."""
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, TakePile):
+            return NotImplemented
+        return self.cards == other.cards and self.melds == other.melds and self.onto == other.onto
+
+    def __hash__(self) -> int:
+        return hash((self.cards, self.melds, self.onto))
+
     def __str__(self) -> str:
         parts = [cards_text(self.cards)] + [cards_text(m) for m in self.melds]
         text = ", ".join(parts).strip()
@@ -86,6 +112,16 @@ class Meld:
 
     melds: tuple[tuple[Card, ...], ...]
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Meld):
+            return NotImplemented
+        return self.melds == other.melds
+
+    def __hash__(self) -> int:
+        return hash((self.melds,))
+
     def __str__(self) -> str:
         return "meld " + ", ".join(cards_text(m) for m in self.melds)
 
@@ -100,6 +136,22 @@ class LayOff:
     which: int = 1
     suit: int = -1
     high: int = -1
+
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, LayOff):
+            return NotImplemented
+        return (
+            self.rank == other.rank
+            and self.cards == other.cards
+            and self.which == other.which
+            and self.suit == other.suit
+            and self.high == other.high
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.rank, self.cards, self.which, self.suit, self.high))
 
     @property
     def ref(self) -> MeldRef:
@@ -118,6 +170,16 @@ class Combine:
     first: MeldRef
     second: MeldRef
 
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Combine):
+            return NotImplemented
+        return self.first == other.first and self.second == other.second
+
+    def __hash__(self) -> int:
+        return hash((self.first, self.second))
+
     def __str__(self) -> str:
         return f"combine {self.first} {self.second}"
 
@@ -127,6 +189,16 @@ class Discard:
     """Put one card from the hand on the discard pile, ending the turn (§1.6 T3)."""
 
     card: Card
+
+    # (written out, as the dataclass would generate them, so that a compiled build compiles
+    # them: the move lists hash and compare every candidate)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__ or not isinstance(other, Discard):
+            return NotImplemented
+        return self.card == other.card
+
+    def __hash__(self) -> int:
+        return hash((self.card,))
 
     def __str__(self) -> str:
         return f"discard {cards_text((self.card,))}"
@@ -174,11 +246,55 @@ class Resign:
 Action = Draw | TakePile | Meld | LayOff | Combine | Discard | AskPartner | Answer | Pass | Resign
 """Any action a seat can submit."""
 
-DRAW = Draw()
-ASK = AskPartner()
-PASS = Pass()
-YES = Answer(True)
-NO = Answer(False)
-RESIGN = Resign()
-DISCARDS = tuple(Discard(c) for c in range(53))
+DRAW: Final = Draw()
+ASK: Final = AskPartner()
+PASS: Final = Pass()
+YES: Final = Answer(True)
+NO: Final = Answer(False)
+RESIGN: Final = Resign()
+DISCARDS: Final = tuple(Discard(c) for c in range(53))
 """Shared instances: actions are immutable values, so the engine can reuse them."""
+
+
+# -- shared instances of the actions the move lists build again and again ---------------------
+
+_MEMO_LIMIT = 65_536
+"""Entries each memo below keeps before it starts again (a bound on memory, never reached by
+a game of six packs: the distinct lay-offs and melds of a rank's naturals number thousands)."""
+_LAYOFFS: dict[tuple[int, tuple[Card, ...], int], LayOff] = {}
+_MELDS: dict[tuple[tuple[Card, ...], ...], Meld] = {}
+_TAKES: dict[tuple[tuple[Card, ...], tuple[tuple[Card, ...], ...]], TakePile] = {}
+
+
+def layoff_of(rank: int, cards: tuple[Card, ...], which: int = 1) -> LayOff:
+    """``LayOff(rank, cards, which)``, one shared instance per value: the move lists offer the
+    same lay-offs at every turn, and building a frozen dataclass costs more than finding it
+    (actions are immutable values, compared by value, so sharing changes nothing)."""
+    key = (rank, cards, which)
+    found = _LAYOFFS.get(key)
+    if found is None:
+        if len(_LAYOFFS) >= _MEMO_LIMIT:
+            _LAYOFFS.clear()
+        found = _LAYOFFS[key] = LayOff(rank, cards, which)
+    return found
+
+
+def meld_of(melds: tuple[tuple[Card, ...], ...]) -> Meld:
+    """``Meld(melds)``, one shared instance per value (``layoff_of``)."""
+    found = _MELDS.get(melds)
+    if found is None:
+        if len(_MELDS) >= _MEMO_LIMIT:
+            _MELDS.clear()
+        found = _MELDS[melds] = Meld(melds)
+    return found
+
+
+def take_of(cards: tuple[Card, ...], melds: tuple[tuple[Card, ...], ...] = ()) -> TakePile:
+    """``TakePile(cards, melds)``, one shared instance per value (``layoff_of``)."""
+    key = (cards, melds)
+    found = _TAKES.get(key)
+    if found is None:
+        if len(_TAKES) >= _MEMO_LIMIT:
+            _TAKES.clear()
+        found = _TAKES[key] = TakePile(cards, melds)
+    return found

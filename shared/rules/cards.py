@@ -19,26 +19,43 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from .errors import NotationError
 
 Card = int
 """A card face: ``suit * 13 + rank`` (0..51), or ``JOKER`` (52)."""
 
-JOKER: Card = 52
-CARD_FACES = 53
+JOKER: Final[Card] = 52
+CARD_FACES: Final = 53
 
-TWO, THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(13)
-JOKER_RANK = 13
+# (each a ``Final`` constant: a compiled build, make engine-compiled, inlines them)
+TWO: Final = 0
+THREE: Final = 1
+FOUR: Final = 2
+FIVE: Final = 3
+SIX: Final = 4
+SEVEN: Final = 5
+EIGHT: Final = 6
+NINE: Final = 7
+TEN: Final = 8
+JACK: Final = 9
+QUEEN: Final = 10
+KING: Final = 11
+ACE: Final = 12
+JOKER_RANK: Final = 13
 """Rank index of a joker (jokers have no natural rank)."""
 
-CLUBS, DIAMONDS, HEARTS, SPADES = range(4)
+CLUBS: Final = 0
+DIAMONDS: Final = 1
+HEARTS: Final = 2
+SPADES: Final = 3
 SUIT_LETTERS = "cdhs"
 SUIT_SYMBOLS = "♣♦♥♠"
 RANK_TEXT = ("2", "3", "4", "5", "6", "7", "8", "9", "10", "j", "q", "k", "a")
 """How each rank index is written (lower case; parsing is case-insensitive)."""
 
-NATURAL_RANKS = tuple(range(FOUR, ACE + 1))
+NATURAL_RANKS: Final[tuple[int, ...]] = tuple(range(FOUR, ACE + 1))
 
 
 def make_card(rank: int, suit: int) -> Card:
@@ -69,16 +86,16 @@ def _value(card: Card) -> int:
 
 
 _ALL = range(CARD_FACES)
-RANK: tuple[int, ...] = tuple(_rank(c) for c in _ALL)
-SUIT: tuple[int, ...] = tuple(_suit(c) for c in _ALL)
-VALUE: tuple[int, ...] = tuple(_value(c) for c in _ALL)
-IS_WILD: tuple[bool, ...] = tuple(_rank(c) in (TWO, JOKER_RANK) for c in _ALL)
-IS_RED3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (1, 2) for c in _ALL)
-IS_BLACK3: tuple[bool, ...] = tuple(_rank(c) == THREE and _suit(c) in (0, 3) for c in _ALL)
-IS_THREE: tuple[bool, ...] = tuple(_rank(c) == THREE for c in _ALL)
+RANK: Final[tuple[int, ...]] = tuple(_rank(c) for c in _ALL)
+SUIT: Final[tuple[int, ...]] = tuple(_suit(c) for c in _ALL)
+VALUE: Final[tuple[int, ...]] = tuple(_value(c) for c in _ALL)
+IS_WILD: Final[tuple[bool, ...]] = tuple(_rank(c) in (TWO, JOKER_RANK) for c in _ALL)
+IS_RED3: Final[tuple[bool, ...]] = tuple(_rank(c) == THREE and _suit(c) in (1, 2) for c in _ALL)
+IS_BLACK3: Final[tuple[bool, ...]] = tuple(_rank(c) == THREE and _suit(c) in (0, 3) for c in _ALL)
+IS_THREE: Final[tuple[bool, ...]] = tuple(_rank(c) == THREE for c in _ALL)
 """Both colours: Modern American lays out every three (docs/rules.md §3.6)."""
-IS_NATURAL: tuple[bool, ...] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
-SORT_KEY: tuple[int, ...] = tuple(
+IS_NATURAL: Final[tuple[bool, ...]] = tuple(FOUR <= _rank(c) <= ACE for c in _ALL)
+SORT_KEY: Final[tuple[int, ...]] = tuple(
     (_rank(c) if _rank(c) > THREE else _rank(c) + 20) * 4 + max(_suit(c), 0) for c in _ALL
 )
 """Display order: naturals 4..A, then jokers, twos and threes; suits in order within a rank."""

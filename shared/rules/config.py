@@ -611,9 +611,9 @@ def _check_types(config: RuleConfig | SimpleNamespace, *, ranges: bool) -> None:
         or not all(_is_int(seat) for side in sides for seat in side)
     ):
         raise ConfigError("option partnerships must list each side's seats, e.g. [[0, 2], [1, 3]]")
-    for low, minimum in _rows("min_meld_table", config.min_meld_table, MIN_MELD_ROWS, 2):
-        if low is not None:
-            _check_int("min_meld_table (a row's lowest score)", low, *MIN_MELD_SCORES, ranges)
+    for lowest, minimum in _rows("min_meld_table", config.min_meld_table, MIN_MELD_ROWS, 2):
+        if lowest is not None:  # (not ``low``: a compiled build types a name once per function)
+            _check_int("min_meld_table (a row's lowest score)", lowest, *MIN_MELD_SCORES, ranges)
         _check_int("min_meld_table (a row's minimum)", minimum, *MIN_MELD_VALUES, ranges)
     if config.red3_special_totals != ():  # none (hand_and_foot), or 1 to 4 rows
         rows = _rows("red3_special_totals", config.red3_special_totals, RED3_TOTAL_ROWS, 2)
@@ -761,6 +761,10 @@ def make_config(
     try:
         config = RuleConfig(preset=preset, **values)
     except TypeError as exc:  # a value of the wrong type reached a comparison
+        # (or the compiled build's constructor, make engine-compiled, which checks the hints
+        # first: the type check names the option, as the pure-Python ``_validate`` does)
+        defaults = {f.name: getattr(CLASSIC, f.name) for f in dataclasses.fields(RuleConfig)}
+        _check_types(SimpleNamespace(**{**defaults, **values}), ranges=False)
         raise ConfigError(f"invalid rule options: {exc}") from None
     if limits:
         config.check_new()

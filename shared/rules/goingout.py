@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from .actions import Answer
 from .cards import (
@@ -207,43 +208,78 @@ def check_ask_allowed(s: GameState, seat: int) -> None:
         raise refusal
 
 
+_ASK_REFUSALS: Final[dict[str, tuple[type[CanastaError], str, str]]] = {
+    "no partner": (
+        IllegalMoveError,
+        "there is no partner to ask in this form of the game",
+        "1.11.2",
+    ),
+    "before draw": (WrongPhaseError, "ask your partner after you draw, before you meld", "1.11.2"),
+    "asked": (IllegalMoveError, "you have already asked your partner this turn", "1.11.2"),
+    "must go out": (
+        IllegalMoveError,
+        "you must go out this turn anyway (you melded black threes), so there is nothing to ask",
+        "1.11.2",
+    ),
+    "melded": (IllegalMoveError, "ask your partner before you meld or lay off this turn", "1.11.2"),
+    "limit": (IllegalMoveError, "you may not ask your partner again this hand", "D22"),
+    "reserve": (
+        IllegalMoveError,
+        "you are still playing your hand: only a player on the foot may go out",
+        "3.7",
+    ),
+    "one card": (
+        IllegalMoveError,
+        "with one card in hand you could not obey a 'no' (discarding it would take you "
+        "out), so you may not ask; go out or play on",
+        "1.11.3",
+    ),
+    "cannot go out": (
+        IllegalMoveError,
+        "you could not go out this turn, so there is nothing to ask",
+        "1.11.2",
+    ),
+}
+"""Each refusal of asking partner (``ask_refused_why``'s answers): the error, its message and
+rule."""
+
+
 def ask_refusal(s: GameState, seat: int) -> CanastaError | None:
     """§1.11.2: once per turn, after the draw and before the first meld (D22), and only when
     either answer can be obeyed [engine policy]: going out must be possible (for a "yes")
     and at least two cards must be in hand, so that one can be discarded and one kept (for
-    a "no"). Returned, not raised, so that the move lists ask without an exception."""
+    a "no"). Returned, not raised (``ask_refused_why`` says which, for the move lists)."""
+    why = ask_refused_why(s, seat)
+    if why is None:
+        return None
+    kind, message, rule = _ASK_REFUSALS[why]
+    return kind(message, rule)
+
+
+def ask_refused_why(s: GameState, seat: int) -> str | None:
+    """Which refusal of ``ask_refusal`` applies (a key of ``_ASK_REFUSALS``), or ``None``: the
+    move lists ask this at every turn, and building the error they would not raise costs more
+    than the question's cheap part."""
     config = s.config
     if not config.has_partners:
-        return IllegalMoveError("there is no partner to ask in this form of the game", "1.11.2")
+        return "no partner"
     if s.phase is Phase.DRAW and config.ask_timing != "before_or_after_draw":
-        return WrongPhaseError("ask your partner after you draw, before you meld", "1.11.2")
+        return "before draw"
     if s.asked:
-        return IllegalMoveError("you have already asked your partner this turn", "1.11.2")
+        return "asked"
     if s.must_go_out:
-        return IllegalMoveError(
-            "you must go out this turn anyway (you melded black threes), so there is nothing "
-            "to ask",
-            "1.11.2",
-        )
+        return "must go out"
     if s.turn_melded:
-        return IllegalMoveError("ask your partner before you meld or lay off this turn", "1.11.2")
+        return "melded"
     limit = config.ask_limit_per_hand
     if limit is not None and s.asks[seat] >= limit:
-        return IllegalMoveError("you may not ask your partner again this hand", "D22")
+        return "limit"
     if rules(s).holds_reserve(s, seat):
-        return IllegalMoveError(
-            "you are still playing your hand: only a player on the foot may go out", "3.7"
-        )
+        return "reserve"
     if len(s.hands[seat]) < 2:
-        return IllegalMoveError(
-            "with one card in hand you could not obey a 'no' (discarding it would take you "
-            "out), so you may not ask; go out or play on",
-            "1.11.3",
-        )
+        return "one card"
     if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat)):
-        return IllegalMoveError(
-            "you could not go out this turn, so there is nothing to ask", "1.11.2"
-        )
+        return "cannot go out"
     return None
 
 

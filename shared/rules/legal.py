@@ -31,10 +31,12 @@ from .actions import (
     Meld,
     Pass,
     TakePile,
+    layoff_of,
+    meld_of,
 )
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .goingout import ask_refusal, discard_refusal
+from .goingout import ask_refused_why, discard_refusal
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
 from .pile import pile_takes
@@ -111,7 +113,7 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if may_ask and ask_refusal(state, seat) is None:
+        if may_ask and ask_refused_why(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
         known.extend(sure)
@@ -177,9 +179,9 @@ def _opening_candidates(
     left = len(hand) - sum(len(g) for g in opening)
     if value >= opening_target(state, seat):
         sure = simple and left >= 2 and state.config.open_via_pile != "required"
-        return ([Meld(opening)], []) if sure else ([], [Meld(opening)])
+        return ([meld_of(opening)], []) if sure else ([], [meld_of(opening)])
     concealed = state.config.concealed_min_exempt and state.drew_from_stock and left <= 1
-    return [], [Meld(opening)] if concealed else []
+    return [], [meld_of(opening)] if concealed else []
 
 
 def _group_candidates(
@@ -203,9 +205,9 @@ def _group_candidates(
     threes = by_rank[THREE]
     if threes is not None:
         if melds[THREE]:
-            check.append(LayOff(THREE, tuple(threes)))
+            check.append(layoff_of(THREE, tuple(threes)))
         elif len(threes) >= 3:
-            check.append(Meld((tuple(threes),)))
+            check.append(meld_of((tuple(threes),)))
     room = len(hand)
     max_wilds = state.config.max_wilds
     onto_canasta = state.config.wild_onto_canasta
@@ -220,11 +222,11 @@ def _group_candidates(
             if meld:
                 if closed and len(meld) + used > CANASTA_SIZE:
                     continue  # past a book's seven cards (§3.7): ``foot_candidates`` has what fits
-                action: Action = LayOff(rank, tuple(cards))
+                action: Action = layoff_of(rank, tuple(cards))
             elif used >= 3:
-                action = Meld((tuple(cards),))
+                action = meld_of((tuple(cards),))
             elif used == 2 and cheapest_wild >= 0:
-                action = Meld(((*cards, cheapest_wild),))
+                action = meld_of(((*cards, cheapest_wild),))
                 used = 3
             else:
                 continue
@@ -234,7 +236,7 @@ def _group_candidates(
             if in_meld < max_wilds(len(meld) - in_meld) and (
                 onto_canasta or len(meld) < CANASTA_SIZE
             ):
-                action = LayOff(rank, (cheapest_wild,))
+                action = layoff_of(rank, (cheapest_wild,))
                 (known if simple and room > 2 else check).append(action)
     return known, check
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from .cards import IS_RED3, IS_WILD, RANK, THREE, Card, rank_name
 from .config import RuleConfig
 from .errors import IllegalMoveError
 
-CANASTA_SIZE = 7
+CANASTA_SIZE: Final = 7
 
 
 def meld_rank(cards: Sequence[Card]) -> int:
@@ -141,7 +142,9 @@ def wild_count(meld: Sequence[Card]) -> int:
 
 # -- the kinds of meld beyond one group per rank (Samba, Bolivia, Modern American, Hand and Foot) --
 
-GROUP, SEQUENCE, WILD = "group", "sequence", "wild"
+GROUP: Final = "group"
+SEQUENCE: Final = "sequence"
+WILD: Final = "wild"
 
 
 def meld_kind(cards: Sequence[Card]) -> str:

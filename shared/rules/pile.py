@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .actions import TakePile
+from .actions import TakePile, take_of
 from .cards import (
     IS_BLACK3,
     IS_NATURAL,
@@ -313,7 +313,7 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
             supports.append(tuple(naturals[:2]))
         if naturals and wilds and ("natural_plus_wild" in methods or config.frozen_allows_layoff):
             supports.append((naturals[0], wilds[-1]))
-        return [TakePile(support) for support in supports]
+        return [take_of(support) for support in supports]
     minimum = opening_target(state, seat)
     takes: list[TakePile] = []
     for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
@@ -321,14 +321,14 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
             support = (*natural_part, *wilds[:count])
             value = VALUE[top] + sum(VALUE[c] for c in support)
             if value >= minimum:
-                takes.append(TakePile(support))
+                takes.append(take_of(support))
                 break
             rest = list(hand)
             for card in support:
                 rest.remove(card)
             opening = best_opening(config, rest, exclude_rank=rank)
             if value + sum(VALUE[c] for group in opening for c in group) >= minimum:
-                takes.append(TakePile(support, opening))
+                takes.append(take_of(support, opening))
                 break
     return takes
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .cards import Card, card_text, parse_card
 from .config import RuleConfig
@@ -146,7 +146,7 @@ _SIDE_SCORE_FIELDS = tuple(f.name for f in dataclasses.fields(SideScore))
 
 Melds = tuple[tuple[Card, ...], ...]
 """One side's melds indexed by rank (index 1 holds a black-three meld; index 0 is unused)."""
-EMPTY_MELDS: Melds = ((),) * 13
+EMPTY_MELDS: Final[Melds] = ((),) * 13
 Extra = tuple[tuple[Card, ...], ...]
 """One side's further melds in table order (Samba and Bolivia, §3.4, §3.5): sequences, group
 melds of a rank beyond the first (which stays in ``Melds``) and wild-card melds."""
@@ -237,8 +237,50 @@ class GameState:
     its aces take wild cards, §3.6, §3.8a)."""
 
     def _clone(self) -> GameState:
-        """A shallow copy for the engine to change (replaced by generated code below)."""
-        raise NotImplementedError  # pragma: no cover
+        """A shallow copy for the engine to change. This body is what a compiled build (``make
+        engine-compiled``) runs: there each line is a store into the new object's struct, and
+        the dataclass's ``__init__`` (generated, so interpreted) is not called. Pure Python
+        replaces it below with the same lines generated from the fields, which cannot miss one
+        (tests/shared/rules/test_compiled.py holds this body to them on every field)."""
+        copy: GameState = GameState.__new__(GameState)
+        copy.config = self.config
+        copy.phase = self.phase
+        copy.hand_number = self.hand_number
+        copy.dealer = self.dealer
+        copy.turn = self.turn
+        copy.scores = self.scores
+        copy.target = self.target
+        copy.stock = self.stock
+        copy.pile = self.pile
+        copy.pile_frozen = self.pile_frozen
+        copy.hands = self.hands
+        copy.side_of = self.side_of
+        copy.melds = self.melds
+        copy.red3 = self.red3
+        copy.box = self.box
+        copy.melded_seats = self.melded_seats
+        copy.pending_red3 = self.pending_red3
+        copy.lone_seat = self.lone_seat
+        copy.drew_from_stock = self.drew_from_stock
+        copy.turn_melded = self.turn_melded
+        copy.turn_put_down = self.turn_put_down
+        copy.touched_old_meld = self.touched_old_meld
+        copy.turn_new_ranks = self.turn_new_ranks
+        copy.asked = self.asked
+        copy.permission = self.permission
+        copy.must_go_out = self.must_go_out
+        copy.answer_phase = self.answer_phase
+        copy.no_discard = self.no_discard
+        copy.asks = self.asks
+        copy.last_hand = self.last_hand
+        copy.winners = self.winners
+        copy.events = self.events
+        copy.extra = self.extra
+        copy.feet = self.feet
+        copy.talon = self.talon
+        copy.talon_owed = self.talon_owed
+        copy.wild_opening = self.wild_opening
+        return copy
 
     # -- small derived facts used everywhere ----------------------------------------------
 
@@ -410,7 +452,13 @@ def _make_clone() -> Any:
     return namespace["_clone"]
 
 
-GameState._clone = _make_clone()  # type: ignore[method-assign]
+COMPILED = not __file__.endswith(".py")
+"""Whether this module runs compiled (``make engine-compiled``): a compiled class's methods
+cannot be replaced, and need not be."""
+WRITTEN_CLONE = GameState._clone
+"""``_clone`` as written in the class, kept for the test that holds it to the generated one."""
+if not COMPILED:
+    GameState._clone = _make_clone()  # type: ignore[method-assign]
 
 
 def _texts(cards: tuple[Card, ...]) -> list[str]:

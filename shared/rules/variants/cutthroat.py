@@ -26,7 +26,6 @@ def form_cutthroat_sides(s: GameState, lone: int) -> None:
     s.side_of = tuple(a if x in (first, second) else s.side_of[x] for x in range(3))
 
 
-@register
 class Cutthroat(Ruleset):
     """Three-handed cutthroat (§3.2): classic Canasta whose sides form during the hand."""
 
@@ -35,3 +34,6 @@ class Cutthroat(Ruleset):
     def form_sides(self, s: GameState, seat: int) -> None:
         if s.lone_seat is None:
             form_cutthroat_sides(s, seat)
+
+
+register(Cutthroat)  # (a call, not a decorator: a compiled build keeps the class native)

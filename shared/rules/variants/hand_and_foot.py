@@ -30,7 +30,7 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..actions import Action, Combine, LayOff, Meld, MeldRef
+from ..actions import Action, Combine, LayOff, Meld, MeldRef, layoff_of, meld_of
 from ..cards import (
     ACE,
     FOUR,
@@ -550,15 +550,15 @@ def foot_candidates(
             for which, size in open_melds[rank]:
                 added = tuple(cards[: CANASTA_SIZE - size])
                 safe = simple and len(hand) - len(added) >= 2
-                (sure if safe else out).append(LayOff(rank, added, which))
+                (sure if safe else out).append(layoff_of(rank, added, which))
         elif rank in closed:
             if len(cards) >= 3:
-                out.append(Meld((tuple(cards[:CANASTA_SIZE]),)))
+                out.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
             elif len(cards) == 2 and wilds:
-                out.append(Meld(((*cards, wilds[0]),)))
+                out.append(meld_of(((*cards, wilds[0]),)))
     if wilds:
         for rank, places in open_melds.items():
-            out.extend(LayOff(rank, (wilds[0],), which) for which, _size in places)
+            out.extend(layoff_of(rank, (wilds[0],), which) for which, _size in places)
     return sure, out
 
 
@@ -684,7 +684,6 @@ def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> lis
 # -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
 
 
-@register
 class HandAndFoot(Samba):
     """Hand and Foot (§3.7, §3.8a): Samba's further melds (a second meld of a rank, wild
     books) with closed books, the foot and book requirements to go out."""
@@ -756,3 +755,6 @@ class HandAndFoot(Samba):
 
     def unplayed_penalty(self, s: GameState, side: int) -> int:
         return unplayed_foot_penalty(s, side)
+
+
+register(HandAndFoot)  # (a call, not a decorator: a compiled build keeps the class native)

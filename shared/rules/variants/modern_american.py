@@ -856,7 +856,6 @@ def take_candidates(s: GameState, seat: int) -> list[TakePile]:
 # -- the ruleset: classic's hooks answered by the rules above ----------------------------------
 
 
-@register
 class ModernAmerican(Ruleset):
     """Modern American Canasta (§3.6, §3.8a)."""
 
@@ -969,3 +968,6 @@ class ModernAmerican(Ruleset):
             for rank, cards in enumerate(s.melds[side])
             if cards
         )
+
+
+register(ModernAmerican)  # (a call, not a decorator: a compiled build keeps the class native)

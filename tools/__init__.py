@@ -1,0 +1,1 @@
+"""Developer tools: the compiled engine's build (``engine_compiled``)."""
