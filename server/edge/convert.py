@@ -25,6 +25,7 @@ from server.domain import (
 from server.service import clocks
 from server.service.clocks import ClockChoice
 from server.service.preferences import SettingsChange
+from shared.bots import DEFAULT_LEVEL
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -92,6 +93,7 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         on_vacation=seat.on_vacation,
         abort_asked=seat.abort_asked,
         reply_moves=seat.reply_moves,
+        bot_level=(seat.bot_level or DEFAULT_LEVEL) if seat.kind is SeatKind.BOT else "",
     )
 
 

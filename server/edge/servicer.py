@@ -260,6 +260,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             request.seat if request.HasField("seat") else None,
             list(request.bot_seats),
             convert.clock_choice(request.time_control),
+            dict(request.bot_levels),
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
@@ -339,6 +340,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             self._writer(sender),
             request.match_id,
             request.seat if request.HasField("seat") else None,
+            request.bot_level,
         )
         return pb.FillSeatWithBotResponse(match=convert.summary_to_pb(summary))
 

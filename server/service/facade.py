@@ -115,16 +115,21 @@ class CanastaService:
         seat: int | None,
         bot_seats: Sequence[int],
         clock: ClockChoice = NO_CLOCK,
+        bot_levels: Mapping[int, str] | None = None,
     ) -> tuple[MatchSummary, str]:
-        return self.lobby.create(caller.player, preset, options, target, seat, bot_seats, clock)
+        return self.lobby.create(
+            caller.player, preset, options, target, seat, bot_seats, clock, bot_levels
+        )
 
     def join_match(
         self, caller: Caller, invite_code: str, seat: int | None
     ) -> tuple[MatchSummary, int]:
         return self.lobby.join(caller.player, invite_code, seat)
 
-    def fill_seat_with_bot(self, caller: Caller, match_id: str, seat: int | None) -> MatchSummary:
-        return self.lobby.fill_with_bot(caller.player, match_id, seat)
+    def fill_seat_with_bot(
+        self, caller: Caller, match_id: str, seat: int | None, level: str = ""
+    ) -> MatchSummary:
+        return self.lobby.fill_with_bot(caller.player, match_id, seat, level)
 
     def start_match(self, caller: Caller, match_id: str) -> MatchSummary:
         return self.lobby.start(caller.player, match_id)

@@ -133,6 +133,8 @@ class SeatRow(SQLModel, table=True):
     order_draw: bool | None = None
     """This match's own standing orders (both NULL: the player's default applies)."""
     order_answer: str | None = Field(default=None, max_length=8)
+    bot_level: str = Field(default="", max_length=16)
+    """A bot seat's level (``easy``, ``normal``, ``strong``); empty: ``normal``."""
 
 
 class LogEntryRow(SQLModel, table=True):

@@ -40,6 +40,14 @@ def check_level(level: str) -> str:
     return level
 
 
+def plan(bot: Chooser, state: GameState, seat: int) -> tuple[Action, ...]:
+    """What ``bot`` plays from here in one move: the strong bot's plan for this part of the
+    turn (a start, or its melds and discard), another level's one action."""
+    if isinstance(bot, StrongBot):
+        return bot.plan(state, seat)
+    return (bot(state, seat),)
+
+
 def chooser(
     level: str, seconds: float | None = 1.0, playouts: int = 100_000, seed: int = 0
 ) -> Chooser:
@@ -62,4 +70,5 @@ __all__ = [
     "check_level",
     "chooser",
     "normal",
+    "plan",
 ]

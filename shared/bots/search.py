@@ -66,6 +66,8 @@ MAX_HOLD_DISCARDS = 2
 """Discards tried without the heuristic's melds (holding them back)."""
 MARGIN = 1.0
 """Standard errors by which a plan must beat the heuristic's plan to replace it."""
+MIN_PAIRED = 4
+"""Worlds a plan must have met before it may replace the heuristic's."""
 ROLLOUT_CAP = 600
 """Decisions after which a playout stops and the position is judged as it stands."""
 PLAN_CACHE = 512
@@ -104,6 +106,12 @@ class StrongBot:
         return self.choose(state, seat)
 
     def choose(self, state: GameState, seat: int) -> Action:
+        """The next action of the plan for this turn (searched if none is under way)."""
+        return self.plan(state, seat)[0]
+
+    def plan(self, state: GameState, seat: int) -> Plan:
+        """The actions the bot means to play from here, to the end of this part of its turn
+        (the start of a turn is a plan of its own: what follows depends on the card drawn)."""
         if state.actor() != seat:
             raise ValueError(f"it is not seat {seat}'s move")
         knowledge = Knowledge.of(state, seat)
@@ -114,17 +122,21 @@ class StrongBot:
             plan = self.search(knowledge)
         else:
             self.last = SearchStats()
+        self._remember(public, seat, plan)
+        return plan
+
+    def _remember(self, public: GameState, seat: int, plan: Plan) -> None:
+        """Keep the rest of ``plan`` for the position after its first step."""
         action = plan[0]
         if len(plan) > 1:
             try:
                 after = apply(public, seat, action)
             except CanastaError:
-                return action
+                return
             if after.actor() == seat:
                 self._plans[_key(after, seat)] = plan[1:]
                 while len(self._plans) > PLAN_CACHE:
                     self._plans.popitem(last=False)
-        return action
 
     def search(self, knowledge: Knowledge) -> Plan:
         """The best plan found for the seat within the budget."""
@@ -176,7 +188,7 @@ class StrongBot:
         best_score = 0.0
         for index in alive[1:]:
             mean, error = _mean_error(gains[index])
-            if len(gains[index]) >= 2 and mean > MARGIN * error and mean > best_score:
+            if len(gains[index]) >= MIN_PAIRED and mean > MARGIN * error and mean > best_score:
                 best, best_score = index, mean
         return plans[best]
 

@@ -84,7 +84,7 @@ def open_db(tmp_path: Path, database_url: Callable[[str], str]) -> Iterator[Open
         db.dispose()
 
 
-ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010"]
+ALL = ["0001", "0002", "0003", "0004", "0005", "0006", "0007", "0008", "0009", "0010", "0011"]
 
 
 def test_migrations_build_exactly_the_models(open_db: OpenDatabase) -> None:
@@ -396,7 +396,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         "match": ("snapshot_version", "time_control_json", "clock_seat", "clock_started_ms",
                   "clock_due_ms", "clock_reminded", "aborted", "clock_paused_left_ms",
                   "header", "recovered_from", "recovered_until"),
-        "seat": ("bank_ms", "covered", "abort_asked", "order_draw", "order_answer"),
+        "seat": ("bank_ms", "covered", "abort_asked", "order_draw", "order_answer", "bot_level"),
         "log_entry": ("standing_order",),
     }  # fmt: skip
     for table, columns in later.items():
