@@ -40,7 +40,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from shared.bots import Chooser, StrongBot, chooser
+from shared.bots import Budget, Chooser, StrongBot, chooser
 from shared.rules import GameState, Phase, apply, deal_hand, make_config, new_match, shuffled_deck
 
 HAND_CAP = 60
@@ -137,10 +137,14 @@ def summarize(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return "no pairs finished"
     first = rows[0]
+    budget = (
+        f", strong budget {first['playouts']} playouts / {first['seconds']} s a decision"
+        if "strong" in (first["a"], first["b"])
+        else ""
+    )
     lines = [
         f"{first['a']} vs {first['b']}, preset {first['preset']}: {len(rows)} duplicate pairs "
-        f"({2 * len(rows)} {'hands' if first['single_hand'] else 'matches'}), strong budget "
-        f"{first['playouts']} playouts / {first['seconds']} s a decision"
+        f"({2 * len(rows)} {'hands' if first['single_hand'] else 'matches'}){budget}"
     ]
     wins: list[float] = []
     per_hand: list[float] = []
@@ -187,19 +191,38 @@ def summarize(rows: Sequence[dict[str, Any]]) -> str:
 def timing(decisions: int, seconds: float, seed: int) -> str:
     """Searched decisions of the strong bot at ``seconds`` a decision: median and p99."""
     thinking: list[float] = []
+    walls: list[float] = []
     match = 0
     while len(thinking) < decisions:
-        strong = StrongBot(seed=seed + match)
-        strong.budget = type(strong.budget)(seconds=seconds)
-        levels: list[Chooser] = [strong, chooser("normal")]
-        play_match("classic", levels, seed * 7919 + match, True, thinking)
+        strong = StrongBot(Budget(seconds=seconds), seed=seed + match)
+        config = make_config("classic")
+        state = deal_hand(
+            new_match(config, seed=seed * 7919 + match), shuffled_deck(config, seed + match)
+        )
+        normal = chooser("normal")
+        while state.phase is Phase.DRAW or state.phase is Phase.PLAY or state.phase is Phase.ANSWER:
+            seat = state.actor()
+            assert seat is not None
+            if config.initial_side(seat) == 0:
+                wall, cpu = time.perf_counter(), time.thread_time()
+                action = strong(state, seat)
+                if strong.last.searched:
+                    thinking.append(time.thread_time() - cpu)
+                    walls.append(time.perf_counter() - wall)
+            else:
+                action = normal(state, seat)
+            state = apply(state, seat, action)
         match += 1
         print(f"timing: {len(thinking)} decisions so far", file=sys.stderr, flush=True)
-    ordered = sorted(thinking)
-    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+
+    def median_p99(values: list[float]) -> str:
+        ordered = sorted(values)
+        p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+        return f"median {statistics.median(ordered):.3f}, p99 {p99:.3f}, max {ordered[-1]:.3f}"
+
     return (
-        f"strong bot at {seconds} s a decision: {len(ordered)} searched decisions, CPU seconds "
-        f"median {statistics.median(ordered):.3f}, p99 {p99:.3f}, max {ordered[-1]:.3f}"
+        f"strong bot at {seconds} s a decision: {len(thinking)} searched decisions;\n"
+        f"  CPU seconds {median_p99(thinking)}\n  wall seconds {median_p99(walls)}"
     )
 
 
