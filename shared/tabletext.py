@@ -108,6 +108,12 @@ class SeatNames:
         ordered = sorted(seats, key=lambda s: (s != self.me, s))
         return "+".join(self.short(s) for s in ordered)
 
+    def bot_level(self, seat: int) -> str:
+        """The level of the bot that plays ``seat`` (``easy``, ``normal``, ``strong``), or
+        ``""`` (no bot, or a server that does not say)."""
+        info = self.info.get(seat)
+        return info.bot_level if info is not None else ""
+
     def is_bot(self, seat: int) -> bool:
         from shared.pb import canasta_pb2 as pb
 
@@ -505,7 +511,8 @@ def _seat_rows(v: pb.PlayerView, names: SeatNames, color: bool) -> list[str]:
         elif seat in names.partners:
             tags.append("partner")
         if names.is_bot(seat):
-            tags.append("bot")
+            level = names.bot_level(seat)
+            tags.append(f"{level} bot" if level else "bot")
         if seat == v.dealer:
             tags.append("dealer")
         label = names.name(seat) + (f" ({', '.join(tags)})" if tags else "")

@@ -25,8 +25,9 @@ from server.domain import (
 )
 from server.service import clocks
 from server.service.clocks import ClockChoice
-from server.service.people.ladder import BOT_LEVEL, BOT_RATINGS
+from server.service.people.ladder import BOT_RATINGS
 from server.service.people.preferences import SettingsChange
+from shared.bots import DEFAULT_LEVEL
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -96,7 +97,12 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         reply_moves=seat.reply_moves,
         spectators_vote=seat.spectators_vote,
         rating=seat.rating
-        or (round(BOT_RATINGS[BOT_LEVEL].rating) if seat.kind is SeatKind.BOT else 0),
+        or (
+            round(BOT_RATINGS[seat.bot_level or DEFAULT_LEVEL].rating)
+            if seat.kind is SeatKind.BOT
+            else 0
+        ),
+        bot_level=(seat.bot_level or DEFAULT_LEVEL) if seat.kind is SeatKind.BOT else "",
     )
 
 

@@ -264,6 +264,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             convert.clock_choice(request.time_control),
             request.spectators,
             request.unrated,
+            dict(request.bot_levels),
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
@@ -359,6 +360,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             self._writer(sender).player,
             request.match_id,
             request.seat if request.HasField("seat") else None,
+            request.bot_level,
         )
         return pb.FillSeatWithBotResponse(match=convert.summary_to_pb(summary))
 

@@ -143,6 +143,8 @@ class SeatRow(SQLModel, table=True):
     """The spectator policy this seat's player asked for (empty: none)."""
     timeouts: int = 0
     """How many of this seat's turns ran out (for the ladder's statistics)."""
+    bot_level: str = Field(default="", max_length=16)
+    """A bot seat's level (``easy``, ``normal``, ``strong``); empty: ``normal``."""
 
 
 class StandingRow(SQLModel, table=True):

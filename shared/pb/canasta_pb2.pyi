@@ -535,6 +535,7 @@ class SeatInfo(_message.Message):
     REPLY_MOVES_FIELD_NUMBER: _builtins.int
     SPECTATORS_VOTE_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -560,6 +561,11 @@ class SeatInfo(_message.Message):
     """The spectator policy the seat's player asked to change the match to (empty: none)."""
     rating: _builtins.int
     """The player's ladder rating now (a bot's: its level's fixed one); 0: not rated yet."""
+    bot_level: _builtins.str
+    """The level of the bot that plays this seat: a bot seat's own ("easy", "normal",
+    "strong"), or for a covered human seat the server's level for covering; empty when no
+    bot plays the seat.
+    """
     def __init__(
         self,
         *,
@@ -575,10 +581,11 @@ class SeatInfo(_message.Message):
         reply_moves: _builtins.bool = ...,
         spectators_vote: _builtins.str = ...,
         rating: _builtins.int = ...,
+        bot_level: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "rating", b"rating", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "bot_level", b"bot_level", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "rating", b"rating", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -810,6 +817,26 @@ class CreateMatchRequest(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.int
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.int = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PRESET_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     TARGET_FIELD_NUMBER: _builtins.int
@@ -818,6 +845,7 @@ class CreateMatchRequest(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     UNRATED_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     target: _builtins.int
     """0: the preset's target."""
@@ -839,6 +867,12 @@ class CreateMatchRequest(_message.Message):
     def time_control(self) -> Global___TimeControl:
         """Unset or days_per_move 0: no clock (a friendly match)."""
 
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.int, _builtins.str]:
+        """The level of a bot seat (one of bot_seats): "easy", "normal" or "strong"; a bot seat
+        not named here plays "normal".
+        """
+
     def __init__(
         self,
         *,
@@ -850,10 +884,11 @@ class CreateMatchRequest(_message.Message):
         time_control: Global___TimeControl | None = ...,
         spectators: _builtins.str = ...,
         unrated: _builtins.bool = ...,
+        bot_levels: _abc.Mapping[_builtins.int, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control", "unrated", b"unrated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_levels", b"bot_levels", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control", "unrated", b"unrated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1044,18 +1079,22 @@ class FillSeatWithBotRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     """Default: the first empty seat."""
+    bot_level: _builtins.str
+    """"easy", "normal" or "strong"; empty: "normal"."""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        bot_level: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_level", b"bot_level", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

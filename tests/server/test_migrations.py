@@ -97,6 +97,7 @@ ALL = [
     "0010",
     "0011",
     "0012",
+    "0013",
 ]
 
 
@@ -411,7 +412,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                   "header", "recovered_from", "recovered_until", "spectators", "rated",
                   "rated_ms"),
         "seat": ("bank_ms", "covered", "abort_asked", "order_draw", "order_answer",
-                 "spectators_vote", "timeouts"),
+                 "spectators_vote", "timeouts", "bot_level"),
         "log_entry": ("standing_order",),
     }  # fmt: skip
     for table, columns in later.items():
