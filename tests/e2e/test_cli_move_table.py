@@ -43,11 +43,11 @@ def test_the_table_after_a_move_is_the_table_shown_then(server: Server, tmp_path
     for _ in range(6):
         state = authoritative_state(oracle, match_id)
         assert state.phase in (Phase.DRAW, Phase.PLAY)
-        seat = state.actor()
-        assert seat is not None
-        player = players[seat]
+        actor = state.actor()
+        assert actor is not None
+        player = players[actor]
         player.run("show", match_id)  # the table the move follows
-        done = player.run("play", "; ".join(_plan_turn(state, seat)), "--match", match_id)
+        done = player.run("play", "; ".join(_plan_turn(state, actor)), "--match", match_id)
         *table, stored = done.stdout.rstrip("\n").split("\n")
         assert stored.endswith("stored; receipt verified")
         assert "\n".join(table) == player.run("show", match_id).stdout.rstrip("\n")
