@@ -193,6 +193,10 @@ def main(argv: list[str] | None = None) -> None:
                     f"{_summary(server.submits)} ms  Submit/Check {_summary(ratios)}x  "
                     f"(GetView calls in the Submit blocks: {server.views_fetched})"
                 )
+            if len(servers) == 2:
+                this, base = servers
+                paired = [a / b for a, b in zip(this.submits, base.submits, strict=True)]
+                print(f"Submit CPU, this over baseline, round by round: {_summary(paired)}x")
         finally:
             for server in servers:
                 server.close()

@@ -599,7 +599,8 @@ class Play:
                 hand = ctx.repo(session).hand(match_id, number)
             if hand is None:
                 raise NotFoundError(f"hand {number} has no commitment")
-            ctx.hands.put((match_id, number), hand)
+            if ctx.matches.get(match_id) is not None:  # kept only with its match (in play)
+                ctx.hands.put((match_id, number), hand)
         return hand
 
     def view_for(
