@@ -8,7 +8,8 @@ two moves so that the server holds its copy of the match, its state and its hand
 match ends (seat 0 resigns). It prints the server process's resident memory (``VmRSS`` from
 ``/proc``) when idle after start-up, after the matches are in play, right after they all
 ended, and after ``--idle`` seconds more with nothing to do (the issue's figure: within 20%
-of where it started).
+of where it started). ``--baseline PATH`` runs another checkout's server instead (see
+``bench_submit``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -51,7 +53,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=2000)
     parser.add_argument("--idle", type=float, default=30.0)
+    parser.add_argument("--baseline", type=Path, help="run this other checkout's server instead")
     args = parser.parse_args(argv)
+    command: tuple[str, ...] = (sys.executable, "-m", "server")
+    if args.baseline is not None:
+        code = (
+            f"import sys, runpy; sys.path.insert(0, {str(args.baseline.resolve())!r}); "
+            "runpy.run_module('server', run_name='__main__', alter_sys=True)"
+        )
+        command = (sys.executable, "-c", code)
     env = {
         **os.environ,
         "CANASTA_SERVER_LOG_LEVEL": "WARNING",
@@ -61,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         "CANASTA_SERVER_LIMIT_OPEN_MATCHES": "1000000",
     }
     with tempfile.TemporaryDirectory(prefix="canasta-bench-memory-") as tmp:
-        server, port = start_server_process(Path(tmp), env=env)
+        server, port = start_server_process(Path(tmp), env=env, command=command)
         try:
             with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
                 seats = [PlayerClient(channel).join_server(f"bench {n}") for n in range(4)]
