@@ -334,6 +334,9 @@ class MatchView:
     """How many players follow the match as spectators (looked in the last week)."""
     spectator_names: tuple[str, ...] = ()
     """Who they are, the most recent first (for the seated players only)."""
+    events_from: int | None = None
+    """Set when ``view.events`` holds only the hand's events from this index on (a Submit's
+    reply to a client that named the version it holds); None: every event of the hand."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,6 +236,8 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
     )
     if view.dealing_seat is not None:
         message.dealing_seat = view.dealing_seat
+    if view.events_from is not None:
+        message.events_from = view.events_from
     if view.summary.my_seat is not None:  # the viewer's own orders, nobody else's
         mine = match.seats[view.summary.my_seat]
         message.my_orders.CopyFrom(orders_to_pb(mine.orders))

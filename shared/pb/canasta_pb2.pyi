@@ -2066,6 +2066,7 @@ class MatchView(_message.Message):
     MY_ORDERS_PER_MATCH_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     SPECTATOR_NAMES_FIELD_NUMBER: _builtins.int
+    EVENTS_FROM_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """Seq of the last log entry; the next move carries seq = version + 1."""
     head_hash: _builtins.bytes
@@ -2084,6 +2085,12 @@ class MatchView(_message.Message):
     """How many players follow the match as spectators (looked in the last week), and, for
     its seated players only, who (at most 20 names, the most recent first). A spectator's
     view has seat -1, no hand and no private card.
+    """
+    events_from: _builtins.int
+    """Set only in a Submit's reply to a request naming since_version, when the move did not
+    start a new hand: view.events holds the hand's events from this index on (the first
+    events_from are those of the view at since_version). Unset: view.events is every event
+    of the hand.
     """
     @_builtins.property
     def match(self) -> Global___MatchSummary: ...
@@ -2111,14 +2118,20 @@ class MatchView(_message.Message):
         my_orders_per_match: _builtins.bool = ...,
         spectators: _builtins.int = ...,
         spectator_names: _abc.Iterable[_builtins.str] | None = ...,
+        events_from: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "dealing_seat", b"dealing_seat", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "_events_from", b"_events_from", "dealing_seat", b"dealing_seat", "events_from", b"events_from", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "spectator_names", b"spectator_names", "spectators", b"spectators", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "_events_from", b"_events_from", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "events_from", b"events_from", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "spectator_names", b"spectator_names", "spectators", b"spectators", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__dealing_seat: _TypeAlias = _typing.Literal["dealing_seat"]  # noqa: Y015
     _WhichOneofArgType__dealing_seat: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat"]  # noqa: Y015
+    _WhichOneofReturnType__events_from: _TypeAlias = _typing.Literal["events_from"]  # noqa: Y015
+    _WhichOneofArgType__events_from: _TypeAlias = _typing.Literal["_events_from", b"_events_from"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__dealing_seat) -> _WhichOneofReturnType__dealing_seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__events_from) -> _WhichOneofReturnType__events_from | None: ...
 
 Global___MatchView: _TypeAlias = MatchView  # noqa: Y015
 
@@ -2218,21 +2231,31 @@ class SubmitRequest(_message.Message):
 
     PAYLOAD_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
+    SINCE_VERSION_FIELD_NUMBER: _builtins.int
     payload: _builtins.bytes
     """A serialized MovePayload."""
     signature: _builtins.bytes
     """Ed25519 signature of the seat's key over exactly `payload`."""
+    since_version: _builtins.int
+    """The version of its own seat's view the client holds, or whose events it needs no more.
+    When it is the version the move follows (the move's seq - 1), the reply's view carries
+    only the events the move added to the hand (MatchView.events_from says where they
+    start); else, or when not named (an older client), the whole view.
+    """
     def __init__(
         self,
         *,
         payload: _builtins.bytes = ...,
         signature: _builtins.bytes = ...,
+        since_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_since_version", b"_since_version", "since_version", b"since_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["payload", b"payload", "signature", b"signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_since_version", b"_since_version", "payload", b"payload", "signature", b"signature", "since_version", b"since_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__since_version: _TypeAlias = _typing.Literal["since_version"]  # noqa: Y015
+    _WhichOneofArgType__since_version: _TypeAlias = _typing.Literal["_since_version", b"_since_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__since_version) -> _WhichOneofReturnType__since_version | None: ...
 
 Global___SubmitRequest: _TypeAlias = SubmitRequest  # noqa: Y015
 

@@ -98,6 +98,7 @@ ALL = [
     "0011",
     "0012",
     "0013",
+    "0014",
 ]
 
 
@@ -400,7 +401,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         assert match is not None
         state = matches.load_state(app.service.ctx, app.service.ctx.repo(session), match)
     for row in rows["log_entry"]:
-        del row["id"]  # a surrogate key: the new database numbers its own
+        row.pop("id", None)  # a surrogate key before 0014: the new database numbers its own
     later = {  # columns added after 0001, by the revision that added them
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
