@@ -84,9 +84,14 @@ class PlayerClient:
         seat: int | None = None,
         bot_seats: Sequence[int] = (),
         options: dict[str, str] | None = None,
+        bot_levels: dict[int, str] | None = None,
     ) -> pb.CreateMatchResponse:
         request = pb.CreateMatchRequest(
-            preset=preset, target=target, bot_seats=list(bot_seats), options=options or {}
+            preset=preset,
+            target=target,
+            bot_seats=list(bot_seats),
+            options=options or {},
+            bot_levels=bot_levels or {},
         )
         if seat is not None:
             request.seat = seat
@@ -98,8 +103,10 @@ class PlayerClient:
             request.seat = seat
         return cast(pb.JoinMatchResponse, self.stub.JoinMatch(request, metadata=self.metadata))
 
-    def fill_with_bot(self, match_id: str, seat: int | None = None) -> pb.FillSeatWithBotResponse:
-        request = pb.FillSeatWithBotRequest(match_id=match_id)
+    def fill_with_bot(
+        self, match_id: str, seat: int | None = None, level: str = ""
+    ) -> pb.FillSeatWithBotResponse:
+        request = pb.FillSeatWithBotRequest(match_id=match_id, bot_level=level)
         if seat is not None:
             request.seat = seat
         return cast(

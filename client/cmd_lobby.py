@@ -40,7 +40,9 @@ def _option_pairs(pairs: list[str]) -> dict[str, str]:
 
 def _print_summary(summary: pb.MatchSummary, invite: str) -> None:
     seats = ", ".join(
-        f"{s.seat}:{s.display_name or ('bot' if s.kind == 3 else 'empty')}" for s in summary.seats
+        f"{s.seat}:{s.display_name or ('bot' if s.kind == 3 else 'empty')}"
+        + (f" ({s.bot_level})" if s.bot_level and s.kind == 3 else "")
+        for s in summary.seats
     )
     status = {1: "waiting for players", 2: "playing", 3: "finished"}.get(summary.status, "?")
     typer.echo(f"match {summary.match_id} ({summary.preset}, {status})")
@@ -53,9 +55,33 @@ def _print_summary(summary: pb.MatchSummary, invite: str) -> None:
         typer.echo(f"  invite  {invite}   (others join with: canasta join {invite})")
 
 
+BOT_LEVELS = ("easy", "normal", "strong")
+
+
+def _bot_seats(given: list[str]) -> tuple[list[int], dict[int, str]]:
+    """``--bot`` values (``2`` or ``2:strong``) as the seats and the levels named."""
+    seats: list[int] = []
+    levels: dict[int, str] = {}
+    for text in given:
+        number, _, level = text.partition(":")
+        if not number.strip().isdigit():
+            raise CliError(f"--bot takes SEAT or SEAT:LEVEL, not {text!r}", EXIT_USAGE)
+        seat = int(number)
+        level = level.strip().lower()
+        if level and level not in BOT_LEVELS:
+            raise CliError(
+                f"unknown bot level {level!r}: choose {', '.join(BOT_LEVELS)}", EXIT_USAGE
+            )
+        seats.append(seat)
+        if level:
+            levels[seat] = level
+    return seats, levels
+
+
 @app.command(
     rich_help_panel=PANEL,
     epilog="Examples:\n\n  canasta create\n\n  canasta create --seat 1 --bot 2 --bot 3\n\n"
+    "  canasta create --bot 1:strong --bot 2 --bot 3:strong\n\n"
     "  canasta create --preset two_player --target 7500 --option black3_freezes=true",
 )
 def create(
@@ -71,7 +97,12 @@ def create(
     target: Annotated[int, typer.Option(help="Points to win (0: the preset's).")] = 0,
     seat: Annotated[int | None, typer.Option(help="Your seat (decides your partner).")] = None,
     bot: Annotated[
-        list[int] | None, typer.Option(help="Give this seat to a bot (repeatable).", metavar="SEAT")
+        list[str] | None,
+        typer.Option(
+            help="Give this seat to a bot (repeatable); SEAT:LEVEL picks its level: easy, "
+            "normal (the default) or strong.",
+            metavar="SEAT[:LEVEL]",
+        ),
     ] = None,
     days: Annotated[
         int,
@@ -136,11 +167,13 @@ def create(
         if problem is not None:
             raise CliError(f"--conventions: {problem}", EXIT_USAGE)
 
+    bot_seats, bot_levels = _bot_seats(bot or [])
     request = pb.CreateMatchRequest(
         preset=preset,
         options=_option_pairs(option or []),
         target=target,
-        bot_seats=bot or [],
+        bot_seats=bot_seats,
+        bot_levels=bot_levels,
         spectators=spectators,
         unrated=unrated,
     )
@@ -216,13 +249,22 @@ def join(
 def bot(
     match: MatchArg = None,
     seat: Annotated[int | None, typer.Option(help="The seat (default: the first empty).")] = None,
+    level: Annotated[
+        str, typer.Option(help="The bot's level: easy, normal or strong.", metavar="LEVEL")
+    ] = "normal",
     json: Annotated[bool, typer.Option("--json", help=common.JSON_HELP)] = False,
 ) -> None:
     """Give an empty seat to a bot (it plays on the server, through the same rules)."""
     from shared.pb import canasta_pb2 as pb
 
     with common.connect(common.profile()) as conn:
-        request = pb.FillSeatWithBotRequest(match_id=common.resolve_match(conn, match))
+        if level.strip().lower() not in BOT_LEVELS:
+            raise CliError(
+                f"unknown bot level {level!r}: choose {', '.join(BOT_LEVELS)}", EXIT_USAGE
+            )
+        request = pb.FillSeatWithBotRequest(
+            match_id=common.resolve_match(conn, match), bot_level=level.strip().lower()
+        )
         if seat is not None:
             request.seat = seat
         response = conn.call("FillSeatWithBot", request)

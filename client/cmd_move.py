@@ -96,6 +96,7 @@ def submit(
 
     from client.rpc import RpcFailureError
     from shared import protocol
+    from shared.tabletext import needs_earlier_events
 
     if not deal:
         _check_notation(actions)
@@ -136,6 +137,10 @@ def submit(
                 actions,
                 deal_commitment=bytes.fromhex(seen.deal_commitment) if deal else b"",
             )
+            if not (json or deal or fresh):
+                # The table needs only the events since this player's own last move, which
+                # this one is: the reply need not repeat the hand's earlier events.
+                request.since_version = seen.version
             try:
                 # The token says the sender is the seat's player: only then is the view sent.
                 response = conn.call("Submit", request)
@@ -189,6 +194,9 @@ def submit(
             ],
         )
         player.save()
+        shown = response.view
+        if needs_earlier_events(shown):  # (a move that left no event of the player's own)
+            shown = common.fetch_view(conn, match_id)
         with player.receipts_path.open("a", encoding="utf-8") as log:
             log.write(
                 json_module.dumps(
@@ -206,7 +214,7 @@ def submit(
         return
     from client.render import render_table
 
-    typer.echo(render_table(response.view, color=common.color()))
+    typer.echo(render_table(shown, color=common.color()))
     typer.echo(f"move {receipt.seq} stored; receipt verified")
 
 

@@ -30,6 +30,8 @@ ENV_PREFIX = "CANASTA_SERVER_"
 REGISTRATION_MODES = ("open", "invite")
 SMTP_SECURITY = ("starttls", "tls", "none")
 LOG_FORMATS = ("text", "json")
+BOT_LEVELS = ("easy", "normal", "strong")
+"""``shared.bots.LEVELS`` (not imported here: the health check loads settings, fast)."""
 
 
 class ConfigFileError(ValueError):
@@ -129,6 +131,10 @@ class ServerConfig:
     ladder_period_days: int = 7
     """The club ladder's rating period in days (1 to 365): a Glicko-2 period, whose results
     settle into players' ratings when it ends (``server.service.ladder``)."""
+    match_cache_size: int = 2048
+    """Matches in play whose copy and engine state this process keeps in memory, the most
+    recently used (16 to 1000000; their hands' records twice as many). A finished match is
+    dropped at once; one not kept is read from the database when asked for."""
     test_clock_speed: int = 1
     """For trying clocks out on a test server: every time control runs this many times faster
     (1440: a day per move lasts a minute), reminders and bank with it (1 to 100000). Refused
@@ -179,6 +185,14 @@ class ServerConfig:
     """Verification-code mails one address may be sent in an hour, whoever asks (1 to 100)."""
     limit_code_mails_per_hour: int = 60
     """Verification-code mails the server sends in an hour in all (1 to 100000)."""
+    bot_cover_level: str = "normal"
+    """The level of the bot that covers an absent player (``easy``, ``normal`` or
+    ``strong``); a bot seat's own level is chosen when the match is created."""
+    bot_think_seconds: float = 1.0
+    """CPU seconds a ``strong`` bot may think about one decision (0.01 to 60)."""
+    bot_workers: int = 1
+    """Bot decisions thought about at once, each in a process of its own (1 to 64): the
+    server's other calls never wait for a bot, and at most this many cores think."""
 
     def __post_init__(self) -> None:
         if self.registration not in REGISTRATION_MODES:
@@ -241,6 +255,11 @@ class ServerConfig:
         for name in ("limit_live_challenges", "limit_open_matches", "limit_watch_streams"):
             if getattr(self, name) < 1:
                 raise ConfigFileError(f"{name} must be positive")
+        if self.bot_cover_level not in BOT_LEVELS:
+            raise ConfigFileError(
+                f"bot_cover_level must be one of {', '.join(BOT_LEVELS)}, "
+                f"not {self.bot_cover_level!r}"
+            )
         for name, (low, high) in _RANGES.items():
             if not low <= getattr(self, name) <= high:
                 raise ConfigFileError(f"{name} must be {low} to {high}")
@@ -310,8 +329,8 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
          "limit_smtp_mails_per_minute_per_peer", "test_clock_speed",
          "notification_retention_days", "backup_every_hours", "backup_keep",
-         "ladder_period_days"}  # fmt: skip
-_FLOATS = {"deadline_sweep_seconds", "handshake_seconds"}
+         "ladder_period_days", "bot_workers", "match_cache_size"}  # fmt: skip
+_FLOATS = {"deadline_sweep_seconds", "handshake_seconds", "bot_think_seconds"}
 _BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
 _RANGES = {
@@ -331,6 +350,9 @@ _RANGES = {
     "backup_every_hours": (1, 8760),
     "backup_keep": (1, 10_000),
     "ladder_period_days": (1, 365),
+    "bot_think_seconds": (0.01, 60),
+    "bot_workers": (1, 64),
+    "match_cache_size": (16, 1_000_000),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

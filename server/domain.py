@@ -155,6 +155,9 @@ class Seat:
     """What is left of this seat's reserve bank (with a time control)."""
     covered: str = ""
     """Why a bot plays this human seat for now (a ``Cover`` value); empty if it does not."""
+    bot_level: str = ""
+    """A bot seat's level (``shared.bots.LEVELS``), chosen at creation; empty: ``normal``
+    (and for a human seat: the server's ``bot_cover_level`` covers it)."""
     on_vacation: bool = False
     """The player is on vacation: their clocks stand still."""
     abort_asked: bool = False
@@ -331,6 +334,9 @@ class MatchView:
     """How many players follow the match as spectators (looked in the last week)."""
     spectator_names: tuple[str, ...] = ()
     """Who they are, the most recent first (for the seated players only)."""
+    events_from: int | None = None
+    """Set when ``view.events`` holds only the hand's events from this index on (a Submit's
+    reply to a client that named the version it holds); None: every event of the hand."""
 
 
 @dataclass(frozen=True, slots=True)

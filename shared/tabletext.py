@@ -108,6 +108,12 @@ class SeatNames:
         ordered = sorted(seats, key=lambda s: (s != self.me, s))
         return "+".join(self.short(s) for s in ordered)
 
+    def bot_level(self, seat: int) -> str:
+        """The level of the bot that plays ``seat`` (``easy``, ``normal``, ``strong``), or
+        ``""`` (no bot, or a server that does not say)."""
+        info = self.info.get(seat)
+        return info.bot_level if info is not None else ""
+
     def is_bot(self, seat: int) -> bool:
         from shared.pb import canasta_pb2 as pb
 
@@ -212,6 +218,22 @@ def _moved_this_hand(view: pb.PlayerView) -> bool:
     return any(e.seat == view.seat and e.kind in _MOVE_KINDS for e in view.events)
 
 
+def needs_earlier_events(view: pb.MatchView) -> bool:
+    """Whether the table of ``view`` depends on events it does not carry: a Submit's reply
+    that carries only the events the move added (``events_from`` set) draws the same table
+    as the whole view when the hand is over or when the viewer's own move is among them
+    (the table shows what happened since the viewer's last move, and the last hand's
+    result only until the viewer's first move of the new hand)."""
+    v = view.view
+    return view.HasField("events_from") and _in_hand(v) and not _moved_this_hand(v)
+
+
+def _in_hand(view: pb.PlayerView) -> bool:
+    from shared.pb import canasta_pb2 as pb
+
+    return view.phase in (pb.PHASE_DRAW, pb.PHASE_PLAY, pb.PHASE_ANSWER)
+
+
 def _recent(view: pb.PlayerView, names: SeatNames, color: bool) -> list[str]:
     """Everything that happened since the viewer's own last move this hand (dealing left out).
 
@@ -249,7 +271,7 @@ def render_table(
     me = v.seat
     mine = next((sv for sv in v.sides if sv.side == v.my_side), None)
     names = SeatNames(match.seats, me, list(mine.seats) if mine is not None else ())
-    in_hand = v.phase in (pb.PHASE_DRAW, pb.PHASE_PLAY, pb.PHASE_ANSWER)
+    in_hand = _in_hand(v)
 
     lines = [_header(view, color)]
     lines += _spectator_rows(view)
@@ -505,7 +527,8 @@ def _seat_rows(v: pb.PlayerView, names: SeatNames, color: bool) -> list[str]:
         elif seat in names.partners:
             tags.append("partner")
         if names.is_bot(seat):
-            tags.append("bot")
+            level = names.bot_level(seat)
+            tags.append(f"{level} bot" if level else "bot")
         if seat == v.dealer:
             tags.append("dealer")
         label = names.name(seat) + (f" ({', '.join(tags)})" if tags else "")

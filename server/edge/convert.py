@@ -27,9 +27,10 @@ from server.domain import (
 )
 from server.service import clocks
 from server.service.clocks import ClockChoice
-from server.service.people.ladder import BOT_LEVEL, BOT_RATINGS
+from server.service.people.ladder import BOT_RATINGS
 from server.service.people.preferences import SettingsChange
 from server.service.play.talk import Said
+from shared.bots import DEFAULT_LEVEL
 from shared.pb import canasta_pb2 as pb
 from shared.rules import CLASSIC, PRESETS, RuleConfig, make_config
 from shared.wire import event_to_pb, move_from_bytes, view_to_pb
@@ -99,7 +100,12 @@ def seat_to_pb(seat: Seat, config: RuleConfig) -> pb.SeatInfo:
         reply_moves=seat.reply_moves,
         spectators_vote=seat.spectators_vote,
         rating=seat.rating
-        or (round(BOT_RATINGS[BOT_LEVEL].rating) if seat.kind is SeatKind.BOT else 0),
+        or (
+            round(BOT_RATINGS[seat.bot_level or DEFAULT_LEVEL].rating)
+            if seat.kind is SeatKind.BOT
+            else 0
+        ),
+        bot_level=(seat.bot_level or DEFAULT_LEVEL) if seat.kind is SeatKind.BOT else "",
     )
 
 
@@ -233,6 +239,8 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
     )
     if view.dealing_seat is not None:
         message.dealing_seat = view.dealing_seat
+    if view.events_from is not None:
+        message.events_from = view.events_from
     if view.summary.my_seat is not None:  # the viewer's own orders, nobody else's
         mine = match.seats[view.summary.my_seat]
         message.my_orders.CopyFrom(orders_to_pb(mine.orders))

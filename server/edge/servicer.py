@@ -264,6 +264,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             convert.clock_choice(request.time_control),
             request.spectators,
             request.unrated,
+            dict(request.bot_levels),
         )
         return pb.CreateMatchResponse(match=convert.summary_to_pb(summary), invite_code=code)
 
@@ -359,6 +360,7 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             self._writer(sender).player,
             request.match_id,
             request.seat if request.HasField("seat") else None,
+            request.bot_level,
         )
         return pb.FillSeatWithBotResponse(match=convert.summary_to_pb(summary))
 
@@ -412,7 +414,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
     def _submit(self, request: pb.SubmitRequest, sender: Sender) -> pb.SubmitResponse:
         caller = self._mover(sender)
         viewer = None if caller is None else caller.player.id
-        return _submitted(*self.service.play.submit(request.payload, request.signature, viewer))
+        since = request.since_version if request.HasField("since_version") else None
+        return _submitted(
+            *self.service.play.submit(request.payload, request.signature, viewer, since=since)
+        )
 
     async def GetMoves(self, request: pb.GetMovesRequest, context: Any) -> Any:
         return await self._run(context, self._get_moves, request)

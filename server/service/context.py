@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from server.config import ServerConfig
-from server.domain import Change, Hand, Match
+from server.domain import Change, Hand, Match, MatchStatus
 from server.keys import ServerKeys
 from server.metrics import Metrics
 from server.store.db import Database, Transaction
 from server.store.repository import Repository
-from shared.rules import GameState
+from shared.rules import GameState, Phase
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -56,6 +56,34 @@ class LruCache(Generic[K, V]):
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
 
+    def discard(self, key: K) -> None:
+        with self._lock:
+            self._items.pop(key, None)
+
+    def discard_where(self, unwanted: Callable[[K], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self._items if unwanted(k)]:
+                del self._items[key]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class MatchCache(LruCache[str, Match]):
+    """Matches by id as last written by this process: a finished match is not kept, nor its
+    hands' records (a finished match's readers are few; they read it from the database)."""
+
+    def __init__(self, capacity: int, hands: LruCache[tuple[str, int], Hand]) -> None:
+        super().__init__(capacity)
+        self._hands = hands
+
+    def put(self, key: str, value: Match) -> None:
+        if value.status is not MatchStatus.FINISHED:
+            super().put(key, value)
+            return
+        self.discard(key)
+        self._hands.discard_where(lambda hand: hand[0] == key)
+
 
 class StateCache:
     """Recently used match states by ``(match id, revision)``: a hit skips parsing the snapshot.
@@ -66,6 +94,9 @@ class StateCache:
     def __init__(self, capacity: int = 2048) -> None:
         self._items: LruCache[str, tuple[int, GameState]] = LruCache(capacity)
 
+    def __len__(self) -> int:
+        return len(self._items)
+
     def get(self, match_id: str, revision: int) -> GameState | None:
         item = self._items.get(match_id)
         if item is None or item[0] != revision:
@@ -73,6 +104,9 @@ class StateCache:
         return item[1]
 
     def put(self, match_id: str, revision: int, state: GameState) -> None:
+        if state.phase is Phase.MATCH_OVER:  # a finished match is not kept (``MatchCache``)
+            self._items.discard(match_id)
+            return
         current = self._items.get(match_id)
         if current is None or current[0] <= revision:
             self._items.put(match_id, (revision, state))
@@ -107,16 +141,23 @@ class ServiceContext:
     notifier: Publisher
     """The live wing's notifier (``server.service.live.streams.Notifier``)."""
     clock: Callable[[], int] = wall_clock_ms
-    states: StateCache = field(default_factory=StateCache)
-    matches: LruCache[str, Match] = field(default_factory=LruCache)
-    """Matches by id as last written by this process (seats are fixed once a match starts)."""
-    hands: LruCache[tuple[str, int], Hand] = field(default_factory=LruCache)
+    states: StateCache = field(init=False)
+    """States of the matches in play, ``config.match_cache_size`` at most."""
+    hands: LruCache[tuple[str, int], Hand] = field(init=False)
     """Commit-reveal records by (match id, hand number); the secret never changes."""
+    matches: MatchCache = field(init=False)
+    """Matches by id as last written by this process (seats are fixed once a match starts)."""
     metrics: Metrics = field(default_factory=Metrics)
     """This process's counters (served only with ``metrics_listen``)."""
     locks: MatchLocks = field(default_factory=MatchLocks)
     """Moves of one match take turns within this process (the database decides between
     processes); the moves of other matches never wait."""
+
+    def __post_init__(self) -> None:
+        size = self.config.match_cache_size
+        self.states = StateCache(size)
+        self.hands = LruCache(2 * size)
+        self.matches = MatchCache(size, self.hands)
 
     def repo(self, session: Transaction) -> Repository:
         return Repository(session, self.keys.bot_public)

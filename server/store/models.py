@@ -143,6 +143,8 @@ class SeatRow(SQLModel, table=True):
     """The spectator policy this seat's player asked for (empty: none)."""
     timeouts: int = 0
     """How many of this seat's turns ran out (for the ladder's statistics)."""
+    bot_level: str = Field(default="", max_length=16)
+    """A bot seat's level (``easy``, ``normal``, ``strong``); empty: ``normal``."""
 
 
 class StandingRow(SQLModel, table=True):
@@ -188,14 +190,17 @@ class SpectatorRow(SQLModel, table=True):
 
 
 class LogEntryRow(SQLModel, table=True):
-    """One signed move exactly as received, chained by ``entry_hash``; never updated."""
+    """One signed move exactly as received, chained by ``entry_hash``; never updated.
+
+    Keyed by the match and the seq: on SQLite the table is that key's B-tree (``WITHOUT
+    ROWID``), with no surrogate key and no second index repeating the match's id (revision
+    0014: about 45 bytes a move)."""
 
     __tablename__ = "log_entry"
-    __table_args__ = (UniqueConstraint("match_id", "seq", name="uq_log_entry_match_seq"),)
+    __table_args__ = {"sqlite_with_rowid": False}
 
-    id: int | None = Field(default=None, primary_key=True)
-    match_id: str = Field(foreign_key="match.id", max_length=64)
-    seq: int = Field(sa_type=BigInteger)
+    match_id: str = Field(foreign_key="match.id", primary_key=True, max_length=64)
+    seq: int = Field(sa_type=BigInteger, primary_key=True)
     seat: int
     hand_number: int
     payload: bytes = _binary()
@@ -204,7 +209,9 @@ class LogEntryRow(SQLModel, table=True):
     entry_hash: bytes = _binary()
     receipt_signature: bytes = _binary()
     events_json: str = Field(default="[]", sa_type=Text)
-    """The engine events the move caused, unredacted (redacted per reader on the way out)."""
+    """The engine events the move caused, unredacted (redacted per reader on the way out),
+    in ``server.store.repository.records.events_text``'s compact form (or, stored before
+    issue 29, ``Event.to_json``'s objects)."""
     created_ms: int = _big()
     standing_order: bool = False
     """The server made the move under its player's standing order (attest-signed)."""

@@ -535,6 +535,7 @@ class SeatInfo(_message.Message):
     REPLY_MOVES_FIELD_NUMBER: _builtins.int
     SPECTATORS_VOTE_FIELD_NUMBER: _builtins.int
     RATING_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     kind: Global___SeatKind.ValueType
     display_name: _builtins.str
@@ -560,6 +561,11 @@ class SeatInfo(_message.Message):
     """The spectator policy the seat's player asked to change the match to (empty: none)."""
     rating: _builtins.int
     """The player's ladder rating now (a bot's: its level's fixed one); 0: not rated yet."""
+    bot_level: _builtins.str
+    """The level of the bot that plays this seat: a bot seat's own ("easy", "normal",
+    "strong"), or for a covered human seat the server's level for covering; empty when no
+    bot plays the seat.
+    """
     def __init__(
         self,
         *,
@@ -575,10 +581,11 @@ class SeatInfo(_message.Message):
         reply_moves: _builtins.bool = ...,
         spectators_vote: _builtins.str = ...,
         rating: _builtins.int = ...,
+        bot_level: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "rating", b"rating", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["abort_asked", b"abort_asked", "bank_ms", b"bank_ms", "bot_level", b"bot_level", "covered", b"covered", "display_name", b"display_name", "kind", b"kind", "on_vacation", b"on_vacation", "public_key", b"public_key", "rating", b"rating", "reply_moves", b"reply_moves", "seat", b"seat", "side", b"side", "spectators_vote", b"spectators_vote"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -810,6 +817,26 @@ class CreateMatchRequest(_message.Message):
         def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
         def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+    @_typing.final
+    class BotLevelsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.int
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.int = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PRESET_FIELD_NUMBER: _builtins.int
     OPTIONS_FIELD_NUMBER: _builtins.int
     TARGET_FIELD_NUMBER: _builtins.int
@@ -818,6 +845,7 @@ class CreateMatchRequest(_message.Message):
     TIME_CONTROL_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     UNRATED_FIELD_NUMBER: _builtins.int
+    BOT_LEVELS_FIELD_NUMBER: _builtins.int
     preset: _builtins.str
     target: _builtins.int
     """0: the preset's target."""
@@ -839,6 +867,12 @@ class CreateMatchRequest(_message.Message):
     def time_control(self) -> Global___TimeControl:
         """Unset or days_per_move 0: no clock (a friendly match)."""
 
+    @_builtins.property
+    def bot_levels(self) -> _containers.ScalarMap[_builtins.int, _builtins.str]:
+        """The level of a bot seat (one of bot_seats): "easy", "normal" or "strong"; a bot seat
+        not named here plays "normal".
+        """
+
     def __init__(
         self,
         *,
@@ -850,10 +884,11 @@ class CreateMatchRequest(_message.Message):
         time_control: Global___TimeControl | None = ...,
         spectators: _builtins.str = ...,
         unrated: _builtins.bool = ...,
+        bot_levels: _abc.Mapping[_builtins.int, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat", "time_control", b"time_control"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control", "unrated", b"unrated"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_levels", b"bot_levels", "bot_seats", b"bot_seats", "options", b"options", "preset", b"preset", "seat", b"seat", "spectators", b"spectators", "target", b"target", "time_control", b"time_control", "unrated", b"unrated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -1044,18 +1079,22 @@ class FillSeatWithBotRequest(_message.Message):
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    BOT_LEVEL_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     seat: _builtins.int
     """Default: the first empty seat."""
+    bot_level: _builtins.str
+    """"easy", "normal" or "strong"; empty: "normal"."""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
+        bot_level: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "bot_level", b"bot_level", "match_id", b"match_id", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -2027,6 +2066,7 @@ class MatchView(_message.Message):
     MY_ORDERS_PER_MATCH_FIELD_NUMBER: _builtins.int
     SPECTATORS_FIELD_NUMBER: _builtins.int
     SPECTATOR_NAMES_FIELD_NUMBER: _builtins.int
+    EVENTS_FROM_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     """Seq of the last log entry; the next move carries seq = version + 1."""
     head_hash: _builtins.bytes
@@ -2045,6 +2085,12 @@ class MatchView(_message.Message):
     """How many players follow the match as spectators (looked in the last week), and, for
     its seated players only, who (at most 20 names, the most recent first). A spectator's
     view has seat -1, no hand and no private card.
+    """
+    events_from: _builtins.int
+    """Set only in a Submit's reply to a request naming since_version, when the move did not
+    start a new hand: view.events holds the hand's events from this index on (the first
+    events_from are those of the view at since_version). Unset: view.events is every event
+    of the hand.
     """
     @_builtins.property
     def match(self) -> Global___MatchSummary: ...
@@ -2072,14 +2118,20 @@ class MatchView(_message.Message):
         my_orders_per_match: _builtins.bool = ...,
         spectators: _builtins.int = ...,
         spectator_names: _abc.Iterable[_builtins.str] | None = ...,
+        events_from: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "dealing_seat", b"dealing_seat", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "_events_from", b"_events_from", "dealing_seat", b"dealing_seat", "events_from", b"events_from", "match", b"match", "my_orders", b"my_orders", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "spectator_names", b"spectator_names", "spectators", b"spectators", "version", b"version", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat", "_events_from", b"_events_from", "deal_commitment", b"deal_commitment", "dealing_seat", b"dealing_seat", "events_from", b"events_from", "hand_commitment", b"hand_commitment", "head_hash", b"head_hash", "match", b"match", "my_orders", b"my_orders", "my_orders_per_match", b"my_orders_per_match", "spectator_names", b"spectator_names", "spectators", b"spectators", "version", b"version", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__dealing_seat: _TypeAlias = _typing.Literal["dealing_seat"]  # noqa: Y015
     _WhichOneofArgType__dealing_seat: _TypeAlias = _typing.Literal["_dealing_seat", b"_dealing_seat"]  # noqa: Y015
+    _WhichOneofReturnType__events_from: _TypeAlias = _typing.Literal["events_from"]  # noqa: Y015
+    _WhichOneofArgType__events_from: _TypeAlias = _typing.Literal["_events_from", b"_events_from"]  # noqa: Y015
+    @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__dealing_seat) -> _WhichOneofReturnType__dealing_seat | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__events_from) -> _WhichOneofReturnType__events_from | None: ...
 
 Global___MatchView: _TypeAlias = MatchView  # noqa: Y015
 
@@ -2179,21 +2231,31 @@ class SubmitRequest(_message.Message):
 
     PAYLOAD_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
+    SINCE_VERSION_FIELD_NUMBER: _builtins.int
     payload: _builtins.bytes
     """A serialized MovePayload."""
     signature: _builtins.bytes
     """Ed25519 signature of the seat's key over exactly `payload`."""
+    since_version: _builtins.int
+    """The version of its own seat's view the client holds, or whose events it needs no more.
+    When it is the version the move follows (the move's seq - 1), the reply's view carries
+    only the events the move added to the hand (MatchView.events_from says where they
+    start); else, or when not named (an older client), the whole view.
+    """
     def __init__(
         self,
         *,
         payload: _builtins.bytes = ...,
         signature: _builtins.bytes = ...,
+        since_version: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_since_version", b"_since_version", "since_version", b"since_version"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["payload", b"payload", "signature", b"signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_since_version", b"_since_version", "payload", b"payload", "signature", b"signature", "since_version", b"since_version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__since_version: _TypeAlias = _typing.Literal["since_version"]  # noqa: Y015
+    _WhichOneofArgType__since_version: _TypeAlias = _typing.Literal["_since_version", b"_since_version"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__since_version) -> _WhichOneofReturnType__since_version | None: ...
 
 Global___SubmitRequest: _TypeAlias = SubmitRequest  # noqa: Y015
 

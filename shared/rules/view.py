@@ -167,9 +167,11 @@ def redact_event(event: Event, seat: int) -> Event:
     return event
 
 
-def player_view(state: GameState, seat: int) -> PlayerView:
-    """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine")."""
-    return _view(state, seat)
+def player_view(state: GameState, seat: int, events_from: int = 0) -> PlayerView:
+    """The redacted view of ``state`` for ``seat`` (DESIGN.md "The engine"); with
+    ``events_from``, only the hand's events from that index on (a client that holds the
+    earlier ones, or needs none of them, is sent only what is new)."""
+    return _view(state, seat, events_from)
 
 
 def spectator_view(state: GameState) -> PlayerView:
@@ -181,7 +183,7 @@ def spectator_view(state: GameState) -> PlayerView:
     return _view(state, None)
 
 
-def _view(state: GameState, seat: int | None) -> PlayerView:
+def _view(state: GameState, seat: int | None, events_from: int = 0) -> PlayerView:
     """The table, and for a seat (``seat`` not None) what that seat alone may see."""
     config = state.config
     in_hand = state.phase not in (Phase.DEAL, Phase.MATCH_OVER)
@@ -206,8 +208,9 @@ def _view(state: GameState, seat: int | None) -> PlayerView:
         pile_frozen, frozen = bool(reason), reason if state.pile else ""
         hand = sort_cards(state.hands[seat])
         legal = tuple(legal_action_kinds(state, seat)) if state.actor() == seat else ()
+        told = state.events[events_from:] if events_from else state.events
         events = tuple(
-            e if not e.private or e.seat == seat else redact_event(e, seat) for e in state.events
+            e if not e.private or e.seat == seat else redact_event(e, seat) for e in told
         )
     return PlayerView(
         seat=NO_SEAT if seat is None else seat,

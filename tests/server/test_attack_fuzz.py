@@ -128,10 +128,15 @@ class Fuzzer:
             if self.rng.random() < 0.3:
                 continue
             if field.message_type is not None and field.message_type.GetOptions().map_entry:
-                options = getattr(message, field.name)
+                entries = getattr(message, field.name)
+                key = field.message_type.fields_by_name["key"]
                 for _ in range(self.rng.choice([0, 1, 3, 70])):
-                    name = self.rng.choice([*OPTION_NAMES, *HOSTILE_TEXT[:12]])
-                    options[name] = self.rng.choice(HOSTILE_JSON)
+                    if key.type == FieldDescriptor.TYPE_STRING:  # rule options: name -> JSON
+                        name = self.rng.choice([*OPTION_NAMES, *HOSTILE_TEXT[:12]])
+                        entries[name] = self.rng.choice(HOSTILE_JSON)
+                    else:  # bot levels: seat -> level
+                        level = self.rng.choice(["strong", "easy", *HOSTILE_TEXT[:12]])
+                        entries[self.scalar(key)] = level
             elif field.is_repeated:
                 values = getattr(message, field.name)
                 for _ in range(self.rng.choice([0, 1, 5, 2_000])):

@@ -245,7 +245,7 @@ def test_bad_cuts(
 def test_unexpected_errors_become_internal_without_details(
     table: Table, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken(payload: bytes, signature: bytes, viewer: object) -> None:
+    def broken(payload: bytes, signature: bytes, viewer: object, **_: object) -> None:
         raise RuntimeError("database password is hunter2")
 
     monkeypatch.setattr(table.app.service.play, "submit", broken)

@@ -98,6 +98,8 @@ ALL = [
     "0011",
     "0012",
     "0013",
+    "0014",
+    "0015",
 ]
 
 
@@ -400,7 +402,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
         assert match is not None
         state = matches.load_state(app.service.ctx, app.service.ctx.repo(session), match)
     for row in rows["log_entry"]:
-        del row["id"]  # a surrogate key: the new database numbers its own
+        row.pop("id", None)  # a surrogate key before 0014: the new database numbers its own
     later = {  # columns added after 0001, by the revision that added them
         "player": ("time_zone", "email_verified", "email_pending", "email_code_hash",
                    "email_code_expires_ms", "email_mode", "digest_sent_ms", "webhook_url",
@@ -412,7 +414,7 @@ def _rows_as_at_0001(app: App, match_id: str) -> dict[str, list[dict[str, Any]]]
                   "header", "recovered_from", "recovered_until", "spectators", "rated",
                   "rated_ms"),
         "seat": ("bank_ms", "covered", "abort_asked", "order_draw", "order_answer",
-                 "spectators_vote", "timeouts"),
+                 "spectators_vote", "timeouts", "bot_level"),
         "log_entry": ("standing_order",),
     }  # fmt: skip
     for table, columns in later.items():

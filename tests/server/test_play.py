@@ -18,7 +18,7 @@ import pytest
 
 from server.app import App
 from server.service import matches
-from server.service.context import LruCache, StateCache
+from server.service.context import MatchCache, StateCache
 from server.service.play.bots import default_chooser
 from server.store.repository import Repository
 from shared.crypto.chain import verify_receipt
@@ -253,7 +253,7 @@ def test_loading_a_match_replays_at_most_a_few_moves(
     assert snapshot is not None
     assert version - snapshot[0] < matches.SNAPSHOT_EVERY
     ctx.states = StateCache()  # forget: the next load starts from the snapshot
-    ctx.matches = LruCache()
+    ctx.matches = MatchCache(2048, ctx.hands)
     assert authoritative_state(app.service, match_id) == remembered
 
 

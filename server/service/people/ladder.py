@@ -26,15 +26,17 @@ from server.service import matches
 from server.service.context import ServiceContext
 from server.service.errors import InvalidRequestError
 from server.service.periodic import Periodic
+from shared.bots import DEFAULT_LEVEL
 from shared.glicko2 import Rating, composite
 from shared.rules import GameState, HandResult, new_match
 
 log = logging.getLogger(__name__)
 
-BOT_RATINGS = {"easy": Rating(1300, 50), "normal": Rating(1500, 50), "strong": Rating(1700, 50)}
-"""Where each bot level stands: fixed, so that players' ratings are measured from them."""
-BOT_LEVEL = "normal"
-"""The level of a bot seat whose level the match does not name."""
+BOT_RATINGS = {"easy": Rating(1180, 50), "normal": Rating(1500, 50), "strong": Rating(1620, 50)}
+"""Where each bot level stands: fixed, so that players' ratings are measured from them.
+``normal`` at the start rating; the others where their duplicate matches against it put them
+on the same logistic scale (bench/README.md, ``bench_bots``): ``strong`` won 67% of 200
+matches against ``normal`` (+123), ``normal`` 86.5% against ``easy`` (+323)."""
 ROUND_SECONDS = 5.0
 """How often the ladder looks for finished matches (one small query when there is none)."""
 ROUND_MATCHES = 20
@@ -165,7 +167,7 @@ def _rated(
     def rating(seat: int) -> Rating:
         info = match.seats[seat]
         if info.kind is SeatKind.BOT or info.player_id is None:
-            return BOT_RATINGS[BOT_LEVEL]
+            return BOT_RATINGS[info.bot_level or DEFAULT_LEVEL]
         return standings[info.player_id].base
 
     sides = [composite([rating(s) for s in column.seats]) for column in columns]

@@ -28,6 +28,7 @@ from server.service.errors import ConflictError, InvalidRequestError, LimitExcee
 from server.service.news import causes
 from server.service.spectators import policy_named
 from server.store.repository import Repository, StoredSnapshot
+from shared.bots import DEFAULT_LEVEL, check_level
 from shared.crypto.chain import genesis_hash
 from shared.rules import GameState, RuleConfig, make_config
 
@@ -60,6 +61,7 @@ class Lobby:
         clock: ClockChoice = NO_CLOCK,
         spectators: str = "",
         unrated: bool = False,
+        bot_levels: Mapping[int, str] | None = None,
     ) -> tuple[MatchSummary, str]:
         ctx = self.ctx
         control = clocks.time_control(clock)
@@ -77,11 +79,14 @@ class Lobby:
             raise InvalidRequestError(f"seats are numbered 0 to {players - 1} in this match")
         if mine in bots:
             raise InvalidRequestError("you cannot give your own seat to a bot")
+        levels = {int(s): _level(text) for s, text in (bot_levels or {}).items()}
+        if any(s not in bots for s in levels):
+            raise InvalidRequestError("a bot level is given for a seat that is not a bot's")
         with ctx.db.write() as session:
             repo = ctx.repo(session)
             self._check_open_matches(repo, player)
             now = ctx.clock()
-            match = _new_match(player, config, mine, bots, now, control, ctx.config.hour_ms)
+            match = _new_match(player, config, mine, bots, now, control, ctx.config.hour_ms, levels)
             repo.add_match(dataclasses.replace(match, spectators=policy, rated=not unrated))
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
@@ -110,15 +115,18 @@ class Lobby:
         self._publish(match, state)
         return self._summary(match, state, player), chosen
 
-    def fill_with_bot(self, player: Player, match_id: str, seat: int | None) -> MatchSummary:
+    def fill_with_bot(
+        self, player: Player, match_id: str, seat: int | None, level: str = ""
+    ) -> MatchSummary:
         ctx = self.ctx
+        level = _level(level)
         with ctx.db.write() as session:
             repo = ctx.repo(session)
             match = matches.require_match(repo, match_id, for_update=True)
             now = ctx.clock()
             mine = matches.require_seat(match, player.id)
             chosen = self._free_seat(match, seat)
-            self._take(repo, match, chosen, SeatKind.BOT, None, now)
+            self._take(repo, match, chosen, SeatKind.BOT, None, now, level)
             match, state = self._start_if_full(repo, match.id, now)
             repo.set_seen(match.id, mine, match.revision)
         self._publish(match, state)
@@ -230,8 +238,9 @@ class Lobby:
         kind: SeatKind,
         player_id: int | None,
         now: int,
+        bot_level: str = "",
     ) -> None:
-        if not repo.set_seat(match.id, seat, kind, player_id):
+        if not repo.set_seat(match.id, seat, kind, player_id, bot_level):
             raise ConflictError(f"seat {seat} was taken meanwhile")
         if not repo.save_match(
             match.id,
@@ -308,6 +317,7 @@ def _new_match(
     now: int,
     control: TimeControl | None,
     hour_ms: int,
+    levels: Mapping[int, str],
 ) -> Match:
     """A waiting match created by ``player`` at seat ``mine``, with ``bots``' seats given to
     bots and the others empty; with a time control, every seat's bank full."""
@@ -316,7 +326,12 @@ def _new_match(
     seats = tuple(
         Seat(s, SeatKind.HUMAN, player.id, bank_ms=bank)
         if s == mine
-        else Seat(s, SeatKind.BOT if s in bots else SeatKind.EMPTY, bank_ms=bank)
+        else Seat(
+            s,
+            SeatKind.BOT if s in bots else SeatKind.EMPTY,
+            bank_ms=bank,
+            bot_level=levels.get(s, DEFAULT_LEVEL) if s in bots else "",
+        )
         for s in range(config.players)
     )
     return Match(
@@ -350,3 +365,11 @@ def abandon(
     )
     repo.add_notices(causes.match_aborted(ended, state, by_operator=by_operator), now)
     return ended
+
+
+def _level(text: str) -> str:
+    """A bot level named by a request (empty: ``normal``), else ``InvalidRequestError``."""
+    try:
+        return check_level(text.strip().lower())
+    except ValueError as exc:
+        raise InvalidRequestError(str(exc)) from None

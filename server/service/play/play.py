@@ -244,12 +244,21 @@ class Play:
     # -- moves --------------------------------------------------------------------------------
 
     def submit(
-        self, payload: bytes, signature: bytes, viewer: int | None = None, *, by_order: bool = False
+        self,
+        payload: bytes,
+        signature: bytes,
+        viewer: int | None = None,
+        *,
+        by_order: bool = False,
+        since: int | None = None,
     ) -> tuple[Receipt, MatchView | None]:
         """Check, apply and durably store one signed move; then its receipt and, for the
         seat's own player (``viewer``, the player id a bearer token proved), the new view.
         ``by_order``: the bot runner carries out the seat's standing order (signed by the
         attest key): the player has not seen the result, and hears of it as their turn.
+        ``since``: the version of the seat's view the caller holds; when it is the version
+        this move follows, the view carries only the hand's events this move added (its
+        ``events_from`` says where they start), not every event of the hand again.
 
         The signature proves who made the move, not who sends it: anyone who ever saw an
         envelope (every member reads them all in the history) can send it again. So a view
@@ -265,7 +274,7 @@ class Play:
         move = move_from_bytes(payload)
         with self.ctx.locks.hold(move.match_id):
             outcome = self._store(move, payload, signature, by_order)
-        return self._answer(outcome, move.seat, viewer)
+        return self._answer(outcome, move.seat, viewer, since)
 
     def _store(self, move: Move, payload: bytes, signature: bytes, by_order: bool) -> _Outcome:
         """Check and store the move (or find it stored already), reading the match afresh
@@ -355,7 +364,7 @@ class Play:
         self.ctx.states.put(plan.match.id, plan.match.revision, plan.state)
 
     def _answer(
-        self, outcome: _Outcome, seat: int, viewer: int | None
+        self, outcome: _Outcome, seat: int, viewer: int | None, since: int | None = None
     ) -> tuple[Receipt, MatchView | None]:
         """Tell watchers and bots of a newly stored move; the receipt, and the view when the
         caller proved to be the seat's player."""
@@ -366,7 +375,12 @@ class Play:
         match, state = outcome.match, outcome.state
         if viewer is None or match.seats[seat].player_id != viewer:
             return outcome.receipt, None
-        return outcome.receipt, self.view_for(match, state, seat)
+        events_from = None
+        if isinstance(outcome, _Plan) and since == outcome.entry.seq - 1:
+            effects = outcome.effects
+            if effects.dealt_hand is None:  # a cut starts the hand's events afresh: send all
+                events_from = len(effects.state.events) - len(effects.events)
+        return outcome.receipt, self.view_for(match, state, seat, events_from)
 
     def _current(self, match_id: str, seat: int, *, fresh: bool) -> tuple[Match, GameState, bool]:
         """The match (this process's cached copy unless ``fresh``), its state, and whether the
@@ -587,12 +601,16 @@ class Play:
                 hand = ctx.repo(session).hand(match_id, number)
             if hand is None:
                 raise NotFoundError(f"hand {number} has no commitment")
-            ctx.hands.put((match_id, number), hand)
+            if ctx.matches.get(match_id) is not None:  # kept only with its match (in play)
+                ctx.hands.put((match_id, number), hand)
         return hand
 
-    def view_for(self, match: Match, state: GameState, seat: int) -> MatchView:
+    def view_for(
+        self, match: Match, state: GameState, seat: int, events_from: int | None = None
+    ) -> MatchView:
         """The match as ``seat`` sees it (commitments from the cache or the database), with
-        who follows it as spectators."""
+        who follows it as spectators; with ``events_from``, only the hand's events from that
+        index on."""
         summary = matches.summary(match, state, match.seats[seat].player_id)
         dealing = matches.dealing_seat(match, state)
         next_hand = self._hand(match.id, state.hand_number + 1) if dealing is not None else None
@@ -600,12 +618,13 @@ class Play:
         count, names = self._spectators(match, names=True)
         return MatchView(
             summary=dataclasses.replace(summary, changed=False),
-            view=player_view(state, seat),
+            view=player_view(state, seat, events_from or 0),
             dealing_seat=dealing,
             deal_commitment=next_hand.commitment if next_hand else b"",
             hand_commitment=current.commitment if current else b"",
             spectators=count,
             spectator_names=names,
+            events_from=events_from,
         )
 
     def _spectator_view(self, match: Match, state: GameState) -> MatchView:

@@ -99,7 +99,15 @@ class Room(PreparedRepository):
     ) -> Seat:
         kind = SeatKind(row.kind)
         if kind is SeatKind.BOT:
-            return Seat(row.seat, kind, None, f"bot {row.seat}", self.bot_public_key, 0)
+            return Seat(
+                row.seat,
+                kind,
+                None,
+                f"bot {row.seat}",
+                self.bot_public_key,
+                0,
+                bot_level=row.bot_level,
+            )
         if player is None:
             return Seat(row.seat, kind)
         return Seat(

@@ -99,6 +99,7 @@ class MatchesRoom(Room):
                     player_id=seat.player_id,
                     seen_revision=seat.seen_revision,
                     bank_ms=seat.bank_ms,
+                    bot_level=seat.bot_level,
                 )
             )
         self.session.flush()
@@ -185,8 +186,10 @@ class MatchesRoom(Room):
         ).one_or_none()
         return read_snapshot(row) if row is not None else None
 
-    def set_seat(self, match_id: str, seat: int, kind: SeatKind, player_id: int | None) -> bool:
-        """Fill an empty seat; False if it was taken meanwhile."""
+    def set_seat(
+        self, match_id: str, seat: int, kind: SeatKind, player_id: int | None, bot_level: str = ""
+    ) -> bool:
+        """Fill an empty seat (a bot seat at ``bot_level``); False if it was taken meanwhile."""
         result = self.session.execute(
             update(SeatRow)
             .where(
@@ -194,7 +197,7 @@ class MatchesRoom(Room):
                 col(SeatRow.seat) == seat,
                 col(SeatRow.kind) == SeatKind.EMPTY.value,
             )
-            .values(kind=kind.value, player_id=player_id)
+            .values(kind=kind.value, player_id=player_id, bot_level=bot_level)
         )
         return bool(result.rowcount)  # type: ignore[attr-defined]
 

@@ -4,6 +4,7 @@ records the store hands out (``ReplyCode``, snapshots)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -31,7 +32,7 @@ from server.store.models import (
     StandingRow,
 )
 from shared.glicko2 import Rating, Tally, rated
-from shared.rules import Event, GameState, RuleConfig
+from shared.rules import Event, GameState, RuleConfig, card_text, parse_card
 
 Snapshot = tuple[int, GameState]
 """A match's state snapshot and the seq it was taken at."""
@@ -95,6 +96,46 @@ def time_control_from_json(text: str) -> TimeControl | None:
     )
 
 
+def events_text(events: Sequence[Event]) -> str:
+    """A log entry's events as stored: one array per event, ``[seat, kind, cards, private,
+    text]``, the cards as their texts joined by spaces and the empty fields at the end left
+    out (``[1,"draw","","5h"]``: a third of the object form ``Event.to_json`` gives, which
+    entries stored before issue 29 hold and ``events_from_text`` reads as well)."""
+    compact: list[list[object]] = []
+    for event in events:
+        fields: list[object] = [
+            event.seat,
+            event.kind,
+            " ".join(card_text(c) for c in event.cards),
+            " ".join(card_text(c) for c in event.private),
+            event.text,
+        ]
+        while len(fields) > 2 and fields[-1] == "":
+            fields.pop()
+        compact.append(fields)
+    return json.dumps(compact, separators=(",", ":"), ensure_ascii=False)
+
+
+def events_from_text(text: str) -> tuple[Event, ...]:
+    """The events of ``events_text`` (or of the object form stored before it)."""
+    events = []
+    for item in json.loads(text):
+        if isinstance(item, dict):
+            events.append(Event.from_json(item))
+            continue
+        seat, kind, cards, private, said = (*item, "", "", "")[:5]
+        events.append(
+            Event(
+                seat,
+                kind,
+                tuple(parse_card(c) for c in cards.split()),
+                tuple(parse_card(c) for c in private.split()),
+                said,
+            )
+        )
+    return tuple(events)
+
+
 def entry_params(match_id: str, entry: Entry) -> dict[str, object]:
     return {
         "match_id": match_id,
@@ -106,7 +147,7 @@ def entry_params(match_id: str, entry: Entry) -> dict[str, object]:
         "actor_key": entry.actor_key,
         "entry_hash": entry.entry_hash,
         "receipt_signature": entry.receipt_signature,
-        "events_json": json.dumps([e.to_json() for e in entry.events], separators=(",", ":")),
+        "events_json": events_text(entry.events),
         "created_ms": entry.created_ms,
         "standing_order": entry.standing_order,
     }
@@ -154,7 +195,7 @@ def entry_record(row: LogEntryRow) -> Entry:
         actor_key=row.actor_key,
         entry_hash=row.entry_hash,
         receipt_signature=row.receipt_signature,
-        events=tuple(Event.from_json(e) for e in json.loads(row.events_json)),
+        events=events_from_text(row.events_json),
         created_ms=row.created_ms,
         standing_order=row.standing_order,
     )

@@ -1,8 +1,8 @@
 """Table talk (issue 32): each match's talk entries, signed by their seats and chained beside
 its log (``shared.talk``).
 
-Revision ID: 0013
-Revises: 0012
+Revision ID: 0015
+Revises: 0014
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013"
-down_revision = "0012"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
