@@ -29,23 +29,12 @@ from shared.rules import Event, GameState, HandResult, Phase, card_text, new_mat
 from shared.rules.cards import IS_BLACK3, sort_cards
 from shared.rules.pile import frozen_reason
 from shared.rules.ruleset import rules
-from shared.tabletext import SeatNames, describe_event, hand_result_rows
+from shared.tabletext import CANASTA_LABELS, SeatNames, describe_event, hand_result_rows
 from shared.transcript import HandSecret, Report, Transcript, verify
 from shared.wire import DEAL_ACTION, event_to_pb, hand_result_to_pb
 
 _DOING = {Phase.DRAW: "draw", Phase.PLAY: "play", Phase.ANSWER: "answer"}
-_CANASTAS = {
-    "natural": "natural canasta",
-    "mixed": "mixed canasta",
-    "samba": "samba",
-    "escalera": "escalera",
-    "bolivia": "bolivia",
-    "natural_aces": "natural aces canasta",
-    "natural_sevens": "natural sevens canasta",
-    "wild": "wild canasta",
-    "wild_jokers": "four-joker wild canasta",
-    "wild_twos": "wild canasta of twos",
-}
+_CANASTAS = {"natural": "natural canasta", "mixed": "mixed canasta", **CANASTA_LABELS}
 """The engine's canasta kinds in the table's words (``shared.tabletext``)."""
 
 

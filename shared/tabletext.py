@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 """Legal action kind -> (words, command hint). The hints name the CLI's commands; keep them in
 step with ``client.main`` (a test there can check every hint's command exists)."""
 
-_CANASTA_LABELS = {
+CANASTA_LABELS = {
     "samba": "samba",
     "escalera": "escalera",
     "bolivia": "bolivia",
@@ -594,7 +594,7 @@ def _side_rows(v: pb.PlayerView, sv: pb.SideView, names: SeatNames, color: bool)
         shown = "-".join(card(c, color) for c in meld.cards) if sequence else None
         text = f"  {meld.rank:>2} x{len(meld.cards)}: {shown or cards(meld.cards, color)}"
         if meld.canasta_kind != pb.CANASTA_KIND_NONE:
-            special = _CANASTA_LABELS.get(meld.canasta)
+            special = CANASTA_LABELS.get(meld.canasta)
             label = f"[{special or meld.canasta + ' canasta'}]"
             if books:  # Hand and Foot's words (§3.7)
                 natural = meld.canasta_kind == pb.CANASTA_KIND_NATURAL
