@@ -116,6 +116,7 @@ def test_without_spectators_a_stranger_sees_nothing(
     assert seats[0].view(match_id).spectators == 0
 
 
+@pytest.mark.slow  # a whole hand played under each policy: in make test, not the inner loop
 @pytest.mark.parametrize(
     ("policy", "after_hand", "after_match"),
     [("table", False, False), ("after-hand", True, True), ("after-match", False, True)],
