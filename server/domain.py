@@ -254,13 +254,20 @@ class Standing:
     bot_level: str = ""
     """A bot's level (its rating is fixed: an anchor); empty for a person."""
 
+    @property
+    def current(self) -> Rating:
+        """The rating from its period's results so far (a bot's never moves)."""
+        if self.bot_level or not self.tally.games:
+            return self.base
+        return rated(self.base, self.tally)
+
     def rating_at(self, period: int) -> Rating:
-        """The rating in ``period``: the update from this period's results so far, and a
-        wider RD for each period since without a game (``shared.glicko2``)."""
+        """The rating in ``period``: ``current``, with a wider RD for each period since
+        without a game (``shared.glicko2``)."""
         if self.bot_level:
             return self.base
         if self.tally.games:
-            return idle(rated(self.base, self.tally), max(period - self.period - 1, 0))
+            return idle(self.current, max(period - self.period - 1, 0))
         return idle(self.base, period - self.period) if period > self.period else self.base
 
 

@@ -27,8 +27,8 @@ from server.store.repository.prepared import (
     PreparedRepository,
 )
 from server.store.repository.records import (
-    ladder_rating,
     orders_of,
+    standing_record,
     stored_config,
     time_control_from_json,
 )
@@ -128,6 +128,6 @@ class Room(PreparedRepository):
             orders=orders_of(row, player),
             orders_per_match=row.order_draw is not None,
             spectators_vote=row.spectators_vote,
-            rating=0 if standing is None else round(ladder_rating(standing)),
+            rating=0 if standing is None else round(standing_record(standing, "").current.rating),
             timeouts=row.timeouts,
         )

@@ -31,7 +31,7 @@ from server.store.models import (
     SeatRow,
     StandingRow,
 )
-from shared.glicko2 import Rating, Tally, rated
+from shared.glicko2 import Rating, Tally
 from shared.rules import Event, GameState, RuleConfig, card_text, parse_card
 
 Snapshot = tuple[int, GameState]
@@ -234,16 +234,6 @@ def standing_record(row: StandingRow, name: str) -> Standing:
         moves=row.moves,
         move_ms=row.move_ms,
         timeouts=row.timeouts,
-    )
-
-
-def ladder_rating(row: StandingRow) -> float:
-    """A standing's rating now: the update from its period's results so far."""
-    base = Rating(row.rating, row.rd, row.volatility)
-    return (
-        rated(base, Tally(row.information, row.surprise, row.games)).rating
-        if row.games
-        else row.rating
     )
 
 
