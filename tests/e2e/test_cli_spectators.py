@@ -88,7 +88,7 @@ def test_two_spectators_follow_a_four_player_match(
     assert record.entries
     assert not any(ev.private_cards for e in record.entries for ev in e.events)
 
-    # A stranger's prefix is not theirs to resolve; a spectator cannot move.
+    # A spectator cannot move.
     refused = eve.run("draw", "--match", match_id, ok=False)
     assert refused.returncode != 0
     assert "Traceback" not in refused.stderr
