@@ -109,7 +109,8 @@ class _Plan:
     effects: _Effects
     match: Match
     """The match after the move."""
-    expected_revision: int
+    before: Match
+    """The match the move was checked against (its revision is the one the write expects)."""
     entry: Entry
     receipt: Receipt
     seen_seat: int | None
@@ -527,7 +528,7 @@ class Play:
         )
         if recovered:  # told before the restore; the players hear of the recovery once
             seen, told = None, []
-        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
+        return _Plan(effects, new_match, match, entry, receipt, seen, banks, back, told)
 
     def _rules(self, facts: _LogFacts, state: GameState, move: Move, signature: bytes) -> _Effects:
         """The new state (``shared.matchlog.apply_entry``: a cut's rules and the deal, or the
@@ -560,7 +561,7 @@ class Play:
         ctx = self.ctx
         match, effects = plan.match, plan.effects
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
-        stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry, plan.banks)
+        stored = StoredMove.of(match, plan.before, snapshot, plan.entry, plan.banks)
         try:
             with ctx.db.write_statements() as statements:
                 repo = PreparedRepository(statements)
