@@ -140,6 +140,8 @@ class Database:
             self.engine = create_engine(
                 url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
             )
+            self._held = threading.local()
+            """PostgreSQL: the connection a thread's ``one_connection`` block holds, if any."""
             self._driver_sql: dict[TextClause, str] = {}
             """PostgreSQL: each prepared statement's SQL as the driver takes it, compiled once."""
             self._driver_error: type[Exception] = self.engine.dialect.dbapi.Error  # type: ignore[union-attr]
@@ -268,19 +270,54 @@ class Database:
         return rows[0] if rows else None
 
     @contextmanager
+    def one_connection(self) -> Iterator[None]:
+        """PostgreSQL: the block's driver statements (``read_row``, ``write_statements``) share
+        one of the pool's connections, checked out (and pinged) at the first of them and given
+        back at the end, where each would take its own; on SQLite nothing. A call's body runs
+        in one (``server.edge.servicer``): a Submit's token lookup and its write are one
+        checkout and one ping, not two."""
+        held = self._held
+        if self.is_sqlite or getattr(held, "active", False):
+            yield
+            return
+        held.active, held.pooled, held.in_use = True, None, False
+        try:
+            yield
+        finally:
+            pooled, held.active, held.pooled = held.pooled, False, None
+            if pooled is not None:
+                pooled.close()
+
+    @contextmanager
     def _pooled_driver(self) -> Iterator[Any]:
         """PostgreSQL: a psycopg connection from the pool (pinged first, as a session's is),
-        given back after the block; one that broke meanwhile is thrown away."""
-        pooled = self.engine.raw_connection()
+        given back after the block, or the one ``one_connection`` holds; one that broke
+        meanwhile is thrown away."""
+        held = self._held
+        # (a use within another, which no caller makes, gets a connection of its own)
+        sharing = getattr(held, "active", False) and not held.in_use
+        pooled = held.pooled if sharing else None
+        if pooled is None:
+            pooled = self.engine.raw_connection()
+            if sharing:
+                held.pooled = pooled
+        if sharing:
+            held.in_use = True
         try:
             yield pooled.driver_connection
         except BaseException:
             driver = pooled.driver_connection
             if driver is None or driver.closed or driver.broken:
                 pooled.invalidate()
+                if sharing:
+                    held.pooled = None
+                    pooled.close()
             raise
         finally:
-            pooled.close()
+            if sharing:
+                held.in_use = False
+            else:
+                pooled.close()
 
     def _on_psycopg(
         self, driver: Any, statement: TextClause | str, params: Mapping[str, Any]

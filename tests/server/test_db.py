@@ -275,3 +275,29 @@ def test_a_transaction_of_statements_on_postgresql_runs_on_the_driver(
         in_transaction = text("SELECT now() = statement_timestamp()")
         assert database.read_row(in_transaction, {}) == (True,)  # autocommit: its own
         database.dispose()
+
+
+@pytest.mark.postgres
+def test_a_calls_statements_on_postgresql_share_one_connection(
+    postgres_server: PostgresServer,
+) -> None:
+    """In a ``one_connection`` block (a call's body in a worker) ``read_row`` and
+    ``write_statements`` run on one connection of the pool (a use within another gets its
+    own); one that breaks is thrown away and the next statement gets another."""
+    pid = text("SELECT pg_backend_pid()")
+    with postgres_server.database() as url:
+        database = Database(url)
+        with database.one_connection():
+            first = database.read_row(pid, {})
+            with database.write_statements() as statements:
+                assert (statements.run(pid, {})[0][0]) == first
+                with database.write_statements() as inner:
+                    assert inner.run(pid, {})[0][0] != first
+            assert database.read_row(pid, {}) == first
+            with pytest.raises(OperationalError), database.write_statements() as statements:
+                statements.run(text("SELECT pg_terminate_backend(pg_backend_pid())"), {})
+            again = database.read_row(pid, {})
+            assert again is not None
+            assert again != first
+        assert database.read_row(pid, {}) is not None
+        database.dispose()
