@@ -1,6 +1,7 @@
 """Benchmark: a Submit's server CPU against a health Check's, in the same server process.
 
     .venv/bin/python -m bench.bench_submit [--calls 400] [--rounds 4] [--baseline PATH]
+        [--postgres]
 
 Starts ``canasta-server serve`` (durable SQLite, log INFO as in production) and, over one
 blocking channel, makes blocks of ``--calls`` calls one after another: health ``Check``
@@ -17,7 +18,12 @@ hand, partner's question): their number is printed.
 With ``--baseline PATH`` (another checkout of this project, e.g. ``git worktree add --detach
 ../before <commit>``) a second server runs that checkout's code, and every round measures both
 servers in turn (the order reversed from one round to the next), so a change's effect is read
-as two ratios from one run.
+as two ratios from one run; both servers get the same requests.
+
+With ``--postgres`` each checkout also runs a server on PostgreSQL (a throwaway cluster started
+as the tests start theirs, ``bench.postgres``: fsync off, so its own disk waits are out of the
+picture; the figure is the server process's CPU), measured in the same rounds, and the
+Submit's CPU on PostgreSQL over the same checkout's on SQLite is printed round by round.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -39,6 +46,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench.kit import PlayerClient, plain_turn, seated_match, start_server_process
+from bench.postgres import start_postgres
 from shared.pb import canasta_pb2 as pb
 
 SLICE = 25
@@ -126,13 +134,16 @@ class Server:
         self.process.wait(30)
 
 
-def _start(label: str, data_dir: Path, checkout: Path | None, since: bool) -> Server:
+def _start(
+    label: str, data_dir: Path, checkout: Path | None, since: bool, database_url: str = ""
+) -> Server:
     env = {
         **os.environ,
         "CANASTA_SERVER_LOG_LEVEL": "INFO",
         "CANASTA_SERVER_LIMIT_ANONYMOUS_PER_MINUTE": "0",
         "CANASTA_SERVER_LIMIT_WRITES_PER_MINUTE": "0",
         "CANASTA_SERVER_LIMIT_READS_PER_MINUTE": "0",
+        "CANASTA_SERVER_DATABASE_URL": database_url,
     }
     command: Sequence[str] = (sys.executable, "-m", "server")
     if checkout is not None:
@@ -166,40 +177,69 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--baseline", type=Path, help="another checkout, measured in turn")
     parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also a server of each checkout on PostgreSQL (a cluster of its own, started "
+        "as the tests start theirs), measured in turn",
+    )
+    parser.add_argument(
         "--no-since", action="store_true", help="name no version in Submit (an older client)"
     )
     args = parser.parse_args(argv)
     print(f"nproc {os.cpu_count()}, load {os.getloadavg()[0]:.1f}, {args.calls} calls a block")
-    with tempfile.TemporaryDirectory(prefix="canasta-bench-submit-") as tmp:
-        servers = [_start("this", Path(tmp) / "this", None, not args.no_since)]
-        if args.baseline is not None:
-            servers.append(_start("baseline", Path(tmp) / "baseline", args.baseline, False))
-        try:
-            for number in range(args.rounds):
-                order = servers if number % 2 == 0 else servers[::-1]
-                for server in order:
-                    server.round(args.calls, "Check" if number % 2 == 0 else "Submit")
-                    ratio = server.submits[-1] / server.checks[-1]
-                    print(
-                        f"round {number + 1}  {server.label:<8}  Check {server.checks[-1]:.3f}"
-                        f"  Submit {server.submits[-1]:.3f} ms/call  ratio {ratio:.2f}x",
-                        flush=True,
-                    )
-            print(f"load {os.getloadavg()[0]:.1f}")
-            for server in servers:
-                ratios = [s / c for s, c in zip(server.submits, server.checks, strict=True)]
-                print(
-                    f"{server.label:<8}  Check {_summary(server.checks)} ms  Submit "
-                    f"{_summary(server.submits)} ms  Submit/Check {_summary(ratios)}x  "
-                    f"(GetView calls in the Submit blocks: {server.views_fetched})"
-                )
-            if len(servers) == 2:
-                this, base = servers
-                paired = [a / b for a, b in zip(this.submits, base.submits, strict=True)]
-                print(f"Submit CPU, this over baseline, round by round: {_summary(paired)}x")
-        finally:
+    checkouts: list[tuple[str, Path | None]] = [("this", None)]
+    if args.baseline is not None:
+        checkouts.append(("baseline", args.baseline))
+    with ExitStack() as stack:
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="canasta-bench-")))
+        cluster = None
+        if args.postgres:
+            cluster = start_postgres()
+            stack.callback(cluster.stop)
+        servers: list[Server] = []
+
+        @stack.callback
+        def close() -> None:
             for server in servers:
                 server.close()
+
+        for label, checkout in checkouts:
+            since = not args.no_since  # a server that predates since_version ignores it
+            servers.append(_start(label, tmp / label, checkout, since))
+            if cluster is not None:
+                url = stack.enter_context(cluster.database())  # migrated by the server
+                servers.append(_start(f"{label}-pg", tmp / f"{label}-pg", checkout, since, url))
+        for number in range(args.rounds):
+            order = servers if number % 2 == 0 else servers[::-1]
+            for server in order:
+                server.round(args.calls, "Check" if number % 2 == 0 else "Submit")
+                ratio = server.submits[-1] / server.checks[-1]
+                print(
+                    f"round {number + 1}  {server.label:<11}  Check {server.checks[-1]:.3f}"
+                    f"  Submit {server.submits[-1]:.3f} ms/call  ratio {ratio:.2f}x",
+                    flush=True,
+                )
+        print(f"load {os.getloadavg()[0]:.1f}")
+        for server in servers:
+            ratios = [s / c for s, c in zip(server.submits, server.checks, strict=True)]
+            print(
+                f"{server.label:<11}  Check {_summary(server.checks)} ms  Submit "
+                f"{_summary(server.submits)} ms  Submit/Check {_summary(ratios)}x  "
+                f"(GetView calls in the Submit blocks: {server.views_fetched})"
+            )
+        by_label = {server.label: server for server in servers}
+        if args.baseline is not None:
+            this, base = by_label["this"], by_label["baseline"]
+            paired = [a / b for a, b in zip(this.submits, base.submits, strict=True)]
+            print(f"Submit CPU, this over baseline, round by round: {_summary(paired)}x")
+        if cluster is not None:
+            for label, _ in checkouts:
+                lite, pg = by_label[label], by_label[f"{label}-pg"]
+                paired = [a / b for a, b in zip(pg.submits, lite.submits, strict=True)]
+                print(
+                    f"Submit CPU on PostgreSQL over SQLite ({label}), round by round: "
+                    f"{_summary(paired)}x"
+                )
     time.sleep(0)
 
 

@@ -290,26 +290,6 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         hand_number=view.hand_number,
         hand=[card_text(c) for c in view.hand],
         hand_counts=list(view.hand_counts),
-        sides=[
-            pb.SideView(
-                side=sv.side,
-                seats=list(sv.seats),
-                melds=[
-                    pb.MeldView(
-                        rank=m.rank,
-                        cards=[card_text(c) for c in m.cards],
-                        canasta=m.canasta,
-                        kind=MELD_KINDS[m.kind],
-                        canasta_kind=CANASTA_KINDS[m.canasta],
-                    )
-                    for m in sv.melds
-                ],
-                red_threes=[card_text(c) for c in sv.red_threes],
-                opened=sv.opened,
-                canastas=sv.canastas,
-            )
-            for sv in view.sides
-        ],
         my_side=view.my_side,
         pile_size=view.pile_size,
         pile_frozen=view.pile_frozen,
@@ -329,6 +309,24 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
         clean_books_to_go_out=view.books_to_go_out[0],
         dirty_books_to_go_out=view.books_to_go_out[1],
     )
+    # Nested messages are added in place: a message given to a constructor is copied in,
+    # which costs about twice as much as building it there.
+    for sv in view.sides:
+        side = message.sides.add(
+            side=sv.side,
+            seats=list(sv.seats),
+            red_threes=[card_text(c) for c in sv.red_threes],
+            opened=sv.opened,
+            canastas=sv.canastas,
+        )
+        for m in sv.melds:
+            side.melds.add(
+                rank=m.rank,
+                cards=[card_text(c) for c in m.cards],
+                canasta=m.canasta,
+                kind=MELD_KINDS[m.kind],
+                canasta_kind=CANASTA_KINDS[m.canasta],
+            )
     message.events.extend([_event_message(e) for e in view.events])
     if view.actor is not None:
         message.actor = view.actor
@@ -337,7 +335,25 @@ def view_to_pb(view: PlayerView) -> pb.PlayerView:
     if view.permission is not None:
         message.permission = view.permission
     if view.last_hand is not None:
-        message.last_hand.CopyFrom(hand_result_to_pb(view.last_hand))
+        message.last_hand.CopyFrom(_hand_result_message(view.last_hand))
+    return message
+
+
+# The last hand's result recurs in every view until the next hand ends: keep the built
+# messages by the result's identity (each kept with its result, so that no other object takes
+# its id); a kept message is only ever copied from.
+_HAND_RESULTS: dict[int, tuple[HandResult, pb.HandResult]] = {}
+_HAND_RESULTS_LIMIT = 1 << 12
+
+
+def _hand_result_message(result: HandResult) -> pb.HandResult:
+    kept = _HAND_RESULTS.get(id(result))
+    if kept is not None and kept[0] is result:
+        return kept[1]
+    if len(_HAND_RESULTS) >= _HAND_RESULTS_LIMIT:
+        _HAND_RESULTS.clear()
+    message = hand_result_to_pb(result)
+    _HAND_RESULTS[id(result)] = (result, message)
     return message
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .postgres import PostgresServer, start_postgres
+from bench.postgres import PostgresServer, start_postgres
 
 
 @pytest.fixture(scope="session")

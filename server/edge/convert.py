@@ -191,7 +191,6 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         preset=match.preset,
         status=_STATUS[match.status],
         players=match.config.players,
-        seats=[seat_to_pb(s, match.config) for s in match.seats],
         version=match.version,
         revision=match.revision,
         my_turn=summary.my_turn,
@@ -202,13 +201,15 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
         hand_number=summary.hand_number,
         winners=list(summary.winners),
         created_at_ms=match.created_ms,
-        time_control=time_control_to_pb(match.time_control),
         aborted=match.aborted,
         recovered_from=match.recovered[0],
         recovered_until=match.recovered[1],
         spectators=match.spectators.value,
         rated=match.rated,
     )
+    # (messages copied in rather than given to the constructor: see ``shared.wire.view_to_pb``)
+    message.seats.extend([seat_to_pb(s, match.config) for s in match.seats])
+    message.time_control.CopyFrom(time_control_to_pb(match.time_control))
     if match.clock is not None and not match.clock.paused:  # a paused clock has no deadline
         message.clock.CopyFrom(
             pb.TurnClock(
@@ -228,8 +229,6 @@ def summary_to_pb(summary: MatchSummary) -> pb.MatchSummary:
 def match_view_to_pb(view: MatchView) -> pb.MatchView:
     match = view.summary.match
     message = pb.MatchView(
-        match=summary_to_pb(view.summary),
-        view=view_to_pb(view.view),
         version=match.version,
         head_hash=match.head_hash,
         deal_commitment=view.deal_commitment,
@@ -237,6 +236,8 @@ def match_view_to_pb(view: MatchView) -> pb.MatchView:
         spectators=view.spectators,
         spectator_names=view.spectator_names,
     )
+    message.match.CopyFrom(summary_to_pb(view.summary))
+    message.view.CopyFrom(view_to_pb(view.view))
     if view.dealing_seat is not None:
         message.dealing_seat = view.dealing_seat
     if view.events_from is not None:

@@ -21,7 +21,6 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Executor
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from server.domain import Change, MatchView, Notification, Receipt
@@ -51,12 +50,24 @@ Request = TypeVar("Request")
 Response = TypeVar("Response")
 
 
-@dataclass(frozen=True, slots=True)
 class Sender:
-    """Who sends a call: its bearer token ("" if none) and its peer address (``peer_host``)."""
+    """Who sends a call: its bearer token ("" if none) and its peer address (``peer_host``),
+    asked of gRPC only when a call needs it (a call without a token, a refused token): that
+    costs a call into gRPC's core, and most calls never need it."""
 
-    token: str
-    peer: str
+    __slots__ = ("_context", "_peer", "_peer_of", "token")
+
+    def __init__(self, token: str, context: Any, peer_of: Callable[[str], str]) -> None:
+        self.token = token
+        self._context = context
+        self._peer_of = peer_of
+        self._peer: str | None = None
+
+    @property
+    def peer(self) -> str:
+        if self._peer is None:
+            self._peer = peer_host(self._peer_of(self._context.peer()))
+        return self._peer
 
 
 def _token(context: Any) -> str:
@@ -170,7 +181,10 @@ class CanastaServicer(pb_grpc.CanastaServicer):
         return await self._run(context, body, request)
 
     def _sender(self, context: Any) -> Sender:
-        return Sender(_token(context), peer_host(self.peer_of(context.peer())))
+        sender = Sender(_token(context), context, self.peer_of)
+        if not self.on_loop:  # asked on the loop, where the call's context lives
+            _ = sender.peer
+        return sender
 
     def _caller(self, sender: Sender) -> Caller:
         """The signed-in caller. Every token is looked up (one read by primary key), so a
@@ -555,11 +569,17 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             subscription.close()
 
     async def _body(self, function: Callable[..., Response], *args: Any) -> Response:
-        """Run a blocking service call where bodies run (on the loop, or in a worker)."""
+        """Run a blocking service call where bodies run (on the loop, or in a worker, where
+        the call's statements that run on the driver share one connection:
+        ``Database.one_connection``)."""
         if self.on_loop:
             return function(*args)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, function, *args)
+        return await loop.run_in_executor(self.executor, self._in_worker, function, *args)
+
+    def _in_worker(self, function: Callable[..., Response], *args: Any) -> Response:
+        with self.service.ctx.db.one_connection():
+            return function(*args)
 
     async def _subscribed(
         self, request: pb.WatchRequest, sender: Sender
@@ -588,7 +608,8 @@ class CanastaServicer(pb_grpc.CanastaServicer):
 
 
 def _submitted(receipt: Receipt, view: MatchView | None) -> pb.SubmitResponse:
-    response = pb.SubmitResponse(receipt=convert.receipt_to_pb(receipt))
+    response = pb.SubmitResponse()
+    response.receipt.CopyFrom(convert.receipt_to_pb(receipt))
     if view is not None:
         response.view.CopyFrom(convert.match_view_to_pb(view))
     return response

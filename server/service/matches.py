@@ -184,14 +184,18 @@ def with_cover(match: Match, seat: int, cover: str, bank_ms: int | None = None) 
     return dataclasses.replace(match, seats=seats)
 
 
-def summary(match: Match, state: GameState, player_id: int | None) -> MatchSummary:
+def summary(
+    match: Match, state: GameState, player_id: int | None, *, shown: bool = False
+) -> MatchSummary:
+    """The match as a line of a list (``changed``: since the player last saw it); ``shown``:
+    it goes with the view the player is shown, so it is not changed for them."""
     my_seat = match.seat_of(player_id) if player_id is not None else None
     seen = match.seats[my_seat].seen_revision if my_seat is not None else match.revision
     return MatchSummary(
         match=match,
         my_seat=my_seat,
         to_act=to_act(match, state),
-        changed=seen < match.revision,
+        changed=not shown and seen < match.revision,
         scores=state.scores,
         target=state.target,
         hand_number=state.hand_number,

@@ -15,8 +15,6 @@ new spectators a week, so no crowd can grow its list without bound.
 
 from __future__ import annotations
 
-import dataclasses
-
 from server.domain import (
     DAY_MS,
     HOUR_MS,
@@ -139,4 +137,4 @@ class SpectatorBook:
             state = matches.load_state(ctx, repo, match)
         ctx.matches.put(match.id, match)
         ctx.notifier.publish(matches.change(match, state))
-        return dataclasses.replace(matches.summary(match, state, player.id), changed=False)
+        return matches.summary(match, state, player.id, shown=True)

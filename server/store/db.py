@@ -17,12 +17,14 @@ it cannot store) leave it as the store's own (``server.store.errors``).
 The move path's statements are prepared SQL text (``server.store.repository``), and
 SQLAlchemy's execution machinery around each one costs many times what SQLite takes to run
 it (a one-row read: about 0.3 ms against 0.01 ms; a session's begin and commit about 0.5 ms of
-CPU, more than the rest of a move's writing). So on SQLite ``run`` hands such a statement
-straight to the driver connection of the session's transaction; ``write_statements`` runs a
-whole write transaction of such statements on one driver connection this process keeps for
-them, with no session; and ``read_row`` reads one row on another kept connection. This is the
-store's one fast path, and it lives here alone: the same SQL and the same transactions either
-way, and other databases go through SQLAlchemy sessions.
+CPU, more than the rest of a move's writing). So ``write_statements`` runs a whole write
+transaction of such statements on a driver connection, with no session: on SQLite one this
+process keeps for them, on PostgreSQL one of the pool's (psycopg, each statement's SQL compiled
+once into its parameter style); ``read_row`` reads one row the same way (on SQLite on another
+kept connection); and on SQLite ``run`` hands such a statement straight to the driver
+connection of a session's transaction. This is the store's one fast path, and it lives here
+alone: the same SQL and the same transactions either way, and the driver's errors wrapped as
+SQLAlchemy wraps them.
 
 A process that opens a SQLite database holds a shared lock on ``<file>.lock`` until it disposes
 of it, so that ``canasta-server restore`` (``server.store.backup``) can tell that nobody uses
@@ -50,6 +52,7 @@ from sqlmodel import Session, create_engine
 from server.store.errors import store_error
 
 _BUSY_TIMEOUT_MS = 30_000
+_SYNC_OFF = "SET LOCAL synchronous_commit TO OFF"
 Transaction = Session
 """A transaction of ``Database.read`` or ``Database.write``: the rooms above the store hand it
 to ``server.store.repository.Repository`` and use nothing of it themselves."""
@@ -87,6 +90,18 @@ class _DriverStatements:
         return _on_driver(self.driver, statement.text, params)
 
 
+class _PsycopgStatements:
+    """A psycopg connection's open transaction, as ``Statements`` (each statement's SQL in
+    psycopg's own parameter style: ``Database._driver_sql``)."""
+
+    def __init__(self, database: Database, driver: Any) -> None:
+        self.database = database
+        self.driver = driver
+
+    def run(self, statement: TextClause, params: Mapping[str, Any]) -> tuple[Rows, int]:
+        return self.database._on_psycopg(self.driver, statement, params)
+
+
 class Database:
     """One engine plus ``read()`` and ``write()`` sessions; pass it around, never import it."""
 
@@ -104,6 +119,9 @@ class Database:
         ``write_statements``, under the write lock; "read" for ``read_row``, under
         ``_read_lock``): checking one out of the pool and back costs more than its statement."""
         self._read_lock = threading.Lock()
+        self._write_level = "FULL"
+        """The ``synchronous`` level the kept write connection is at (a new connection's is
+        FULL: ``_sqlite_connect``)."""
         if self.is_sqlite:
             path = sqlite_file(url)
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -122,6 +140,11 @@ class Database:
             self.engine = create_engine(
                 url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
             )
+            self._held = threading.local()
+            """PostgreSQL: the connection a thread's ``one_connection`` block holds, if any."""
+            self._driver_sql: dict[TextClause, str] = {}
+            """PostgreSQL: each prepared statement's SQL as the driver takes it, compiled once."""
+            self._driver_error: type[Exception] = self.engine.dialect.dbapi.Error  # type: ignore[union-attr]
 
     def describe(self) -> str:
         """Where the data is, for the start banner: the SQLite file, or PostgreSQL's host,
@@ -166,7 +189,7 @@ class Database:
             with _store_errors(), Session(self.engine, expire_on_commit=False) as session:
                 session.begin()
                 if not durable:
-                    session.connection().exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
+                    session.connection().exec_driver_sql(_SYNC_OFF)
                 yield session  # an exception leaves the session, which rolls back
                 self._commit(session)
             return
@@ -193,16 +216,30 @@ class Database:
     def write_statements(self, *, durable: bool = True) -> Iterator[Statements]:
         """``write()`` for a transaction of prepared statements alone (the move path's:
         ``server.store.repository.PreparedRepository``): committed if the block succeeds, else
-        rolled back. On SQLite it runs on the driver with no session (the module's docstring);
-        elsewhere in a ``write()`` session."""
+        rolled back. It runs on the driver with no session (the module's docstring): on SQLite
+        on the connection kept for it, on PostgreSQL on one of the pool's."""
         if not self.is_sqlite:
-            with self.write(durable=durable) as session:
-                yield SessionStatements(session)
+            with _store_errors(), self._pooled_driver() as driver:
+                # psycopg begins the transaction with the first statement (READ COMMITTED, as
+                # a ``write()`` session's).
+                if not durable:
+                    self._on_psycopg(driver, _SYNC_OFF, {})
+                try:
+                    yield _PsycopgStatements(self, driver)
+                    started = time.perf_counter()
+                    self._psycopg_call(driver.commit)
+                    self.on_commit(time.perf_counter() - started)
+                except BaseException:
+                    if not driver.closed:
+                        self._psycopg_call(driver.rollback)
+                    raise
             return
         level = "FULL" if durable else self._lazy_sync_level()
         with _store_errors(), self._write_lock:
             driver = self._kept_driver("write")
-            _on_driver(driver, f"PRAGMA synchronous={level}", {})
+            if self._write_level != level:  # the connection keeps it: set it on a change
+                _on_driver(driver, f"PRAGMA synchronous={level}", {})
+                self._write_level = level
             _on_driver(driver, "BEGIN IMMEDIATE", {})
             try:
                 yield _DriverStatements(driver)
@@ -220,13 +257,95 @@ class Database:
         if not self.is_sqlite:
             # One statement, one snapshot: in autocommit it is its own transaction, with no
             # BEGIN before it and no ROLLBACK after (two round trips fewer on every call).
-            with _store_errors(), self.engine.connect() as connection:
-                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-                row = connection.execute(statement, params).first()
-                return None if row is None else tuple(row)
+            with _store_errors(), self._pooled_driver() as driver:
+                driver.autocommit = True
+                try:
+                    rows, _ = self._on_psycopg(driver, statement, params)
+                finally:
+                    if not driver.closed:
+                        driver.autocommit = False
+            return rows[0] if rows else None
         with _store_errors(), self._read_lock:
             rows, _ = _on_driver(self._kept_driver("read"), statement.text, params)
         return rows[0] if rows else None
+
+    @contextmanager
+    def one_connection(self) -> Iterator[None]:
+        """PostgreSQL: the block's driver statements (``read_row``, ``write_statements``) share
+        one of the pool's connections, checked out (and pinged) at the first of them and given
+        back at the end, where each would take its own; on SQLite nothing. A call's body runs
+        in one (``server.edge.servicer``): a Submit's token lookup and its write are one
+        checkout and one ping, not two."""
+        held = self._held
+        if self.is_sqlite or getattr(held, "active", False):
+            yield
+            return
+        held.active, held.pooled, held.in_use = True, None, False
+        try:
+            yield
+        finally:
+            pooled, held.active, held.pooled = held.pooled, False, None
+            if pooled is not None:
+                pooled.close()
+
+    @contextmanager
+    def _pooled_driver(self) -> Iterator[Any]:
+        """PostgreSQL: a psycopg connection from the pool (pinged first, as a session's is),
+        given back after the block, or the one ``one_connection`` holds; one that broke
+        meanwhile is thrown away."""
+        held = self._held
+        # (a use within another, which no caller makes, gets a connection of its own)
+        sharing = getattr(held, "active", False) and not held.in_use
+        pooled = held.pooled if sharing else None
+        if pooled is None:
+            pooled = self.engine.raw_connection()
+            if sharing:
+                held.pooled = pooled
+        if sharing:
+            held.in_use = True
+        try:
+            yield pooled.driver_connection
+        except BaseException:
+            driver = pooled.driver_connection
+            if driver is None or driver.closed or driver.broken:
+                pooled.invalidate()
+                if sharing:
+                    held.pooled = None
+                    pooled.close()
+            raise
+        finally:
+            if sharing:
+                held.in_use = False
+            else:
+                pooled.close()
+
+    def _on_psycopg(
+        self, driver: Any, statement: TextClause | str, params: Mapping[str, Any]
+    ) -> tuple[Rows, int]:
+        """Run a prepared statement on a psycopg connection: its rows and the count of rows it
+        changed; its errors wrapped as SQLAlchemy wraps them (as ``_on_driver``)."""
+        if isinstance(statement, str):
+            sql = statement
+        else:
+            found = self._driver_sql.get(statement)
+            if found is None:
+                found = self._driver_sql[statement] = str(
+                    statement.compile(dialect=self.engine.dialect)
+                )
+            sql = found
+        cursor = self._psycopg_call(driver.execute, sql, params)
+        rows = self._psycopg_call(cursor.fetchall) if cursor.description is not None else []
+        return [tuple(row) for row in rows], cursor.rowcount
+
+    def _psycopg_call(self, method: Callable[..., Any], *args: Any) -> Any:
+        """``method(*args)``, a psycopg error wrapped as SQLAlchemy wraps it."""
+        error = self._driver_error
+        try:
+            return method(*args)
+        except error as exc:
+            sql = str(args[0]) if args else method.__name__.upper()
+            params = dict(args[1]) if len(args) > 1 else {}
+            raise DBAPIError.instance(sql, params, exc, error) from None
 
     def _kept_driver(self, use: str) -> Any:
         """The driver connection kept for ``use`` (opened from the pool on first use, with the
@@ -260,6 +379,7 @@ class Database:
             for pooled in self._kept.values():
                 pooled.close()
             self._kept.clear()
+            self._write_level = "FULL"
         self.engine.dispose()
         if self._use_lock is not None:
             os.close(self._use_lock)

@@ -14,13 +14,13 @@ import grpc
 import pytest
 from sqlalchemy import inspect, text
 
+from bench.postgres import PostgresServer
 from server.app import App, open_app
 from server.config import ServerConfig
 from server.store.db import Database
 from server.store.migrations import migrate
 from tests.testkit import PlayerClient
 
-from ..postgres import PostgresServer
 from .mailkit import hooks, mailbox  # noqa: F401  (fixtures, shared by the notification tests)
 
 AppFactory = Callable[..., App]

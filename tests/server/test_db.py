@@ -12,11 +12,10 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session
 
+from bench.postgres import PostgresServer
 from server.store.conflicts import is_unique_violation
 from server.store.db import Database, Statements, run
 from server.store.errors import DuplicateKeyError
-
-from ..postgres import PostgresServer
 
 
 @pytest.fixture
@@ -230,26 +229,75 @@ def _statements_sync_level(statements: Statements) -> object:
 
 
 def test_only_a_lazy_transaction_of_statements_skips_the_disk_flush(db: Database) -> None:
-    """The kept connection sets its level before each transaction, as a session's does: a
-    durable one after a lazy one is FULL again."""
-    for durable in (False, True, False, True):
+    """The kept connection keeps its level and sets it when a transaction wants another (a
+    session sets its own before each transaction): a durable one after a lazy one is FULL
+    again, a lazy one after a durable one NORMAL."""
+    levels = (True, False, False, True, True, False, True)
+    for durable in levels:
         with db.write_statements(durable=durable) as statements:
             assert _statements_sync_level(statements) == (2 if durable else 1)  # FULL, NORMAL
             statements.run(text("INSERT INTO parent DEFAULT VALUES"), {})
-    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (4,)
+    assert db.read_row(text("SELECT count(*) FROM parent"), {}) == (len(levels),)
 
 
 @pytest.mark.postgres
-def test_a_transaction_of_statements_on_postgresql_is_a_sessions(
+def test_a_transaction_of_statements_on_postgresql_runs_on_the_driver(
     postgres_server: PostgresServer,
 ) -> None:
-    """Elsewhere than on SQLite the same block runs in a write session: committed, rolled
-    back, and a duplicate key the same ``DuplicateKeyError``."""
+    """On PostgreSQL too the block runs on a driver connection (one of the pool's), with the
+    same transactions and errors: committed, rolled back when it raises, a duplicate key the
+    same ``DuplicateKeyError``, a lazy one's commit alone not waiting for the disk; and
+    ``read_row`` reads outside any transaction."""
     with postgres_server.database() as url:
         database = Database(url)
         with database.write() as session:
-            session.connection().exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+            connection = session.connection()
+            connection.exec_driver_sql("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+            name = connection.exec_driver_sql("SELECT current_database()").scalar()
+            connection.exec_driver_sql(f'ALTER DATABASE "{name}" SET synchronous_commit = on')
+        database.engine.dispose()  # new connections take the database's setting
         with database.write_statements() as statements:
             assert statements.run(_INSERT_PARENT, {"id": 1}) == ([], 1)
+            assert statements.run(text("SELECT id FROM parent"), {}) == ([(1,)], 1)
+
+        def failing() -> None:
+            with database.write_statements() as statements:
+                statements.run(_INSERT_PARENT, {"id": 5})
+                raise ValueError("bug")
+
+        with pytest.raises(ValueError, match="bug"):
+            failing()
         _a_duplicate_key_is_refused_whole(database)
+        show = text("SHOW synchronous_commit")
+        for durable in (False, True):
+            with database.write_statements(durable=durable) as statements:
+                assert statements.run(show, {})[0] == [("on" if durable else "off",)]
+        in_transaction = text("SELECT now() = statement_timestamp()")
+        assert database.read_row(in_transaction, {}) == (True,)  # autocommit: its own
+        database.dispose()
+
+
+@pytest.mark.postgres
+def test_a_calls_statements_on_postgresql_share_one_connection(
+    postgres_server: PostgresServer,
+) -> None:
+    """In a ``one_connection`` block (a call's body in a worker) ``read_row`` and
+    ``write_statements`` run on one connection of the pool (a use within another gets its
+    own); one that breaks is thrown away and the next statement gets another."""
+    pid = text("SELECT pg_backend_pid()")
+    with postgres_server.database() as url:
+        database = Database(url)
+        with database.one_connection():
+            first = database.read_row(pid, {})
+            with database.write_statements() as statements:
+                assert (statements.run(pid, {})[0][0]) == first
+                with database.write_statements() as inner:
+                    assert inner.run(pid, {})[0][0] != first
+            assert database.read_row(pid, {}) == first
+            with pytest.raises(OperationalError), database.write_statements() as statements:
+                statements.run(text("SELECT pg_terminate_backend(pg_backend_pid())"), {})
+            again = database.read_row(pid, {})
+            assert again is not None
+            assert again != first
+        assert database.read_row(pid, {}) is not None
         database.dispose()

@@ -10,9 +10,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from bench.postgres import PostgresServer
 from server.edge.status import status_of
-
-from ..postgres import PostgresServer
 
 
 def test_a_unique_violation_is_aborted(tmp_path: Path) -> None:

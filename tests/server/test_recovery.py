@@ -18,13 +18,13 @@ from pathlib import Path
 import grpc
 import pytest
 
+from bench.postgres import BIN_DIR
 from server.app import App
 from server.store.backup import backup, restore
 from shared.pb import canasta_pb2 as pb
 from shared.rules.bot import choose_action
 from tests.testkit import PlayerClient, authoritative_state, replay_history
 
-from ..postgres import BIN_DIR
 from .conftest import AppFactory
 
 

@@ -109,7 +109,8 @@ class _Plan:
     effects: _Effects
     match: Match
     """The match after the move."""
-    expected_revision: int
+    before: Match
+    """The match the move was checked against (its revision is the one the write expects)."""
     entry: Entry
     receipt: Receipt
     seen_seat: int | None
@@ -142,6 +143,8 @@ class Play:
     def __init__(self, ctx: ServiceContext) -> None:
         self.ctx = ctx
         self.spectators = spectators.SpectatorBook(ctx)
+        self._moves_by = {by: ctx.metrics.moves.labels(by) for by in ("bot", "player")}
+        """The moves counter by who signed them (looking a label up costs more than counting)."""
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -370,7 +373,7 @@ class Play:
         caller proved to be the seat's player."""
         if isinstance(outcome, _Plan):
             by = "bot" if outcome.entry.actor_key == self.ctx.keys.bot_public else "player"
-            self.ctx.metrics.moves.labels(by).inc()
+            self._moves_by[by].inc()
             self.ctx.notifier.publish(matches.change(outcome.match, outcome.state))
         match, state = outcome.match, outcome.state
         if viewer is None or match.seats[seat].player_id != viewer:
@@ -525,7 +528,7 @@ class Play:
         )
         if recovered:  # told before the restore; the players hear of the recovery once
             seen, told = None, []
-        return _Plan(effects, new_match, match.revision, entry, receipt, seen, banks, back, told)
+        return _Plan(effects, new_match, match, entry, receipt, seen, banks, back, told)
 
     def _rules(self, facts: _LogFacts, state: GameState, move: Move, signature: bytes) -> _Effects:
         """The new state (``shared.matchlog.apply_entry``: a cut's rules and the deal, or the
@@ -558,7 +561,7 @@ class Play:
         ctx = self.ctx
         match, effects = plan.match, plan.effects
         snapshot = effects.state if matches.wants_snapshot(match.version, effects.state) else None
-        stored = StoredMove.of(match, plan.expected_revision, snapshot, plan.entry, plan.banks)
+        stored = StoredMove.of(match, plan.before, snapshot, plan.entry, plan.banks)
         try:
             with ctx.db.write_statements() as statements:
                 repo = PreparedRepository(statements)
@@ -611,13 +614,13 @@ class Play:
         """The match as ``seat`` sees it (commitments from the cache or the database), with
         who follows it as spectators; with ``events_from``, only the hand's events from that
         index on."""
-        summary = matches.summary(match, state, match.seats[seat].player_id)
+        summary = matches.summary(match, state, match.seats[seat].player_id, shown=True)
         dealing = matches.dealing_seat(match, state)
         next_hand = self._hand(match.id, state.hand_number + 1) if dealing is not None else None
         current = self._hand(match.id, state.hand_number) if state.hand_number else None
         count, names = self._spectators(match, names=True)
         return MatchView(
-            summary=dataclasses.replace(summary, changed=False),
+            summary=summary,
             view=player_view(state, seat, events_from or 0),
             dealing_seat=dealing,
             deal_commitment=next_hand.commitment if next_hand else b"",

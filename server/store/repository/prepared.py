@@ -5,6 +5,7 @@ building costs more than the rest of a move."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,22 +43,23 @@ _MOVE_GUARD = (
 )
 
 
-_SAVE_HEAD = (
-    "UPDATE match SET status = :status, version = :version, revision = :revision,"
-    " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
-    " clock_reminded = CASE WHEN clock_started_ms = :clock_started AND clock_seat = :clock_seat"
-    " THEN clock_reminded ELSE 0 END,"
-    " clock_started_ms = :clock_started, clock_due_ms = :clock_due,"
-    " clock_paused_left_ms = :clock_paused"
-)
-
-
-_SAVE_MOVE = text(_SAVE_HEAD + _MOVE_GUARD)
-
-
-_SAVE_MOVE_SNAPSHOT = text(
-    _SAVE_HEAD + ", state_json = :state, snapshot_version = :version" + _MOVE_GUARD
-)
+@functools.cache
+def _save_move(*, snapshot: bool, status: bool, due: bool) -> TextClause:
+    """The update that stores a move's head: with the new snapshot (``snapshot``), and the
+    indexed columns ``status`` and ``clock_due_ms`` only when the move changes them (SQLite
+    rewrites an index's entry whenever an UPDATE assigns one of its columns, even to the
+    value it holds: two of the nine pages a plain move wrote)."""
+    return text(
+        "UPDATE match SET version = :version, revision = :revision,"
+        " head_hash = :head_hash, updated_ms = :now, clock_seat = :clock_seat,"
+        " clock_reminded = CASE WHEN clock_started_ms = :clock_started"
+        " AND clock_seat = :clock_seat THEN clock_reminded ELSE 0 END,"
+        " clock_started_ms = :clock_started, clock_paused_left_ms = :clock_paused"
+        + (", status = :status" if status else "")
+        + (", clock_due_ms = :clock_due" if due else "")
+        + (", state_json = :state, snapshot_version = :version" if snapshot else "")
+        + _MOVE_GUARD
+    )
 
 
 _SEAT_BANK = text("UPDATE seat SET bank_ms = :bank WHERE match_id = :id AND seat = :seat")
@@ -159,8 +161,13 @@ class PreparedRepository:
         ``move.expected_revision`` and the mover is not blocked) and its log entry; else False.
         """
         match = move.match
+        statement = _save_move(
+            snapshot=move.state_json is not None,
+            status=move.status_changed,
+            due=move.due_changed,
+        )
         changed = self._run(
-            _SAVE_MOVE if move.state_json is None else _SAVE_MOVE_SNAPSHOT,
+            statement,
             {
                 "id": match.id,
                 "expected": move.expected_revision,
@@ -239,17 +246,32 @@ class StoredMove:
     entry: dict[str, object]
     banks: tuple[int, ...] = ()
     """Seats whose reserve bank the move changed (stored from ``match.seats``)."""
+    status_changed: bool = True
+    due_changed: bool = True
+    """Whether the move changes the match's status, its turn's due time (else those columns,
+    indexed, are not written)."""
 
     @classmethod
     def of(
         cls,
         match: Match,
-        expected_revision: int,
+        before: Match,
         snapshot: GameState | None,
         entry: Entry,
         banks: tuple[int, ...] = (),
     ) -> StoredMove:
+        """The move that turns ``before`` (as stored: the update checks its revision) into
+        ``match``."""
         state_json = None
         if snapshot is not None:
             state_json = json.dumps(snapshot.to_json(), separators=(",", ":"))
-        return cls(match, expected_revision, state_json, entry_params(match.id, entry), banks)
+        due_ms = clock_params(match.clock)["clock_due"]
+        return cls(
+            match,
+            before.revision,
+            state_json,
+            entry_params(match.id, entry),
+            banks,
+            status_changed=match.status is not before.status,
+            due_changed=due_ms != clock_params(before.clock)["clock_due"],
+        )

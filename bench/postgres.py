@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL 15 server for the tests, started from Debian's postgresql-15 binaries.
+"""A throwaway PostgreSQL 15 server for the tests and the benches (``bench_submit
+--postgres``), started from Debian's postgresql-15 binaries.
 
 The server's PostgreSQL path is only trustworthy if it runs against the real thing, so the
 tests start their own cluster: ``initdb`` into a temporary directory, ``postgres`` listening on
