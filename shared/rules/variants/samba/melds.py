@@ -34,7 +34,7 @@ from ...cards import (
     rank_name,
     rank_text,
 )
-from ...config import RuleConfig
+from ...config import RuleConfig, wild_cap
 from ...edits import EXTRA_BIT, Plan, remove_cards
 from ...errors import IllegalMoveError
 from ...melds import (
@@ -192,6 +192,34 @@ def group_fault(
     if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and wilds:
         return "no wild card may be added to a completed canasta (naturals may)", "3.4"
     return None
+
+
+def lay_off_fits(
+    config: RuleConfig, rank: int, size: int, old_wilds: int, added: Sequence[Card]
+) -> bool:
+    """Whether ``group_fault`` lets ``added`` join a group meld of ``rank`` that holds
+    ``size`` cards, ``old_wilds`` of them wild (``new=False``), asked of those counts alone:
+    the move lists ask it of every listed lay-off, and a meld's counts are read once per
+    table. The same tests (``melds.meld_fault``'s book size, two naturals and wild limit,
+    and §3.4's no wild card onto a completed canasta), without a message to build."""
+    wilds = 0
+    for card in added:
+        if IS_WILD[card] and rank != THREE:
+            wilds += 1
+        elif RANK[card] != rank or IS_RED3[card] or IS_WILD[card]:
+            return False
+    total = size + len(added)
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    if rank == THREE:
+        return True
+    held = old_wilds + wilds
+    naturals = total - held
+    if naturals < 2:
+        return False
+    if held > wild_cap(config.wild_limit, naturals) and held > old_wilds:
+        return False
+    return config.wild_onto_canasta or size < CANASTA_SIZE or not wilds
 
 
 def combine_fault(
@@ -622,11 +650,11 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
     config = state.config
     out: list[Action] = []
     extra = state.extra_of(side)
-    by_suit: list[set[int]] = [set(), set(), set(), set()]
-    for card in hand:
-        if IS_NATURAL[card]:
-            by_suit[SUIT[card]].add(RANK[card])
     if config.allow_sequences:
+        by_suit: list[set[int]] = [set(), set(), set(), set()]
+        for card in hand:
+            if IS_NATURAL[card]:
+                by_suit[SUIT[card]].add(RANK[card])
         for suit, ranks in enumerate(by_suit):
             run: list[int] = []
             for rank in [*sorted(ranks), 99]:
@@ -654,8 +682,13 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
                 r -= 1
             if up or down:
                 out.append(LayOff(low, (*up, *down), 1, suit, high))
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-    if config.allow_wild_melds and wilds:
+    # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
+    wilds = (
+        sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+        if config.allow_wild_melds
+        else []
+    )
+    if wilds:
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
         if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
