@@ -759,10 +759,19 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
         return None
     books = _books_of(state, side)
     memo = books.verdicts
+    places = books.places
+    config = state.config
     room = len(state.hands[seat]) - 2
     on_hand = foot_waiting(state, seat)
 
     def verdict(action: Action) -> bool | None:
+        if type(action) is LayOff:  # (the most listed: asked at once, from the counts)
+            assert isinstance(action, LayOff)
+            place = places.get((action.rank, action.which))
+            cards = action.cards
+            if place is None or action.suit >= 0 or not cards or len(cards) > room:
+                return None
+            return lay_off_fits(config, action.rank, place[0], place[1], cards)
         found = memo.get(id(action))
         if found is None or found[0] is not action:
             found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
