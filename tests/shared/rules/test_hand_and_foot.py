@@ -295,3 +295,25 @@ def test_the_lay_off_verdict_on_counts_agrees_with_group_fault(preset: str) -> N
                     )
                     compared += 1
     assert compared > 1000
+
+
+def test_the_wild_meld_verdict_agrees_with_check_wild_meld() -> None:
+    """The move lists' verdict on a wild meld begun or grown (``wild_meld_fits``) is the
+    engine's (``melds.check_wild_meld``) for every size before and after, and a natural
+    card among the wild ones."""
+    from shared.rules.cards import make_card
+    from shared.rules.melds import check_wild_meld
+    from shared.rules.variants.samba.melds import wild_meld_fits
+
+    for old in range(0, 9):
+        for total in range(old, 11):
+            for natural in (False, True):
+                cards = [JOKER] * total
+                if natural and cards:
+                    cards[-1] = make_card(9, 0)
+                try:
+                    check_wild_meld(cards, old)
+                    expected = True
+                except IllegalMoveError:
+                    expected = False
+                assert wild_meld_fits(cards, old) is expected, (old, total, natural)

@@ -49,7 +49,7 @@ from ...melds import (
     meld_kind,
     meld_rank,
 )
-from ...opening import check_opening_meld, require_minimum
+from ...opening import check_opening_meld, opening_target, require_minimum
 from ...pile import pile_cards_taken, take_prologue
 from ...ruleset import Verdict
 from ...state import GameState
@@ -575,7 +575,11 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     has opened, nothing obliges the player to go out and two cards stay in hand
     (§1.11.3). The candidates' cards come from the hand (the lists take them from it)."""
     side = state.side_of[seat]
-    if state.must_go_out or state.no_discard or not state.extra or not state.opened(side):
+    if not state.extra:
+        return None
+    if not state.opened(side):
+        return opening_verdicts(state, seat)
+    if state.must_go_out or state.no_discard:
         return None
     config = state.config
     room = len(state.hands[seat])
@@ -589,15 +593,27 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
                 return None
             cards = action.melds[0]
-            if not config.allow_sequences or meld_kind(cards) != SEQUENCE:
+            shape = meld_kind(cards)
+            if shape == WILD and config.allow_wild_melds:  # a bolivia begun (§3.5)
+                return wild_meld_fits(cards, 0)
+            if not config.allow_sequences or shape != SEQUENCE:
                 return None
             if sequence_fault(cards) is not None:
                 return False
             return _touching_span(spans, sequence_span(cards), -1) < 0
         if kind is LayOff:
             assert isinstance(action, LayOff)
-            if action.suit < 0 or not action.cards or room - len(action.cards) < 2:
+            if not action.cards or room - len(action.cards) < 2:
                 return None
+            if action.suit < 0:
+                if action.rank != JOKER_RANK or not config.allow_wild_melds:
+                    return None
+                # onto the side's wild meld of that number (``find_meld``), within seven
+                wild_melds = [m for m in extra if meld_kind(m) == WILD]
+                if action.which > len(wild_melds) or action.which < 1:
+                    return None
+                old = wild_melds[action.which - 1]
+                return wild_meld_fits((*old, *action.cards), len(old))
             for i, (suit, low, high) in spans:
                 if suit == action.suit and low <= action.rank <= high:
                     old = extra[i]
@@ -614,6 +630,34 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         return None
 
     return verdict
+
+
+def opening_verdicts(state: GameState, seat: int) -> Verdict:
+    """For a side that has not opened: a listed meld from hand worth less than the minimum
+    still to find (``opening.opening_target``), with two cards or more left in hand (so no
+    concealed going-out spares it the minimum, §1.10 rule 6), is refused by the opening
+    check at once (``check_opening_meld``, §1.10): known without the trial. Samba's lists
+    offer every run of three as a sequence, so most of these are refused at the opening."""
+    room = len(state.hands[seat])
+    target = opening_target(state, seat)
+
+    def verdict(action: Action) -> bool | None:
+        if type(action) is not Meld:
+            return None
+        assert isinstance(action, Meld)
+        if room - sum(len(group) for group in action.melds) < 2:
+            return None
+        if sum(VALUE[c] for group in action.melds for c in group) < target:
+            return False
+        return None
+
+    return verdict
+
+
+def wild_meld_fits(cards: Sequence[Card], old: int) -> bool:
+    """Whether ``check_wild_meld`` lets ``cards`` be a wild meld that held ``old`` cards
+    before (§3.5): wild cards only, three to seven of them, onto a meld not yet complete."""
+    return all(IS_WILD[c] for c in cards) and old < CANASTA_SIZE and 3 <= len(cards) <= CANASTA_SIZE
 
 
 def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
