@@ -568,12 +568,14 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     """Verdicts on the listed Samba and Bolivia moves that only the melds can refuse, known
     without the engine's trial, so the move lists keep them in their place unchecked: a new
     sequence, cards growing a sequence (§3.4: one suit, in sequence, three to seven cards;
-    §3.8a: touching no other sequence of its suit) and two group melds of a rank combined
-    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a).
+    §3.8a: touching no other sequence of its suit), two group melds of a rank combined
+    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a), and
+    Bolivia's wild melds begun or grown (§3.5: wild cards only, three to seven).
 
     Only where nothing else can refuse them (``None`` then: the engine decides): the side
     has opened, nothing obliges the player to go out and two cards stay in hand
-    (§1.11.3). The candidates' cards come from the hand (the lists take them from it)."""
+    (§1.11.3). The candidates' cards come from the hand (the lists take them from it). A
+    side that has not opened gets ``opening_verdicts`` instead."""
     side = state.side_of[seat]
     if not state.extra:
         return None
