@@ -53,7 +53,7 @@ from ..ruleset import Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
-from .samba.melds import combine_verdict, group_fault
+from .samba.melds import combine_verdict, group_fault, lay_off_fits, sequence_candidates
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -508,6 +508,82 @@ def unplayed_foot_penalty(state: GameState, side: int) -> int:
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
 
 
+class _Books:
+    """One side's table as the move lists read it (§3.7): its open melds of each rank, the
+    ranks with a closed book, each group meld by its place, and the verdicts already given
+    on it. Read once per table (``_books_of``): a side's melds stay the same objects from one
+    position to the next until the side melds, while its two seats list moves at every turn,
+    so the facts and most verdicts are asked again and again of one table."""
+
+    def __init__(self, config: RuleConfig, melds: Melds, extra: Extra) -> None:
+        self.config = config
+        self.melds = melds
+        self.extra = extra
+        self.open_melds: dict[int, list[tuple[int, int]]] = {}
+        """rank -> (which, size) of its open melds, ranks in table order."""
+        self.closed: set[int] = set()
+        self.places: dict[tuple[int, int], tuple[int, int]] = {}
+        """(rank, which) -> the meld's cards and wild cards, for the ranks with a
+        rank-indexed meld (4 to ace)."""
+        self.verdicts: dict[int, tuple[Action, int, bool | None]] = {}
+        """id(action) -> (the action, the cards it takes from hand, its verdict): the room
+        left in hand is the one fact of the position besides the table a verdict needs."""
+        counts: dict[int, int] = {}
+        for meld in (*melds, *extra):
+            if not meld:
+                continue
+            rank = meld_facts(meld)[1]  # (its first natural card's)
+            if rank < 0:
+                continue  # a wild meld
+            counts[rank] = counts.get(rank, 0) + 1
+            if len(meld) < CANASTA_SIZE:
+                self.open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
+            else:
+                self.closed.add(rank)
+        self.room_for_wild = 0
+        """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
+        §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
+        for rank in range(FOUR, ACE + 1):
+            meld = melds[rank]
+            if meld:
+                in_meld = meld_facts(meld)[2]
+                self.places[rank, 1] = (len(meld), in_meld)
+                if in_meld < config.max_wilds(len(meld) - in_meld) and len(meld) < CANASTA_SIZE:
+                    self.room_for_wild |= 1 << rank
+        count: dict[int, int] = {}
+        for cards in extra:
+            kind, rank, wilds = meld_facts(cards)
+            if kind == GROUP and melds[rank]:
+                count[rank] = which = count.get(rank, 1) + 1
+                self.places[rank, which] = (len(cards), wilds)
+
+
+_BOOKS: dict[tuple[int, int, int], _Books] = {}
+_BOOKS_LIMIT = 512
+
+
+def _books_of(state: GameState, side: int) -> _Books:
+    """The side's ``_Books``, found by the identity of its melds (a position's tuples are
+    shared by the positions after it until they change; the entry holds them, so an id is
+    never reused while its entry lives)."""
+    config = state.config
+    melds = state.melds[side]
+    extra = state.extra_of(side)
+    key = (id(config), id(melds), id(extra))
+    found = _BOOKS.get(key)
+    if (
+        found is not None
+        and found.melds is melds
+        and found.extra is extra
+        and found.config is config
+    ):
+        return found
+    if len(_BOOKS) >= _BOOKS_LIMIT:
+        _BOOKS.clear()
+    found = _BOOKS[key] = _Books(config, melds, extra)
+    return found
+
+
 def foot_candidates(
     state: GameState, side: int, hand: Sequence[Card]
 ) -> tuple[list[Action], list[Action]]:
@@ -523,43 +599,140 @@ def foot_candidates(
     no black-three meld is down (a player still on the hand may not have one, §3.7) and two
     cards stay in hand (§1.11.3): naturals never break a wild limit, and the book stays
     open or closes at seven. The rest goes to the engine's check."""
-    open_melds: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
-    closed: set[int] = set()
-    counts: dict[int, int] = {}
-    for meld in (*state.melds[side], *state.extra_of(side)):
-        if not meld:
-            continue
-        rank = meld_facts(meld)[1]  # (its first natural card's)
-        if rank < 0:
-            continue  # a wild meld
-        counts[rank] = counts.get(rank, 0) + 1
-        if len(meld) < CANASTA_SIZE:
-            open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
-        else:
-            closed.add(rank)
+    books = _books_of(state, side)
+    open_melds = books.open_melds
+    closed = books.closed
     by_rank: dict[int, list[Card]] = {}
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+    cheapest = -1  # (the first of the least value, as a stable sort would put it first)
     for card in hand:
         if IS_NATURAL[card]:
-            by_rank.setdefault(RANK[card], []).append(card)
+            found = by_rank.get(RANK[card])
+            if found is None:
+                by_rank[RANK[card]] = [card]
+            else:
+                found.append(card)
+        elif IS_WILD[card] and (cheapest < 0 or VALUE[card] < VALUE[cheapest]):
+            cheapest = card
     out: list[Action] = []
     sure: list[Action] = []
     simple = not state.must_go_out and not state.no_discard and not state.melds[side][THREE]
+    room = len(hand) - 2
     for rank, cards in by_rank.items():
-        if rank in open_melds:
-            for which, size in open_melds[rank]:
+        places = open_melds.get(rank)
+        if places is not None:
+            for which, size in places:
                 added = tuple(cards[: CANASTA_SIZE - size])
-                safe = simple and len(hand) - len(added) >= 2
-                (sure if safe else out).append(layoff_of(rank, added, which))
+                (sure if simple and len(added) <= room else out).append(
+                    layoff_of(rank, added, which)
+                )
         elif rank in closed:
             if len(cards) >= 3:
                 out.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
-            elif len(cards) == 2 and wilds:
-                out.append(meld_of(((*cards, wilds[0]),)))
-    if wilds:
+            elif len(cards) == 2 and cheapest >= 0:
+                out.append(meld_of(((*cards, cheapest),)))
+    if cheapest >= 0:
+        wild = (cheapest,)
         for rank, places in open_melds.items():
-            out.extend(layoff_of(rank, (wilds[0],), which) for which, _size in places)
+            out.extend(layoff_of(rank, wild, which) for which, _size in places)
     return sure, out
+
+
+def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
+    """The melds and lay-offs an opened side's player is offered once books close at seven
+    (§3.7), in one pass over the hand and the side's table (``_Books``): exactly what the
+    classic lists' group candidates (``legal._group_candidates``, where a lay-off past a
+    book's seven cards is left out) followed by ``HandAndFoot.further_candidates`` give,
+    in the same order, so a listing is the same action for action, only cheaper: the hand
+    is sorted by rank once, the cheapest wild card found once, the table read once.
+
+    ``(legal_by_construction, to_check)`` as ``Ruleset.meld_candidates`` has it; nothing
+    from the classic group list is legal by construction here (a lay-off may fill a book
+    past seven), so it all goes to the check, ahead of Samba's and the foot's moves."""
+    config = state.config
+    side = state.side_of[seat]
+    hand = state.hands[seat]
+    melds = state.melds[side]
+    books = _books_of(state, side)
+    by_rank: list[list[Card] | None] = [None] * 14
+    order: list[int] = []  # the natural ranks in hand, in the order they first appear
+    cheapest = -1  # (the first of the least value, as a stable sort would put it first)
+    for card in hand:
+        if IS_WILD[card]:
+            if cheapest < 0 or VALUE[card] < VALUE[cheapest]:
+                cheapest = card
+            continue
+        rank = RANK[card]
+        found = by_rank[rank]
+        if found is None:
+            by_rank[rank] = [card]
+            if IS_NATURAL[card]:
+                order.append(rank)
+        else:
+            found.append(card)
+    # The classic group candidates, every one to check (``legal._group_candidates``).
+    check: list[Action] = []
+    threes = by_rank[THREE]
+    if threes is not None:
+        if melds[THREE]:
+            check.append(layoff_of(THREE, tuple(threes)))
+        elif len(threes) >= 3:
+            check.append(meld_of((tuple(threes),)))
+    room_for_wild = None if config.wild_onto_canasta else books.room_for_wild
+    for rank in range(FOUR, ACE + 1):
+        cards = by_rank[rank]
+        meld = melds[rank]
+        if cards is None:
+            if not meld or cheapest < 0:
+                continue
+        else:
+            used = len(cards)
+            if meld:
+                if len(meld) + used > CANASTA_SIZE:
+                    continue  # past a book's seven cards: the foot's moves have what fits
+                check.append(layoff_of(rank, tuple(cards)))
+            elif used >= 3:
+                check.append(meld_of((tuple(cards),)))
+            elif used == 2 and cheapest >= 0:
+                check.append(meld_of(((*cards, cheapest),)))
+            else:
+                continue
+        if meld and cheapest >= 0:
+            if room_for_wild is not None:
+                fits = room_for_wild >> rank & 1
+            else:
+                in_meld = meld_facts(meld)[2]
+                fits = in_meld < config.max_wilds(len(meld) - in_meld)
+            if fits:
+                check.append(layoff_of(rank, (cheapest,)))
+    # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
+    check += sequence_candidates(state, side, hand)
+    sure: list[Action] = []
+    simple = not state.must_go_out and not state.no_discard and not melds[THREE]
+    room = len(hand) - 2
+    open_melds = books.open_melds
+    closed = books.closed
+    for rank in order:
+        cards = by_rank[rank]
+        assert cards is not None
+        places = open_melds.get(rank)
+        if places is not None:
+            for which, size in places:
+                added = tuple(cards[: CANASTA_SIZE - size])
+                (sure if simple and len(added) <= room else check).append(
+                    layoff_of(rank, added, which)
+                )
+        elif rank in closed:
+            if len(cards) >= 3:
+                check.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
+            elif len(cards) == 2 and cheapest >= 0:
+                check.append(meld_of(((*cards, cheapest),)))
+    if cheapest >= 0:
+        wild = (cheapest,)
+        for rank, places in open_melds.items():
+            check.extend(layoff_of(rank, wild, which) for which, _size in places)
+    if state.must_go_out:  # every step of a way out, so the list never runs dry
+        check += way_out_candidates(state, side, hand)
+    return sure, check
 
 
 def group_verdicts(state: GameState, seat: int) -> Verdict | None:
@@ -568,7 +741,8 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     these candidates in their place unchecked: cards of a rank and wild cards onto one of
     its melds (named as ``samba.melds.find_meld`` numbers them), one new meld of a rank's
     naturals with or without wild cards, and two melds of a rank combined
-    (``samba.melds.combine_verdict``).
+    (``samba.melds.combine_verdict``); and a meld of black threes by a player still on the
+    hand, which the dead-end guard always refuses (``HandAndFoot.guard_turn_end``, §3.7).
 
     Only where nothing but the melds themselves can refuse such a move (``None`` then: the
     engine decides): the side has opened, nothing obliges the player to go out, no
@@ -576,53 +750,74 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     cards stay in hand (§1.11.3). Then the engine's check comes down to the meld's own
     (the book's seven cards, its two natural cards, its wild limit: §1.9, §3.4, §3.7),
     asked here of the same test it raises from (``samba.melds.group_fault``). The
-    candidates' cards come from the hand (the lists take them from it)."""
+    candidates' cards come from the hand (the lists take them from it). Each verdict on a
+    table is worked out once (``_Books.verdicts``) and only the room left in hand is
+    asked again."""
     side = state.side_of[seat]
     melds = state.melds[side]
     if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
         return None
+    books = _books_of(state, side)
+    memo = books.verdicts
+    places = books.places
     config = state.config
-    several = config.multiple_melds_per_rank
-    room = len(state.hands[seat])
-    places: dict[tuple[int, int], tuple[Card, ...]] = {}  # (rank, which): the meld
-    for rank in range(FOUR, ACE + 1):
-        if melds[rank]:
-            places[rank, 1] = melds[rank]
-    count: dict[int, int] = {}
-    for cards in state.extra_of(side):
-        kind, rank, _ = meld_facts(cards)
-        if kind == GROUP and melds[rank]:
-            count[rank] = which = count.get(rank, 1) + 1
-            places[rank, which] = cards
+    room = len(state.hands[seat]) - 2
+    on_hand = foot_waiting(state, seat)
 
     def verdict(action: Action) -> bool | None:
-        kind = type(action)
-        if kind is LayOff:
+        if type(action) is LayOff:  # (the most listed: asked at once, from the counts)
             assert isinstance(action, LayOff)
-            meld = places.get((action.rank, action.which))
-            if meld is None or action.suit >= 0 or not action.cards:
+            place = places.get((action.rank, action.which))
+            cards = action.cards
+            if place is None or action.suit >= 0 or not cards or len(cards) > room:
                 return None
-            if room - len(action.cards) < 2:
-                return None
-            return group_fault(config, action.rank, meld, action.cards, new=False) is None
-        if kind is Meld:
+            return lay_off_fits(config, action.rank, place[0], place[1], cards)
+        found = memo.get(id(action))
+        if found is None or found[0] is not action:
+            found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
+        if found[1] > room:
+            return None
+        answer = found[2]
+        if answer is None and on_hand and found[1] >= 0 and type(action) is Meld:
             assert isinstance(action, Meld)
-            if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
-                return None
-            group = action.melds[0]
-            kind_of, rank, _ = meld_facts(group)
-            if kind_of != GROUP or not FOUR <= rank <= ACE or any(IS_RED3[c] for c in group):
-                return None  # (a sequence, a wild meld, threes: the engine decides)
-            old = melds[rank]
-            if old and several:  # a further meld of the rank
-                return group_fault(config, rank, (), group, new=True) is None
-            return group_fault(config, rank, old, group, new=not old) is None
-        if kind is Combine and room >= 2:
-            assert isinstance(action, Combine)
-            return combine_verdict(state, side, action)
-        return None
+            if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
+                return False  # black threes, while the foot waits (§3.7)
+        return answer
 
     return verdict
+
+
+def _table_verdict(
+    state: GameState, side: int, books: _Books, action: Action
+) -> tuple[int, bool | None]:
+    """``group_verdicts``' answer on ``action`` from the side's table alone: the cards it
+    takes from hand (the answer is ``None`` when fewer than two would stay; -1: any room)
+    and the verdict, ``None`` where the engine decides."""
+    config = books.config
+    kind = type(action)
+    if kind is LayOff:
+        assert isinstance(action, LayOff)
+        place = books.places.get((action.rank, action.which))
+        if place is None or action.suit >= 0 or not action.cards:
+            return -1, None
+        size, wilds = place
+        return len(action.cards), lay_off_fits(config, action.rank, size, wilds, action.cards)
+    if kind is Meld:
+        assert isinstance(action, Meld)
+        if len(action.melds) != 1:
+            return -1, None
+        group = action.melds[0]
+        kind_of, rank, _ = meld_facts(group)
+        if kind_of != GROUP or not FOUR <= rank <= ACE or any(IS_RED3[c] for c in group):
+            return len(group), None  # (a sequence, a wild meld, threes: the engine decides)
+        old = books.melds[rank]
+        if old and config.multiple_melds_per_rank:  # a further meld of the rank
+            return len(group), group_fault(config, rank, (), group, new=True) is None
+        return len(group), group_fault(config, rank, old, group, new=not old) is None
+    if kind is Combine:
+        assert isinstance(action, Combine)
+        return 0, combine_verdict(state, side, action)
+    return -1, None
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -734,6 +929,13 @@ class HandAndFoot(Samba):
         if config.closed_books:  # books close at seven, and may need to be of each kind
             return foot_can_go_out(config, hand, melds, extra, minimum, allow_discard)
         return super().can_place_out(config, hand, melds, extra, minimum, allow_discard)
+
+    def meld_candidates(self, s: GameState, seat: int) -> tuple[list[Action], list[Action]] | None:
+        """An opened side's moves once books close, listed in one pass (``book_candidates``);
+        otherwise classic's lists with ``further_candidates`` below."""
+        if s.config.closed_books and s.extra and s.opened(s.side_of[seat]):
+            return book_candidates(s, seat)
+        return super().meld_candidates(s, seat)
 
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]

@@ -254,3 +254,66 @@ def test_going_out_only_after_asking_is_an_option_3_8a() -> None:
     out = rules.apply(state, 0, rules.parse_action("meld 5c 5d 5h 5s 5c"))
     assert out.last_hand is not None
     assert out.last_hand.went_out == 0
+
+
+@pytest.mark.parametrize("preset", ["hand_and_foot", "samba", "bolivia"])
+def test_the_lay_off_verdict_on_counts_agrees_with_group_fault(preset: str) -> None:
+    """The move lists' verdict on a lay-off from a meld's counts (``lay_off_fits``) is the
+    engine's (``group_fault``) on the meld's cards, for melds of every size and wild count
+    and one to three added cards of every kind (of the rank, another rank, wild, threes)."""
+    from shared.rules.cards import make_card
+    from shared.rules.variants.samba.melds import group_fault, lay_off_fits
+
+    base = make_config(preset)
+    configs = [base]
+    for change in (
+        {"closed_books": not base.closed_books},
+        {"wild_onto_canasta": not base.wild_onto_canasta},
+        {"wild_limit": "max3"},
+    ):
+        try:
+            configs.append(dataclasses.replace(base, **change))
+        except ConfigError:
+            continue  # (closed books do not combine with sequences)
+    rank = 9
+    kinds = [make_card(rank, 0), make_card(rank, 1), make_card(8, 2), make_card(0, 3), JOKER]
+    kinds += [make_card(1, 0), make_card(1, 1)]  # a black and a red three
+    added_sets: list[tuple[int, ...]] = [(a,) for a in kinds]
+    added_sets += [(a, b) for a in kinds for b in kinds]
+    added_sets += [(kinds[0], kinds[1], kinds[3]), (kinds[3], kinds[4], kinds[0])]
+    compared = 0
+    for config in configs:
+        for size in range(2, 10):
+            for wilds in range(0, min(size, 5)):
+                old = tuple([make_card(rank, 0)] * (size - wilds) + [JOKER] * wilds)
+                for added in added_sets:
+                    expected = group_fault(config, rank, old, added, new=False) is None
+                    assert lay_off_fits(config, rank, size, wilds, added) is expected, (
+                        config.preset,
+                        old,
+                        added,
+                    )
+                    compared += 1
+    assert compared > 1000
+
+
+def test_the_wild_meld_verdict_agrees_with_check_wild_meld() -> None:
+    """The move lists' verdict on a wild meld begun or grown (``wild_meld_fits``) is the
+    engine's (``melds.check_wild_meld``) for every size before and after, and a natural
+    card among the wild ones."""
+    from shared.rules.cards import make_card
+    from shared.rules.melds import check_wild_meld
+    from shared.rules.variants.samba.melds import wild_meld_fits
+
+    for old in range(0, 9):
+        for total in range(old, 11):
+            for natural in (False, True):
+                cards = [JOKER] * total
+                if natural and cards:
+                    cards[-1] = make_card(9, 0)
+                try:
+                    check_wild_meld(cards, old)
+                    expected = True
+                except IllegalMoveError:
+                    expected = False
+                assert wild_meld_fits(cards, old) is expected, (old, total, natural)

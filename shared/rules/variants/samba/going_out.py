@@ -214,28 +214,31 @@ def _might_go_out(
         return None
     if stranded and threes and stranded == threes:
         homeless = -1  # the one or two black threes with no meld: let the search try
-    loose = facts.loose
-    # What each canasta still possible costs in hand cards at least: the cards on the
-    # table's incomplete melds count toward it (combined, for groups of a rank).
-    costs: list[int] = []
-    sources = [(loose[r], counts[r] + wilds) for r in range(FOUR, ACE + 1)]
-    if rules[5]:
-        sources.append((loose[JOKER_RANK], wilds))
-    for on_table, in_hand in sources:
-        for _ in range((on_table + in_hand) // CANASTA_SIZE):
-            costs.append(max(0, CANASTA_SIZE - on_table))
-            on_table = max(0, on_table - CANASTA_SIZE)
+    missing = rules[1] - facts.canastas
+    if missing <= 0 and rules[6] <= facts.escaleras:
+        return homeless  # (the canastas are there: no cost to weigh)
     sequence_costs: list[int] = []
     if sequences:  # at most one more seven-card sequence of each suit
         runs = facts.runs
         for suit in range(4):
             if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
                 sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
-    missing = rules[1] - facts.canastas
-    if missing <= 0 and rules[6] <= facts.escaleras:
-        return homeless  # (the canastas are there: no cost to weigh)
     room = len(hand)
     if missing > 0:
+        # What each canasta still possible costs in hand cards at least: the cards on the
+        # table's incomplete melds count toward it (combined, for groups of a rank).
+        loose = facts.loose
+        costs: list[int] = []
+        for rank in range(FOUR, ACE + 1):
+            on_table = loose[rank]
+            for _ in range((on_table + counts[rank] + wilds) // CANASTA_SIZE):
+                costs.append(max(0, CANASTA_SIZE - on_table))
+                on_table = max(0, on_table - CANASTA_SIZE)
+        if rules[5]:
+            on_table = loose[JOKER_RANK]
+            for _ in range((on_table + wilds) // CANASTA_SIZE):
+                costs.append(max(0, CANASTA_SIZE - on_table))
+                on_table = max(0, on_table - CANASTA_SIZE)
         cheapest = sorted([*costs, *sequence_costs])[:missing]
         if len(cheapest) < missing or sum(cheapest) > room:
             return None

@@ -34,7 +34,7 @@ from ...cards import (
     rank_name,
     rank_text,
 )
-from ...config import RuleConfig
+from ...config import RuleConfig, wild_cap
 from ...edits import EXTRA_BIT, Plan, remove_cards
 from ...errors import IllegalMoveError
 from ...melds import (
@@ -49,7 +49,7 @@ from ...melds import (
     meld_kind,
     meld_rank,
 )
-from ...opening import check_opening_meld, require_minimum
+from ...opening import check_opening_meld, opening_target, require_minimum
 from ...pile import pile_cards_taken, take_prologue
 from ...ruleset import Verdict
 from ...state import GameState
@@ -192,6 +192,34 @@ def group_fault(
     if not config.wild_onto_canasta and len(old) >= CANASTA_SIZE and wilds:
         return "no wild card may be added to a completed canasta (naturals may)", "3.4"
     return None
+
+
+def lay_off_fits(
+    config: RuleConfig, rank: int, size: int, old_wilds: int, added: Sequence[Card]
+) -> bool:
+    """Whether ``group_fault`` lets ``added`` join a group meld of ``rank`` that holds
+    ``size`` cards, ``old_wilds`` of them wild (``new=False``), asked of those counts alone:
+    the move lists ask it of every listed lay-off, and a meld's counts are read once per
+    table. The same tests (``melds.meld_fault``'s book size, two naturals and wild limit,
+    and §3.4's no wild card onto a completed canasta), without a message to build."""
+    wilds = 0
+    for card in added:
+        if IS_WILD[card] and rank != THREE:
+            wilds += 1
+        elif RANK[card] != rank or IS_RED3[card] or IS_WILD[card]:
+            return False
+    total = size + len(added)
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    if rank == THREE:
+        return True
+    held = old_wilds + wilds
+    naturals = total - held
+    if naturals < 2:
+        return False
+    if held > wild_cap(config.wild_limit, naturals) and held > old_wilds:
+        return False
+    return config.wild_onto_canasta or size < CANASTA_SIZE or not wilds
 
 
 def combine_fault(
@@ -540,14 +568,20 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     """Verdicts on the listed Samba and Bolivia moves that only the melds can refuse, known
     without the engine's trial, so the move lists keep them in their place unchecked: a new
     sequence, cards growing a sequence (§3.4: one suit, in sequence, three to seven cards;
-    §3.8a: touching no other sequence of its suit) and two group melds of a rank combined
-    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a).
+    §3.8a: touching no other sequence of its suit), two group melds of a rank combined
+    (their wild limit, §3.4, and no wild card onto a completed canasta, §3.8a), and
+    Bolivia's wild melds begun or grown (§3.5: wild cards only, three to seven).
 
     Only where nothing else can refuse them (``None`` then: the engine decides): the side
     has opened, nothing obliges the player to go out and two cards stay in hand
-    (§1.11.3). The candidates' cards come from the hand (the lists take them from it)."""
+    (§1.11.3). The candidates' cards come from the hand (the lists take them from it). A
+    side that has not opened gets ``opening_verdicts`` instead."""
     side = state.side_of[seat]
-    if state.must_go_out or state.no_discard or not state.extra or not state.opened(side):
+    if not state.extra:
+        return None
+    if not state.opened(side):
+        return opening_verdicts(state, seat)
+    if state.must_go_out or state.no_discard:
         return None
     config = state.config
     room = len(state.hands[seat])
@@ -561,15 +595,27 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             if len(action.melds) != 1 or room - len(action.melds[0]) < 2:
                 return None
             cards = action.melds[0]
-            if not config.allow_sequences or meld_kind(cards) != SEQUENCE:
+            shape = meld_kind(cards)
+            if shape == WILD and config.allow_wild_melds:  # a bolivia begun (§3.5)
+                return wild_meld_fits(cards, 0)
+            if not config.allow_sequences or shape != SEQUENCE:
                 return None
             if sequence_fault(cards) is not None:
                 return False
             return _touching_span(spans, sequence_span(cards), -1) < 0
         if kind is LayOff:
             assert isinstance(action, LayOff)
-            if action.suit < 0 or not action.cards or room - len(action.cards) < 2:
+            if not action.cards or room - len(action.cards) < 2:
                 return None
+            if action.suit < 0:
+                if action.rank != JOKER_RANK or not config.allow_wild_melds:
+                    return None
+                # onto the side's wild meld of that number (``find_meld``), within seven
+                wild_melds = [m for m in extra if meld_kind(m) == WILD]
+                if action.which > len(wild_melds) or action.which < 1:
+                    return None
+                old = wild_melds[action.which - 1]
+                return wild_meld_fits((*old, *action.cards), len(old))
             for i, (suit, low, high) in spans:
                 if suit == action.suit and low <= action.rank <= high:
                     old = extra[i]
@@ -586,6 +632,34 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         return None
 
     return verdict
+
+
+def opening_verdicts(state: GameState, seat: int) -> Verdict:
+    """For a side that has not opened: a listed meld from hand worth less than the minimum
+    still to find (``opening.opening_target``), with two cards or more left in hand (so no
+    concealed going-out spares it the minimum, §1.10 rule 6), is refused by the opening
+    check at once (``check_opening_meld``, §1.10): known without the trial. Samba's lists
+    offer every run of three as a sequence, so most of these are refused at the opening."""
+    room = len(state.hands[seat])
+    target = opening_target(state, seat)
+
+    def verdict(action: Action) -> bool | None:
+        if type(action) is not Meld:
+            return None
+        assert isinstance(action, Meld)
+        if room - sum(len(group) for group in action.melds) < 2:
+            return None
+        if sum(VALUE[c] for group in action.melds for c in group) < target:
+            return False
+        return None
+
+    return verdict
+
+
+def wild_meld_fits(cards: Sequence[Card], old: int) -> bool:
+    """Whether ``check_wild_meld`` lets ``cards`` be a wild meld that held ``old`` cards
+    before (§3.5): wild cards only, three to seven of them, onto a meld not yet complete."""
+    return all(IS_WILD[c] for c in cards) and old < CANASTA_SIZE and 3 <= len(cards) <= CANASTA_SIZE
 
 
 def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
@@ -622,11 +696,11 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
     config = state.config
     out: list[Action] = []
     extra = state.extra_of(side)
-    by_suit: list[set[int]] = [set(), set(), set(), set()]
-    for card in hand:
-        if IS_NATURAL[card]:
-            by_suit[SUIT[card]].add(RANK[card])
     if config.allow_sequences:
+        by_suit: list[set[int]] = [set(), set(), set(), set()]
+        for card in hand:
+            if IS_NATURAL[card]:
+                by_suit[SUIT[card]].add(RANK[card])
         for suit, ranks in enumerate(by_suit):
             run: list[int] = []
             for rank in [*sorted(ranks), 99]:
@@ -654,8 +728,13 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
                 r -= 1
             if up or down:
                 out.append(LayOff(low, (*up, *down), 1, suit, high))
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-    if config.allow_wild_melds and wilds:
+    # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
+    wilds = (
+        sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+        if config.allow_wild_melds
+        else []
+    )
+    if wilds:
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
         if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
