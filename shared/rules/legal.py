@@ -36,12 +36,12 @@ from .actions import (
 )
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .goingout import ask_refused_why, discard_refusal
+from .goingout import ask_refused_why, discard_refusal, put_down_verdict
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
-from .pile import pile_takes
-from .ruleset import Verdict, rules
-from .state import GameState, Melds, Phase
+from .pile import pile_takes, take_verdict
+from .ruleset import Ruleset, Verdict, rules
+from .state import GameState, Melds, Phase, out_forbidden
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
@@ -105,6 +105,9 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
     verdict: Verdict | None = None
     may_ask = state.config.has_partners and not state.asked and not state.turn_melded
     if state.phase is Phase.DRAW:
+        ruleset = rules(state)
+        if _keeps_classic(ruleset, _TAKE_HOOKS):
+            return _draw_listing(state, seat, may_ask), [], None
         if state.stock:
             known.append(DRAW)
         else:
@@ -113,6 +116,8 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
+        if not state.extra and _keeps_classic(rules(state), _PLAY_HOOKS):
+            return _play_listing(state, seat, may_ask), [], None
         if may_ask and ask_refused_why(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
@@ -136,6 +141,127 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
     listed = list(unique)
     unchecked = [a for i, a in enumerate(candidates) if unique.setdefault(a, i) == i]
     return listed + discards, unchecked, verdict
+
+
+def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+    """The start of a turn, every action decided in place (the order ``_listing`` gives the
+    candidates): draw (or pass at the end of the stock), each candidate take by
+    ``take_verdict`` (the engine's check only where the dead-end guard may object), asking
+    partner by its own refusal. ``pile_takes`` lists each take once, so nothing repeats."""
+    listed: list[Action] = []
+    if state.stock:
+        listed.append(DRAW)
+    elif is_legal(state, seat, PASS):
+        listed.append(PASS)
+    for take in pile_takes(state, seat):
+        verdict = take_verdict(state, seat, take)
+        if verdict is None:
+            verdict = is_legal(state, seat, take)
+        if verdict:
+            listed.append(take)
+    if (
+        may_ask
+        and state.config.ask_timing == "before_or_after_draw"
+        and ask_refused_why(state, seat) is None
+    ):
+        listed.append(ASK)
+    return listed
+
+
+def _play_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+    """After the draw, every action decided in place, in ``_listing``'s order: asking partner,
+    the melds and lay-offs legal by construction, the discards, then the other candidates of
+    ``_meld_candidates`` (each decided by the dead-end guard's own test, ``put_down_verdict``;
+    black threes and an opening by the engine's check) and passing (D13). For a position
+    without further melds whose ruleset keeps classic's hooks on melding, on the listing and
+    on going out (``_PLAY_HOOKS``): there no candidate is listed twice."""
+    listed: list[Action] = []
+    if may_ask and ask_refused_why(state, seat) is None:
+        listed.append(ASK)
+    hand = state.hands[seat]
+    melds = state.melds[state.side_of[seat]]
+    simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
+    opened = any(melds)
+    if opened:
+        sure, check = _group_candidates(state, seat, hand, melds, simple)
+    else:
+        sure, check = _opening_candidates(state, seat, hand, simple)
+    listed.extend(sure)
+    if not state.no_discard and discard_refusal(state, seat) is None:
+        listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    for action in check:
+        if _put_down_legal(state, seat, hand, melds, opened, action):
+            listed.append(action)
+    if state.no_discard and is_legal(state, seat, PASS):
+        listed.append(PASS)
+    return listed
+
+
+def _put_down_legal(
+    state: GameState,
+    seat: int,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    opened: bool,
+    action: Action,
+) -> bool:
+    """Whether a candidate of ``_group_candidates`` that the dead-end guard may refuse is
+    legal: a lay-off or new meld of naturals (with at most the one wild card the candidates
+    add, within the wild limit) is valid by construction (§1.9), so only the guard can
+    refuse it, and ``put_down_verdict`` asks the guard's own test of the hand and melds it
+    would leave: a new meld of black threes (§1.9: three or more, none while going out is
+    forbidden, ``threes.check_black_threes``) obliges the player to go out. Openings (§1.10)
+    go through the engine's check."""
+    if not opened:
+        return is_legal(state, seat, action)
+    if type(action) is LayOff:
+        rank = action.rank
+        cards = action.cards
+    elif type(action) is Meld and len(action.melds) == 1:
+        cards = action.melds[0]
+        rank = RANK[cards[0]]
+    else:
+        return is_legal(state, seat, action)
+    new_threes = rank == THREE and type(action) is Meld
+    if new_threes and (len(cards) < 3 or out_forbidden(state)):
+        return False  # black threes meld three or more, only when going out (§1.9)
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    after = list(melds)
+    after[rank] = (*melds[rank], *cards)
+    return put_down_verdict(state, tuple(rest), tuple(after), new_threes)
+
+
+_TAKE_HOOKS = ("plan_take", "take_candidates", "frozen_reason")
+"""The hooks on taking the pile whose classic forms ``pile.take_verdict`` answers for."""
+_PLAY_HOOKS = (
+    "meld_candidates",
+    "further_candidates",
+    "candidate_verdicts",
+    "discards_need_check",
+    "plan_meld",
+    "plan_lay_off",
+    "guard_turn_end",
+    "why_melds_keep_in",
+    "holds_reserve",
+)
+"""The hooks on melding, listing and going out whose classic forms ``_play_listing``
+answers for."""
+_CLASSIC: dict[tuple[type[Ruleset], tuple[str, ...]], bool] = {}
+"""Per ruleset class and set of hooks, whether the class keeps all of them classic."""
+
+
+def _keeps_classic(ruleset: Ruleset, hooks: tuple[str, ...]) -> bool:
+    """Whether ``ruleset`` overrides none of ``hooks``, so that the listing may decide its
+    candidates from classic's rules. Read from the class once."""
+    key = (type(ruleset), hooks)
+    found = _CLASSIC.get(key)
+    if found is None:
+        kind = type(ruleset)
+        found = all(getattr(kind, hook) is getattr(Ruleset, hook) for hook in hooks)
+        _CLASSIC[key] = found
+    return found
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
