@@ -46,6 +46,9 @@ from .state import GameState, Melds, Phase, out_forbidden
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Legal actions for ``seat`` now (empty when it is not that seat's move)."""
+    decided = _decided(state, seat)
+    if decided is not None:
+        return decided
     known, candidates, verdict = _listing(state, seat)
     if verdict is not None:
         return known + [a for a in candidates if _accepted(state, seat, a, verdict)]
@@ -66,6 +69,9 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
     carries this list, so a kind already known is never tried again: one legal action of a
     kind is enough.
     """
+    decided = _decided(state, seat)
+    if decided is not None:
+        return [k for k in _KIND_ORDER if k in {_KINDS[type(a)] for a in decided}]
     known, candidates, verdict = _listing(state, seat)
     kinds = {_KINDS[type(a)] for a in known}
     for action in candidates:
@@ -105,9 +111,6 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
     verdict: Verdict | None = None
     may_ask = state.config.has_partners and not state.asked and not state.turn_melded
     if state.phase is Phase.DRAW:
-        ruleset = rules(state)
-        if _keeps_classic(ruleset, _TAKE_HOOKS):
-            return _draw_listing(state, seat, may_ask), [], None
         if state.stock:
             known.append(DRAW)
         else:
@@ -116,8 +119,6 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
     else:
-        if not state.extra and _keeps_classic(rules(state), _PLAY_HOOKS):
-            return _play_listing(state, seat, may_ask), [], None
         if may_ask and ask_refused_why(state, seat) is None:
             known.append(ASK)
         sure, unsure = _meld_candidates(state, seat)
@@ -141,6 +142,30 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
     listed = list(unique)
     unchecked = [a for i, a in enumerate(candidates) if unique.setdefault(a, i) == i]
     return listed + discards, unchecked, verdict
+
+
+def _decided(state: GameState, seat: int) -> list[Action] | None:
+    """The listing with every candidate decided in place, where the ruleset keeps classic's
+    hooks for the phase (``_draw_listing``, ``_play_listing``); ``None``: ``_listing``'s
+    candidates and the engine's check decide."""
+    phase = state.phase
+    if state.turn != seat or not (phase is Phase.DRAW or phase is Phase.PLAY):
+        return None  # (not this seat's move, or an answer: ``_listing`` says)
+    ruleset = rules(state)
+    fast = _FAST.get(ruleset)
+    if fast is None:
+        fast = _FAST[ruleset] = _keeps_classic(ruleset, _TAKE_HOOKS) | (
+            _keeps_classic(ruleset, _PLAY_HOOKS) << 1
+        )
+    may_ask = not state.asked and not state.turn_melded and state.config.has_partners
+    if phase is Phase.DRAW:
+        return _draw_listing(state, seat, may_ask) if fast & 1 else None
+    return _play_listing(state, seat, may_ask) if fast & 2 and not state.extra else None
+
+
+_FAST: dict[Ruleset, int] = {}
+"""Per ruleset, which phases ``_decided`` decides in place: 1 the start of a turn, 2 the
+play after the draw."""
 
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
