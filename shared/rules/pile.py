@@ -302,18 +302,21 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     frozen = state.pile_frozen or not opened
     if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
         return []
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     if opened:  # the smallest supports: more cards can be laid off after the take
         # (a way of taking that the rules forbid is not offered: D8's methods, D7's lay-off
         # onto a frozen pile)
         methods = config.unfrozen_take_methods
         by_layoff = "layoff" in methods or config.frozen_allows_layoff
         supports: list[tuple[Card, ...]] = [()] if by_layoff and (melds[rank] or extra) else []
-        if len(naturals) >= 2:
-            supports.append(tuple(naturals[:2]))
-        if naturals and wilds and ("natural_plus_wild" in methods or config.frozen_allows_layoff):
-            supports.append((naturals[0], wilds[-1]))
+        if naturals:  # (the wild cards matter only with a natural: most turns have none)
+            if len(naturals) >= 2:
+                supports.append(tuple(naturals[:2]))
+            if "natural_plus_wild" in methods or config.frozen_allows_layoff:
+                cheapest = _cheapest_wild(hand)
+                if cheapest >= 0:
+                    supports.append((naturals[0], cheapest))
         return [take_of(support) for support in supports]
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     minimum = opening_target(state, seat)
     takes: list[TakePile] = []
     for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
@@ -406,6 +409,16 @@ def take_verdict(s: GameState, seat: int, take: TakePile) -> bool | None:
     if len(hand) - put + taken >= 2 and not black_top and not s.must_go_out and not s.no_discard:
         return True
     return None
+
+
+def _cheapest_wild(hand: tuple[Card, ...]) -> Card:
+    """The last of the hand's wild cards in order of falling value (a stable sort: the last
+    held of the cheapest), or -1 when it holds none."""
+    found = -1
+    for card in hand:
+        if IS_WILD[card] and (found < 0 or VALUE[card] <= VALUE[found]):
+            found = card
+    return found
 
 
 def take_ruled_out(state: GameState, seat: int) -> bool:
