@@ -71,7 +71,8 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
     """
     decided = _decided(state, seat)
     if decided is not None:
-        return [k for k in _KIND_ORDER if k in {_KINDS[type(a)] for a in decided}]
+        found = {_KINDS[type(a)] for a in decided}
+        return [k for k in _KIND_ORDER if k in found]
     known, candidates, verdict = _listing(state, seat)
     kinds = {_KINDS[type(a)] for a in known}
     for action in candidates:
