@@ -146,46 +146,79 @@ def after_put_down(s: GameState, seat: int) -> None:
     hand = s.hands[seat]
     side = s.side_of[seat]
     may_go_out = enough_canastas(s, side) and not out_forbidden(s)
-    if not hand:
-        if not may_go_out:
-            raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
-        go_out(s, seat)
+    fault = _guard_fault(s, hand, s.melds[side], s.extra_of(side), may_go_out, s.must_go_out)
+    if fault is None:
+        if not hand:
+            go_out(s, seat)
         return
-    if s.no_discard:
-        return  # the turn ends with a pass, not a discard (D13 option)
-    if (
-        len(hand) == 1
-        and not may_go_out
-        and (
-            out_forbidden(s)
-            or not can_go_out(
-                s.config, hand, s.melds[side], allow_discard=False, extra=s.extra_of(side)
-            )
-        )
-    ):
+    if fault == "empty":
+        raise IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
+    if fault == "one card":
         raise IllegalMoveError(
             "that would leave you one card, and discarding it would take you out, which you "
             f"may not do: {why_not_out(s, side)}",
             "1.11.3",
         )
-    if s.must_go_out and (
-        out_forbidden(s)
-        or not can_go_out(
-            s.config, hand, s.melds[side], allow_discard=not s.no_discard, extra=s.extra_of(side)
+    if s.permission == "yes":
+        raise IllegalMoveError(
+            "your partner said yes, so you must go out this turn, and after that play you "
+            "could not",
+            "1.11.2",
+        )
+    # Otherwise the obligation comes from black threes melded this turn (or taken).
+    raise IllegalMoveError(
+        "black threes may be melded only in the turn you go out, and after that play you "
+        "could not go out this turn",
+        "1.9",
+    )
+
+
+def _guard_fault(
+    s: GameState,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    extra: Extra,
+    may_go_out: bool,
+    must_go_out: bool,
+) -> str | None:
+    """The dead-end guard's objection (§1.11.3) to a play that leaves ``hand`` and the side's
+    ``melds`` (and ``extra``), or ``None``: ``"empty"`` (the hand went out and may not),
+    ``"one card"`` (its discard would go out, which it may not), ``"stuck"`` (obliged to go
+    out, it no longer can). Returned, not raised, so that the move lists ask it too
+    (``put_down_verdict``)."""
+    if not hand:
+        return None if may_go_out else "empty"
+    if s.no_discard:
+        return None  # the turn ends with a pass, not a discard (D13 option)
+    if (
+        len(hand) == 1
+        and not may_go_out
+        and (
+            out_forbidden(s)
+            or not can_go_out(s.config, hand, melds, allow_discard=False, extra=extra)
         )
     ):
-        if s.permission == "yes":
-            raise IllegalMoveError(
-                "your partner said yes, so you must go out this turn, and after that play you "
-                "could not",
-                "1.11.2",
-            )
-        # Otherwise the obligation comes from black threes melded this turn (or taken).
-        raise IllegalMoveError(
-            "black threes may be melded only in the turn you go out, and after that play you "
-            "could not go out this turn",
-            "1.9",
-        )
+        return "one card"
+    if must_go_out and (
+        out_forbidden(s)
+        or not can_go_out(s.config, hand, melds, allow_discard=not s.no_discard, extra=extra)
+    ):
+        return "stuck"
+    return None
+
+
+def put_down_verdict(
+    s: GameState, hand: tuple[Card, ...], melds: Melds, obliges_out: bool = False
+) -> bool:
+    """Whether classic's dead-end guard (``after_put_down``) lets a valid meld or lay-off stand
+    that leaves ``hand`` and the side's ``melds`` (``obliges_out``: a black-three meld, after
+    which the turn must end with the player out), asked before the play (by the move lists,
+    which need no trial play for it). Only for a position without further melds (``extra``)
+    whose ruleset keeps classic's ``guard_turn_end`` and ``why_melds_keep_in``."""
+    need = s.config.canastas_to_go_out
+    may_go_out = not out_forbidden(s) and sum(1 for m in melds if len(m) >= CANASTA_SIZE) >= need
+    must_go_out = s.must_go_out or (obliges_out and bool(hand))
+    return _guard_fault(s, hand, melds, (), may_go_out, must_go_out) is None
 
 
 # -- asking partner (§1.11.2) ----------------------------------------------------------------------

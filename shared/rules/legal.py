@@ -36,16 +36,19 @@ from .actions import (
 )
 from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
 from .engine import is_legal
-from .goingout import ask_refused_why, discard_refusal
+from .goingout import ask_refused_why, discard_refusal, put_down_verdict
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_target
-from .pile import pile_takes
-from .ruleset import Verdict, rules
-from .state import GameState, Melds, Phase
+from .pile import pile_takes, take_verdict
+from .ruleset import Ruleset, Verdict, rules
+from .state import GameState, Melds, Phase, out_forbidden
 
 
 def legal_actions(state: GameState, seat: int) -> list[Action]:
     """Legal actions for ``seat`` now (empty when it is not that seat's move)."""
+    decided = _decided(state, seat)
+    if decided is not None:
+        return decided
     known, candidates, verdict = _listing(state, seat)
     if verdict is not None:
         return known + [a for a in candidates if _accepted(state, seat, a, verdict)]
@@ -66,6 +69,10 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
     carries this list, so a kind already known is never tried again: one legal action of a
     kind is enough.
     """
+    decided = _decided(state, seat)
+    if decided is not None:
+        found = {_KINDS[type(a)] for a in decided}
+        return [k for k in _KIND_ORDER if k in found]
     known, candidates, verdict = _listing(state, seat)
     kinds = {_KINDS[type(a)] for a in known}
     for action in candidates:
@@ -136,6 +143,151 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
     listed = list(unique)
     unchecked = [a for i, a in enumerate(candidates) if unique.setdefault(a, i) == i]
     return listed + discards, unchecked, verdict
+
+
+def _decided(state: GameState, seat: int) -> list[Action] | None:
+    """The listing with every candidate decided in place, where the ruleset keeps classic's
+    hooks for the phase (``_draw_listing``, ``_play_listing``); ``None``: ``_listing``'s
+    candidates and the engine's check decide."""
+    phase = state.phase
+    if state.turn != seat or not (phase is Phase.DRAW or phase is Phase.PLAY):
+        return None  # (not this seat's move, or an answer: ``_listing`` says)
+    ruleset = rules(state)
+    fast = _FAST.get(ruleset)
+    if fast is None:
+        fast = _FAST[ruleset] = _keeps_classic(ruleset, _TAKE_HOOKS) | (
+            _keeps_classic(ruleset, _PLAY_HOOKS) << 1
+        )
+    may_ask = not state.asked and not state.turn_melded and state.config.has_partners
+    if phase is Phase.DRAW:
+        return _draw_listing(state, seat, may_ask) if fast & 1 else None
+    return _play_listing(state, seat, may_ask) if fast & 2 and not state.extra else None
+
+
+_FAST: dict[Ruleset, int] = {}
+"""Per ruleset, which phases ``_decided`` decides in place: 1 the start of a turn, 2 the
+play after the draw."""
+
+
+def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+    """The start of a turn, every action decided in place (the order ``_listing`` gives the
+    candidates): draw (or pass at the end of the stock), each candidate take by
+    ``take_verdict`` (the engine's check only where the dead-end guard may object), asking
+    partner by its own refusal. ``pile_takes`` lists each take once, so nothing repeats."""
+    listed: list[Action] = []
+    if state.stock:
+        listed.append(DRAW)
+    elif is_legal(state, seat, PASS):
+        listed.append(PASS)
+    for take in pile_takes(state, seat):
+        verdict = take_verdict(state, seat, take)
+        if verdict is None:
+            verdict = is_legal(state, seat, take)
+        if verdict:
+            listed.append(take)
+    if (
+        may_ask
+        and state.config.ask_timing == "before_or_after_draw"
+        and ask_refused_why(state, seat) is None
+    ):
+        listed.append(ASK)
+    return listed
+
+
+def _play_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+    """After the draw, every action decided in place, in ``_listing``'s order: asking partner,
+    the melds and lay-offs legal by construction, the discards, then the other candidates of
+    ``_meld_candidates`` (each decided by the dead-end guard's own test, ``put_down_verdict``;
+    black threes and an opening by the engine's check) and passing (D13). For a position
+    without further melds whose ruleset keeps classic's hooks on melding, on the listing and
+    on going out (``_PLAY_HOOKS``): there no candidate is listed twice."""
+    listed: list[Action] = []
+    if may_ask and ask_refused_why(state, seat) is None:
+        listed.append(ASK)
+    hand = state.hands[seat]
+    melds = state.melds[state.side_of[seat]]
+    simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
+    opened = any(melds)
+    if opened:
+        sure, check = _group_candidates(state, seat, hand, melds, simple)
+    else:
+        sure, check = _opening_candidates(state, seat, hand, simple)
+    listed.extend(sure)
+    if not state.no_discard and discard_refusal(state, seat) is None:
+        listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    for action in check:
+        if _put_down_legal(state, seat, hand, melds, opened, action):
+            listed.append(action)
+    if state.no_discard and is_legal(state, seat, PASS):
+        listed.append(PASS)
+    return listed
+
+
+def _put_down_legal(
+    state: GameState,
+    seat: int,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    opened: bool,
+    action: Action,
+) -> bool:
+    """Whether a candidate of ``_group_candidates`` that the dead-end guard may refuse is
+    legal: a lay-off or new meld of naturals (with at most the one wild card the candidates
+    add, within the wild limit) is valid by construction (§1.9), so only the guard can
+    refuse it, and ``put_down_verdict`` asks the guard's own test of the hand and melds it
+    would leave: a new meld of black threes (§1.9: three or more, none while going out is
+    forbidden, ``threes.check_black_threes``) obliges the player to go out. Openings (§1.10)
+    go through the engine's check."""
+    if not opened:
+        return is_legal(state, seat, action)
+    if type(action) is LayOff:
+        rank = action.rank
+        cards = action.cards
+    elif type(action) is Meld and len(action.melds) == 1:
+        cards = action.melds[0]
+        rank = RANK[cards[0]]
+    else:
+        return is_legal(state, seat, action)
+    new_threes = rank == THREE and type(action) is Meld
+    if new_threes and (len(cards) < 3 or out_forbidden(state)):
+        return False  # black threes meld three or more, only when going out (§1.9)
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    after = list(melds)
+    after[rank] = (*melds[rank], *cards)
+    return put_down_verdict(state, tuple(rest), tuple(after), new_threes)
+
+
+_TAKE_HOOKS = ("plan_take", "take_candidates", "frozen_reason")
+"""The hooks on taking the pile whose classic forms ``pile.take_verdict`` answers for."""
+_PLAY_HOOKS = (
+    "meld_candidates",
+    "further_candidates",
+    "candidate_verdicts",
+    "discards_need_check",
+    "plan_meld",
+    "plan_lay_off",
+    "guard_turn_end",
+    "why_melds_keep_in",
+    "holds_reserve",
+)
+"""The hooks on melding, listing and going out whose classic forms ``_play_listing``
+answers for."""
+_CLASSIC: dict[tuple[type[Ruleset], tuple[str, ...]], bool] = {}
+"""Per ruleset class and set of hooks, whether the class keeps all of them classic."""
+
+
+def _keeps_classic(ruleset: Ruleset, hooks: tuple[str, ...]) -> bool:
+    """Whether ``ruleset`` overrides none of ``hooks``, so that the listing may decide its
+    candidates from classic's rules. Read from the class once."""
+    key = (type(ruleset), hooks)
+    found = _CLASSIC.get(key)
+    if found is None:
+        kind = type(ruleset)
+        found = all(getattr(kind, hook) is getattr(Ruleset, hook) for hook in hooks)
+        _CLASSIC[key] = found
+    return found
 
 
 def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:

@@ -33,7 +33,7 @@ from .config import RuleConfig
 from .edits import Plan, give, put_down, remove_cards, set_hand
 from .errors import IllegalMoveError
 from .goingout import after_put_down
-from .melds import check_meld, group_melds, wild_count
+from .melds import check_meld, group_melds, meld_fault, wild_count
 from .opening import (
     best_opening,
     check_opening_by_take_allowed,
@@ -302,18 +302,21 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     frozen = state.pile_frozen or not opened
     if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
         return []
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     if opened:  # the smallest supports: more cards can be laid off after the take
         # (a way of taking that the rules forbid is not offered: D8's methods, D7's lay-off
         # onto a frozen pile)
         methods = config.unfrozen_take_methods
         by_layoff = "layoff" in methods or config.frozen_allows_layoff
         supports: list[tuple[Card, ...]] = [()] if by_layoff and (melds[rank] or extra) else []
-        if len(naturals) >= 2:
-            supports.append(tuple(naturals[:2]))
-        if naturals and wilds and ("natural_plus_wild" in methods or config.frozen_allows_layoff):
-            supports.append((naturals[0], wilds[-1]))
+        if naturals:  # (the wild cards matter only with a natural: most turns have none)
+            if len(naturals) >= 2:
+                supports.append(tuple(naturals[:2]))
+            if "natural_plus_wild" in methods or config.frozen_allows_layoff:
+                cheapest = _cheapest_wild(hand)
+                if cheapest >= 0:
+                    supports.append((naturals[0], cheapest))
         return [take_of(support) for support in supports]
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__, reverse=True)
     minimum = opening_target(state, seat)
     takes: list[TakePile] = []
     for natural_part in dict.fromkeys((tuple(naturals[:2]), tuple(naturals))):
@@ -331,6 +334,91 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
                 takes.append(take_of(support, opening))
                 break
     return takes
+
+
+def take_verdict(s: GameState, seat: int, take: TakePile) -> bool | None:
+    """Whether ``seat``, to move at the start of its turn, may take the pile with ``take``, a
+    candidate ``pile_takes`` built, decided without a plan or a trial take: ``None`` when only
+    the engine's check can tell (the dead-end guard may object, §1.11.3).
+
+    ``plan_take``'s checks, in its order, less those ``pile_takes`` meets by construction (a
+    pile to take, no wild card on top nor a black three the rules refuse, support cards held
+    and of the top card's rank or wild, no meld named with ``onto``, opening melds of
+    naturals held twice or more from the rest of the hand); then ``engine.check``'s quick
+    verdict: two cards left in hand and nothing obliging the player to go out. Only for a
+    ruleset that keeps classic's ``plan_take``, ``take_candidates`` and ``frozen_reason``
+    (``legal`` asks); tests/shared/rules/test_listing.py holds it to ``is_legal``.
+    """
+    config = s.config
+    pile = s.pile
+    hand = s.hands[seat]
+    if config.one_card_pile_rule and len(hand) == 1 and len(pile) == 1:
+        return False
+    side = s.side_of[seat]
+    melds = s.melds[side]
+    opened = any(melds) or bool(s.extra and s.extra[side])
+    if not opened and config.open_via_pile == "forbidden":
+        return False
+    top = pile[-1]
+    rank = RANK[top]
+    support = take.cards
+    wilds = 0
+    for card in support:
+        if IS_WILD[card]:
+            wilds += 1
+    naturals = len(support) - wilds
+    existing = melds[rank]
+    if s.pile_frozen or (not opened and config.pile_freezes):
+        if naturals < 2 and not (
+            config.frozen_allows_layoff and opened and existing and s.pile_frozen
+        ):
+            return False
+    else:
+        if naturals >= 2:
+            method = "pair"
+        elif naturals == 1 and wilds >= 1:
+            method = "natural_plus_wild"
+        elif existing:
+            method = "layoff"
+        else:
+            return False
+        if method not in config.unfrozen_take_methods:
+            return False
+    black_top = IS_BLACK3[top]
+    if (rank == THREE and wilds) or (black_top and naturals < 2):
+        return False
+    old_wilds = wild_count(existing)
+    merged = (*existing, top, *support)
+    if meld_fault(config, rank, merged, new=not existing, old_wilds=old_wilds) is not None:
+        return False
+    if opened and take.melds:
+        return None  # (never built: an opened side is offered no melds with a take)
+    put = len(support)
+    value = VALUE[top]
+    for group in take.melds:
+        if meld_fault(config, RANK[group[0]], group, new=True) is not None:
+            return False
+        put += len(group)
+        if not opened:
+            value += sum(VALUE[c] for c in group)
+    if not opened:
+        value += sum(VALUE[c] for c in support)
+        if value < opening_target(s, seat):
+            return False
+    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
+    if len(hand) - put + taken >= 2 and not black_top and not s.must_go_out and not s.no_discard:
+        return True
+    return None
+
+
+def _cheapest_wild(hand: tuple[Card, ...]) -> Card:
+    """The last of the hand's wild cards in order of falling value (a stable sort: the last
+    held of the cheapest), or -1 when it holds none."""
+    found = -1
+    for card in hand:
+        if IS_WILD[card] and (found < 0 or VALUE[card] <= VALUE[found]):
+            found = card
+    return found
 
 
 def take_ruled_out(state: GameState, seat: int) -> bool:

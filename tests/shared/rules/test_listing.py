@@ -1,0 +1,98 @@
+"""The move lists' verdicts in place agree with the engine's check (issue 27).
+
+``legal`` decides most candidates without ``is_legal``: the takes by ``pile.take_verdict``,
+the melds and lay-offs the dead-end guard may refuse by ``goingout.put_down_verdict``. Each
+such verdict must be the engine's own answer, or the listing would drop a legal move or
+offer an illegal one; seeded random play of every preset asks both at every candidate.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from shared import rules
+from shared.rules import legal
+from shared.rules.actions import ASK, PASS, Action, Discard
+from shared.rules.engine import is_legal
+from shared.rules.pile import pile_takes, take_verdict
+from shared.rules.ruleset import rules as ruleset_of
+from shared.rules.state import GameState, Phase
+
+HANDS = 4
+
+
+def _positions(preset: str) -> list[tuple[GameState, int]]:
+    """Every decision of a few seeded random hands of ``preset``."""
+    config = rules.make_config(preset)
+    rng = random.Random(11)
+    match = rules.new_match(config, seed=11)
+    found: list[tuple[GameState, int]] = []
+    for _ in range(HANDS):
+        if match.phase is Phase.MATCH_OVER:
+            match = rules.new_match(config, seed=rng.getrandbits(32))
+        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
+        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
+            seat = state.actor()
+            assert seat is not None
+            found.append((state, seat))
+            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
+        match = state
+    return found
+
+
+@pytest.mark.parametrize("preset", sorted(rules.PRESETS))
+def test_verdicts_in_place_are_the_engines(preset: str) -> None:
+    takes = puts = 0
+    for state, seat in _positions(preset):
+        ruleset = ruleset_of(state)
+        if state.phase is Phase.DRAW and legal._keeps_classic(ruleset, legal._TAKE_HOOKS):
+            for take in pile_takes(state, seat):
+                verdict = take_verdict(state, seat, take)
+                if verdict is not None:
+                    takes += 1
+                    assert verdict == is_legal(state, seat, take), f"{preset}: {take}"
+        if (
+            state.phase is Phase.PLAY
+            and not state.extra
+            and legal._keeps_classic(ruleset, legal._PLAY_HOOKS)
+        ):
+            hand = state.hands[seat]
+            melds = state.melds[state.side_of[seat]]
+            opened = any(melds)
+            simple = not state.must_go_out and not state.no_discard
+            if opened:
+                sure, check = legal._group_candidates(state, seat, hand, melds, simple)
+            else:
+                sure, check = legal._opening_candidates(state, seat, hand, simple)
+            assert all(is_legal(state, seat, a) for a in sure)
+            for action in check:
+                puts += 1
+                verdict = legal._put_down_legal(state, seat, hand, melds, opened, action)
+                assert verdict == is_legal(state, seat, action), f"{preset}: {action}"
+    if preset == "classic":
+        assert takes  # (the random hands do reach both kinds of verdict)
+        assert puts
+
+
+@pytest.mark.parametrize("preset", ["classic", "three_cutthroat", "six_3x2"])
+def test_listing_is_every_candidate_the_engine_accepts(preset: str) -> None:
+    """Asked of the whole listing: nothing the engine would accept among the candidates is
+    left out, in the order the candidates come."""
+    for state, seat in _positions(preset):
+        listed = rules.legal_actions(state, seat)
+        if state.phase is not Phase.PLAY or state.extra:
+            continue
+        hand = state.hands[seat]
+        melds = state.melds[state.side_of[seat]]
+        simple = not state.must_go_out and not state.no_discard
+        if any(melds):
+            sure, check = legal._group_candidates(state, seat, hand, melds, simple)
+        else:
+            sure, check = legal._opening_candidates(state, seat, hand, simple)
+        discards: list[Action] = [Discard(c) for c in dict.fromkeys(hand)]
+        candidates: list[Action] = [ASK, *sure, *discards, *check]
+        if state.no_discard:
+            candidates.append(PASS)
+        assert listed == [a for a in candidates if is_legal(state, seat, a)]
