@@ -131,10 +131,11 @@ class ServerConfig:
     ladder_period_days: int = 7
     """The club ladder's rating period in days (1 to 365): a Glicko-2 period, whose results
     settle into players' ratings when it ends (``server.service.ladder``)."""
-    match_cache_size: int = 2048
+    match_cache_size: int = 512
     """Matches in play whose copy and engine state this process keeps in memory, the most
-    recently used (16 to 1000000; their hands' records twice as many). A finished match is
-    dropped at once; one not kept is read from the database when asked for."""
+    recently used (16 to 1000000; their hands' records twice as many; about 13 KiB a match in
+    all, which the process keeps once it has used it). A finished match is dropped at once; one
+    not kept is read from the database when asked for."""
     sqlite_cache_kib: int = 512
     """SQLite's page cache for each of this process's connections to its database, in KiB
     (64 to 1048576; SQLite's own default is 2000). It fills as the database grows and is never

@@ -212,7 +212,7 @@ def event_to_pb(event: Event) -> pb.Event:
 # Each costs about 1 KiB (a dealt hand's, 1.6), so they are few: the hands of the matches in
 # play now (``keep_event_messages``), not every hand a busy process has shown since it started.
 _EVENT_MESSAGES: dict[Event, pb.Event] = {}
-_EVENT_MESSAGES_LIMIT = 4096
+_EVENT_MESSAGES_LIMIT = 1024
 
 
 def keep_event_messages(limit: int) -> None:

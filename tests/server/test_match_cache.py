@@ -53,9 +53,9 @@ def test_the_caches_hold_match_cache_size_matches(make_app: AppFactory) -> None:
             dealer.deal(dealer.view(match_id))  # its views carry the deal's events now
             for seat in seats:
                 seat.view(match_id)
-    ctx = app.service.ctx
     # The events of those views, built for sending, are kept twice match_cache_size at most.
     assert 0 < len(wire._EVENT_MESSAGES) <= 32
+    ctx = app.service.ctx
     assert len(ctx.matches) == 16
     assert len(ctx.states) == 16
     assert _cached(app, ids[-1])[:2] == (True, True)
