@@ -127,7 +127,7 @@ class App:
 def open_service(
     config: ServerConfig, chooser: Chooser | None = None
 ) -> tuple[Database, CanastaService, BotRunner]:
-    db = Database(config.db_url)
+    db = Database(config.db_url, cache_kib=config.sqlite_cache_kib)
     migrate(db)
     notifier = Notifier()
     ctx = ServiceContext(db=db, keys=load_keys(config.data_dir), config=config, notifier=notifier)

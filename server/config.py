@@ -131,10 +131,16 @@ class ServerConfig:
     ladder_period_days: int = 7
     """The club ladder's rating period in days (1 to 365): a Glicko-2 period, whose results
     settle into players' ratings when it ends (``server.service.ladder``)."""
-    match_cache_size: int = 2048
+    match_cache_size: int = 512
     """Matches in play whose copy and engine state this process keeps in memory, the most
-    recently used (16 to 1000000; their hands' records twice as many). A finished match is
-    dropped at once; one not kept is read from the database when asked for."""
+    recently used (16 to 1000000; their hands' records twice as many; about 13 KiB a match in
+    all, which the process keeps once it has used it). A finished match is dropped at once; one
+    not kept is read from the database when asked for."""
+    sqlite_cache_kib: int = 512
+    """SQLite's page cache for each of this process's connections to its database, in KiB
+    (64 to 1048576; SQLite's own default is 2000). It fills as the database grows and is never
+    given back while the connection is open; a page not in it is read from the operating
+    system's file cache."""
     test_clock_speed: int = 1
     """For trying clocks out on a test server: every time control runs this many times faster
     (1440: a day per move lasts a minute), reminders and bank with it (1 to 100000). Refused
@@ -329,7 +335,8 @@ _INTS = {"max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "max
          "limit_smtp_connections_per_peer", "limit_smtp_mails_per_minute",
          "limit_smtp_mails_per_minute_per_peer", "test_clock_speed",
          "notification_retention_days", "backup_every_hours", "backup_keep",
-         "ladder_period_days", "bot_workers", "match_cache_size"}  # fmt: skip
+         "ladder_period_days", "bot_workers", "match_cache_size",
+         "sqlite_cache_kib"}  # fmt: skip
 _FLOATS = {"deadline_sweep_seconds", "handshake_seconds", "bot_think_seconds"}
 _BOOLS = {"webhook_allow_private", "allow_test_clock"}
 _NOT_NEGATIVE = ("limit_anonymous_per_minute", "limit_writes_per_minute", "limit_reads_per_minute")
@@ -353,6 +360,7 @@ _RANGES = {
     "bot_think_seconds": (0.01, 60),
     "bot_workers": (1, 64),
     "match_cache_size": (16, 1_000_000),
+    "sqlite_cache_kib": (64, 1_048_576),
 }
 """Settings with a lowest and a highest value."""
 _POSITIVE = ("max_message_bytes", "token_ttl_seconds", "challenge_ttl_seconds", "feed_poll_ms")

@@ -209,8 +209,18 @@ def event_to_pb(event: Event) -> pb.Event:
 # A hand's events recur in every view of that hand (a view carries them all), and building an
 # Event message costs several times more than copying one: keep the built ones, by value.
 # Fields of repeated messages copy what they are given, so a kept message is never shared.
+# Each costs about 1 KiB (a dealt hand's, 1.6), so they are few: the hands of the matches in
+# play now (``keep_event_messages``), not every hand a busy process has shown since it started.
 _EVENT_MESSAGES: dict[Event, pb.Event] = {}
-_EVENT_MESSAGES_LIMIT = 1 << 16
+_EVENT_MESSAGES_LIMIT = 1024
+
+
+def keep_event_messages(limit: int) -> None:
+    """Keep at most ``limit`` built Event messages (the server: twice its
+    ``match_cache_size``); those kept now are dropped."""
+    global _EVENT_MESSAGES_LIMIT
+    _EVENT_MESSAGES_LIMIT = max(1, limit)
+    _EVENT_MESSAGES.clear()
 
 
 def _event_message(event: Event) -> pb.Event:
@@ -371,6 +381,7 @@ __all__ = [
     "auth_message",
     "event_to_pb",
     "hand_result_to_pb",
+    "keep_event_messages",
     "move_from_bytes",
     "move_to_bytes",
     "parse_actions",

@@ -31,6 +31,7 @@ from server.edge.servicer import CanastaServicer
 from server.metrics import MAX_CONNECTIONS as METRICS_CONNECTIONS
 from server.metrics import Metrics
 from server.service.wings import CanastaService
+from shared import wire
 from shared.pb import canasta_pb2 as pb
 from shared.pb import canasta_pb2_grpc as pb_grpc
 
@@ -209,6 +210,7 @@ def create_server(
 ) -> tuple[GrpcServer, int, CanastaServicer]:
     """Build and bind (not start) the gRPC server for ``service``."""
     raise_file_limit(files_needed(config))
+    wire.keep_event_messages(2 * config.match_cache_size)
     executor = ThreadPoolExecutor(max_workers=config.max_workers, thread_name_prefix="rpc")
     server = GrpcServer(executor)
     gate = None

@@ -34,6 +34,7 @@ the file before it replaces it.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import sqlite3
 import threading
@@ -105,7 +106,9 @@ class _PsycopgStatements:
 class Database:
     """One engine plus ``read()`` and ``write()`` sessions; pass it around, never import it."""
 
-    def __init__(self, url: str, *, pool_size: int = 16) -> None:
+    def __init__(self, url: str, *, pool_size: int = 16, cache_kib: int = 0) -> None:
+        """``cache_kib``: SQLite's page cache for each connection (0: SQLite's own, 2,000
+        KiB); the server's is ``sqlite_cache_kib``."""
         parsed = make_url(url)
         self.url = url
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
@@ -133,7 +136,7 @@ class Database:
                 pool_size=pool_size,
                 max_overflow=4 * pool_size,
             )
-            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "connect", functools.partial(_sqlite_connect, cache_kib))
             event.listen(self.engine, "begin", _sqlite_begin)
         else:
             self._use_lock = None
@@ -488,7 +491,7 @@ def _sqlite_begin(conn: Connection) -> None:
     _on_driver(driver, "BEGIN IMMEDIATE", {})
 
 
-def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_connect(cache_kib: int, dbapi_connection: Any, _record: Any) -> None:
     # Let the "begin" event emit BEGIN itself.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -496,4 +499,6 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+    if cache_kib:
+        cursor.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
     cursor.close()

@@ -264,7 +264,8 @@ class TokenRow(SQLModel, table=True):
 class NotificationRow(SQLModel, table=True):
     """Something a player should hear of, written in the same commit as the change that
     causes it (the outbox), delivered by ``server.service.news.outbox``; also the player's
-    notification log that Watch resumes from."""
+    notification log that Watch resumes from. A turn notice replaces the delivered ones of its
+    player and match (``PreparedRepository.add_notices``)."""
 
     __tablename__ = "notification"
 

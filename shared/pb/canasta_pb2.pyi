@@ -2633,7 +2633,8 @@ class WatchRequest(_message.Message):
     AFTER_NOTIFICATION_ID_FIELD_NUMBER: _builtins.int
     notifications: _builtins.bool
     """Also stream the caller's notifications (as mailed), from after_notification_id on: a
-    watcher that reconnects with the last id it saw misses none and gets none twice.
+    watcher that reconnects with the last id it saw misses none and gets none twice (of a
+    match's delivered "your turn" notices the log keeps the latest: docs/mail.md).
     """
     after_notification_id: _builtins.int
     @_builtins.property

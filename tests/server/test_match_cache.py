@@ -10,6 +10,7 @@ import pytest
 
 from server.app import App
 from server.config import ConfigFileError, ServerConfig
+from shared import wire
 from shared.pb import canasta_pb2 as pb
 from tests.testkit import PlayerClient, seated_match
 
@@ -47,7 +48,13 @@ def test_the_caches_hold_match_cache_size_matches(make_app: AppFactory) -> None:
         seats = [PlayerClient(channel).join_server(f"p{n}") for n in range(4)]
         ids = [seated_match(seats) for _ in range(20)]
         for match_id in ids:
-            seats[0].view(match_id)
+            view = seats[0].view(match_id)
+            dealer = seats[view.dealing_seat]
+            dealer.deal(dealer.view(match_id))  # its views carry the deal's events now
+            for seat in seats:
+                seat.view(match_id)
+    # The events of those views, built for sending, are kept twice match_cache_size at most.
+    assert 0 < len(wire._EVENT_MESSAGES) <= 32
     ctx = app.service.ctx
     assert len(ctx.matches) == 16
     assert len(ctx.states) == 16
@@ -59,3 +66,22 @@ def test_the_caches_hold_match_cache_size_matches(make_app: AppFactory) -> None:
 def test_match_cache_size_is_bounded(size: int) -> None:
     with pytest.raises(ConfigFileError, match="match_cache_size must be 16 to 1000000"):
         ServerConfig(match_cache_size=size)
+
+
+def test_sqlite_cache_kib_sizes_each_connections_page_cache(make_app: AppFactory) -> None:
+    app = make_app(sqlite_cache_kib=300)
+    if not app.db.is_sqlite:
+        pytest.skip("SQLite's page cache")
+    pooled = app.db.engine.raw_connection()
+    try:
+        driver = pooled.driver_connection
+        assert driver is not None
+        assert driver.execute("PRAGMA cache_size").fetchone()[0] == -300
+    finally:
+        pooled.close()
+
+
+@pytest.mark.parametrize("size", [63, 1_048_577])
+def test_sqlite_cache_kib_is_bounded(size: int) -> None:
+    with pytest.raises(ConfigFileError, match="sqlite_cache_kib must be 64 to 1048576"):
+        ServerConfig(sqlite_cache_kib=size)

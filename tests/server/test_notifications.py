@@ -495,9 +495,10 @@ def test_watch_streams_notifications_and_resumes_after_the_last_seen(
     with app.db.read() as session:
         mine = app.service.ctx.repo(session).notifications_of(player_id(app, player), 0, 100)
     expected = [n.id for n in mine if n.kind != "verify_email"]
-    assert len(expected) >= 2
-    resumed = _watch_notes(player, first.id, len(expected) - 1)
-    assert [n.id for n in resumed] == expected[1:]  # from after the last seen: none twice
+    assert expected
+    assert expected[0] > first.id  # the first seen is replaced by a later turn
+    resumed = _watch_notes(player, first.id, len(expected))
+    assert [n.id for n in resumed] == expected  # from after the last seen: none twice
     assert all(n.kind != "verify_email" for n in resumed)
     assert all("code" not in n.text.lower() for n in resumed)
 
@@ -802,6 +803,53 @@ def test_settled_notifications_are_forgotten_after_the_retention_period(
     clock.now += 2 * 24 * HOUR
     app.service.outbox.start_round()  # the hourly pass comes with a round
     assert ids() == newer | {min(old)}
+
+
+def test_turn_notices_are_bounded_per_player_and_match_and_each_mailed_once(
+    app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
+) -> None:
+    """Issue 29: a turn notice replaces the player's delivered ones of the match, so their
+    rows do not grow with the moves; every one still goes out, once, and one that waits for
+    delivery is never replaced."""
+    box, _ = mailbox
+    match_id, clients = _two_humans(app, players)
+    seats = [clients[0], clients[1]]
+    verified(app, box, clients[1], "ben@example.org", "each")
+    ben = player_id(app, clients[1])
+
+    def rows(where: str) -> list[tuple[int, str, str]]:
+        with app.db.read() as session:
+            found = session.connection().exec_driver_sql(
+                "SELECT id, kind, state FROM notification WHERE kind IN"
+                f" ('your_turn', 'partner_asks') AND match_id = '{match_id}' AND {where}"
+            )
+            return [(int(r[0]), str(r[1]), str(r[2])) for r in found]
+
+    due: set[int] = set()  # every turn notice of ben's that waited for delivery
+    unsent: set[int] = set()
+    for move in range(40):
+        next_plain_move(seats, match_id)
+        app.bots.drain()
+        unsent |= {i for i, _, state in rows(f"player_id = {ben}") if state == "pending"}
+        assert unsent <= {i for i, _, _ in rows("1 = 1")}  # none replaced before it went
+        if move % 3 == 0:  # some turns wait a while: a newer one must not replace them
+            app.service.outbox.deliver()
+            due |= unsent
+            unsent.clear()
+            for player in (ben, player_id(app, clients[0])):
+                assert len(rows(f"player_id = {player}")) <= 2
+    due |= unsent
+    app.service.outbox.deliver()
+    assert rows("state = 'pending'") == []
+    mailed = [
+        int(str(m["Message-ID"]).split("canasta-notification-")[1].split("@")[0])
+        for m in box.to("ben@example.org")
+        if "canasta-notification-" in str(m["Message-ID"])
+    ]
+    turns = [i for i in mailed if i in due]
+    assert len(due) >= 5
+    assert sorted(turns) == sorted(due)  # each turn notice mailed, and once
+    assert len(rows(f"player_id = {ben}")) <= 2  # the newest and the last mailed
 
 
 def test_a_wrong_code_can_be_tried_again_until_it_expires(

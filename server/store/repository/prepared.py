@@ -86,6 +86,28 @@ _ADD_NOTICE = text(
 )
 
 
+TURN_KINDS = ("your_turn", "partner_asks")
+"""The notices that say whose turn it is: each one makes the player's earlier ones of the match
+old news (``add_notices``)."""
+
+
+_SUPERSEDE_TURNS = text(
+    "DELETE FROM notification WHERE player_id = :player AND match_id = :match"
+    " AND kind IN ('your_turn', 'partner_asks') AND state <> 'pending' AND state <> 'sending'"
+    " AND email_state <> 'digest' AND id < (SELECT MAX(id) FROM notification"
+    " WHERE player_id = :player AND match_id = :match AND kind IN ('your_turn', 'partner_asks'))"
+    " AND id <> (SELECT COALESCE(MAX(id), 0) FROM notification"
+    " WHERE player_id = :player AND match_id = :match"
+    " AND kind IN ('your_turn', 'partner_asks') AND email_state = 'sent')"
+)
+"""The settled turn notices of a player's match but the newest, and the last one mailed (the
+talk a mail carries is what came since the last mail about the match: ``talk_notes_before``).
+Those still to deliver (``pending``, ``sending``) or waiting for the digest stay. Run after the
+newest is stored, so the largest id is never deleted: SQLite would give it to the next row, and
+a Watch that saw it would miss that one. (``state <> ...``, not ``NOT IN``: nearly every row is
+settled, so the state index must not be used for it.)"""
+
+
 _COVER = text("UPDATE seat SET covered = :cover WHERE match_id = :id AND seat = :seat")
 
 
@@ -199,7 +221,13 @@ class PreparedRepository:
         self._run(_COVER if bank_ms is None else _COVER_AND_BANK, params)
 
     def add_notices(self, notices: Sequence[Notice], now: int) -> None:
-        """Store notices to deliver, in the caller's transaction (the change that causes them)."""
+        """Store notices to deliver, in the caller's transaction (the change that causes them).
+
+        A turn notice (``TURN_KINDS``) replaces the player's delivered ones of the same match
+        (``_SUPERSEDE_TURNS``): their storage is bounded per player and match, not per move.
+        Nothing delivered is delivered again and nothing undelivered is lost; the player's log
+        (Watch) keeps the latest turn notice of a match, not each one before it."""
+        turns = dict.fromkeys((n.player_id, n.match_id) for n in notices if n.kind in TURN_KINDS)
         for notice in notices:
             self._run(
                 _ADD_NOTICE,
@@ -213,6 +241,8 @@ class PreparedRepository:
                     "done": 0 if notice.deliver else now,  # news for the log alone: settled
                 },
             )
+        for player_id, match_id in turns:
+            self._run(_SUPERSEDE_TURNS, {"player": player_id, "match": match_id})
 
     def add_hand(self, match_id: str, hand: Hand, now: int) -> None:
         self._run(
