@@ -143,6 +143,28 @@ def take_prologue(
     return TakeStart(side, top, rank, hand, opened, naturals, wilds)
 
 
+def frozen_take_allowed(
+    config: RuleConfig, naturals: int, opened: bool, existing: bool, pile_frozen: bool
+) -> bool:
+    """§1.8.2: whether a frozen pile may be taken with this support: two naturals of the top
+    card's rank, or (``frozen_allows_layoff``) an opened side's meld of that rank to lay the
+    top card on while the pile itself is frozen. ``plan_take`` and ``take_verdict`` both ask."""
+    return naturals >= 2 or (config.frozen_allows_layoff and opened and existing and pile_frozen)
+
+
+def take_method(naturals: int, wilds: int, existing: bool) -> str | None:
+    """§1.8.2 and D8: how an unfrozen pile would be taken with this support, named as
+    ``unfrozen_take_methods`` names it (a natural pair, a natural and a wild card, or the top
+    card laid on the side's meld of its rank); ``None`` when it cannot be taken at all."""
+    if naturals >= 2:
+        return "pair"
+    if naturals == 1 and wilds >= 1:
+        return "natural_plus_wild"
+    if existing:
+        return "layoff"
+    return None
+
+
 def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     """§1.8.2: every check on taking the pile, in order, without changing anything."""
     planned = rules(s).plan_take(s, seat, action)
@@ -158,23 +180,15 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
     existing = melds[rank]
     frozen_why = frozen_reason(s, side)
     if frozen_why:
-        allowed = naturals >= 2 or (
-            config.frozen_allows_layoff and opened and bool(existing) and s.pile_frozen
-        )
-        if not allowed:
+        if not frozen_take_allowed(config, naturals, opened, bool(existing), s.pile_frozen):
             raise IllegalMoveError(
                 f"the pile is frozen ({frozen_why}): to take it you need two natural "
                 f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
                 "1.8.2",
             )
     else:
-        if naturals >= 2:
-            method = "pair"
-        elif naturals == 1 and wilds >= 1:
-            method = "natural_plus_wild"
-        elif existing:
-            method = "layoff"
-        else:
+        method = take_method(naturals, wilds, bool(existing))
+        if method is None:
             raise IllegalMoveError(
                 f"to take the pile you need two natural {rank_name(rank)}, one natural "
                 f"{rank_name(rank)[:-1]} and a wild card, or a meld of {rank_name(rank)} "
@@ -369,20 +383,11 @@ def take_verdict(s: GameState, seat: int, take: TakePile) -> bool | None:
     naturals = len(support) - wilds
     existing = melds[rank]
     if s.pile_frozen or (not opened and config.pile_freezes):
-        if naturals < 2 and not (
-            config.frozen_allows_layoff and opened and existing and s.pile_frozen
-        ):
+        if not frozen_take_allowed(config, naturals, opened, bool(existing), s.pile_frozen):
             return False
     else:
-        if naturals >= 2:
-            method = "pair"
-        elif naturals == 1 and wilds >= 1:
-            method = "natural_plus_wild"
-        elif existing:
-            method = "layoff"
-        else:
-            return False
-        if method not in config.unfrozen_take_methods:
+        method = take_method(naturals, wilds, bool(existing))
+        if method is None or method not in config.unfrozen_take_methods:
             return False
     black_top = IS_BLACK3[top]
     if (rank == THREE and wilds) or (black_top and naturals < 2):
