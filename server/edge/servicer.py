@@ -569,17 +569,11 @@ class CanastaServicer(pb_grpc.CanastaServicer):
             subscription.close()
 
     async def _body(self, function: Callable[..., Response], *args: Any) -> Response:
-        """Run a blocking service call where bodies run (on the loop, or in a worker, where
-        the call's statements that run on the driver share one connection:
-        ``Database.one_connection``)."""
+        """Run a blocking service call where bodies run (on the loop, or in a worker)."""
         if self.on_loop:
             return function(*args)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, self._in_worker, function, *args)
-
-    def _in_worker(self, function: Callable[..., Response], *args: Any) -> Response:
-        with self.service.ctx.db.one_connection():
-            return function(*args)
+        return await loop.run_in_executor(self.executor, function, *args)
 
     async def _subscribed(
         self, request: pb.WatchRequest, sender: Sender

@@ -17,7 +17,8 @@ error                                              status
 a unique-constraint violation, serialization       service did not foresee, not a bug
 failure or deadlock the service did not handle
 ``BusyError``: SQLite's write lock held past the   ``UNAVAILABLE`` (try again)
-busy timeout
+busy timeout, or no pooled connection free
+within the pool's timeout
 ``UnstorableError``: a value the database refuses  ``INVALID_ARGUMENT`` (PostgreSQL: a NUL
 to store or compare                                character in a request's text)
 anything else                                      ``INTERNAL``, generic message; logged here
@@ -107,7 +108,7 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, Trailer]:
         log.warning("the database stayed busy: %s", exc)
         return (
             grpc.StatusCode.UNAVAILABLE,
-            "the database is busy (another process holds it); try again shortly",
+            "the database is busy; try again shortly",
             (("canasta-error", "busy"),),
         )
     if isinstance(stored, UnstorableError):

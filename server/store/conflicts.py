@@ -8,6 +8,7 @@ where they happen; the edge reports any other such race as ABORTED (try again).
 from __future__ import annotations
 
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 # SQLSTATEs of a transaction that lost to a concurrent one: serialization_failure and
 # deadlock_detected (PostgreSQL; the service's own races are handled where they happen).
@@ -36,5 +37,8 @@ def lost_a_race(exc: BaseException) -> bool:
 
 def is_busy(exc: BaseException) -> bool:
     """SQLite's write lock stayed taken for the whole busy timeout (another process, such as
-    an operator command, held the database that long): not a bug, try again later."""
+    an operator command, held the database that long), or every connection of the pool stayed
+    in use for the pool's whole timeout: not a bug, try again later."""
+    if isinstance(exc, PoolTimeoutError):  # every pooled connection stayed in use (PostgreSQL)
+        return True
     return isinstance(exc, OperationalError) and "database is locked" in str(exc.orig)

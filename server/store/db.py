@@ -47,6 +47,7 @@ from typing import Any, Protocol
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from sqlalchemy.sql.elements import TextClause
 from sqlmodel import Session, create_engine
 
@@ -122,9 +123,10 @@ class Database:
         ``write_statements``, under the write lock; "read" for ``read_row``, under
         ``_read_lock``): checking one out of the pool and back costs more than its statement."""
         self._read_lock = threading.Lock()
-        self._write_level = "FULL"
-        """The ``synchronous`` level the kept write connection is at (a new connection's is
-        FULL: ``_sqlite_connect``)."""
+        self._write_level: str | None = None
+        """The ``synchronous`` level the kept write connection is at, or None when unknown: a
+        connection taken from the pool may keep the level a ``write(durable=False)`` session
+        set on it, so the first transaction on a newly kept one sets its own."""
         if self.is_sqlite:
             path = sqlite_file(url)
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -143,8 +145,6 @@ class Database:
             self.engine = create_engine(
                 url, pool_size=pool_size, max_overflow=4 * pool_size, pool_pre_ping=True
             )
-            self._held = threading.local()
-            """PostgreSQL: the connection a thread's ``one_connection`` block holds, if any."""
             self._driver_sql: dict[TextClause, str] = {}
             """PostgreSQL: each prepared statement's SQL as the driver takes it, compiled once."""
             self._driver_error: type[Exception] = self.engine.dialect.dbapi.Error  # type: ignore[union-attr]
@@ -225,9 +225,9 @@ class Database:
             with _store_errors(), self._pooled_driver() as driver:
                 # psycopg begins the transaction with the first statement (READ COMMITTED, as
                 # a ``write()`` session's).
-                if not durable:
-                    self._on_psycopg(driver, _SYNC_OFF, {})
                 try:
+                    if not durable:
+                        self._on_psycopg(driver, _SYNC_OFF, {})
                     yield _PsycopgStatements(self, driver)
                     started = time.perf_counter()
                     self._psycopg_call(driver.commit)
@@ -261,66 +261,31 @@ class Database:
             # One statement, one snapshot: in autocommit it is its own transaction, with no
             # BEGIN before it and no ROLLBACK after (two round trips fewer on every call).
             with _store_errors(), self._pooled_driver() as driver:
-                driver.autocommit = True
+                self._psycopg_call(_autocommit, driver, True)
                 try:
                     rows, _ = self._on_psycopg(driver, statement, params)
                 finally:
                     if not driver.closed:
-                        driver.autocommit = False
+                        self._psycopg_call(_autocommit, driver, False)
             return rows[0] if rows else None
         with _store_errors(), self._read_lock:
             rows, _ = _on_driver(self._kept_driver("read"), statement.text, params)
         return rows[0] if rows else None
 
     @contextmanager
-    def one_connection(self) -> Iterator[None]:
-        """PostgreSQL: the block's driver statements (``read_row``, ``write_statements``) share
-        one of the pool's connections, checked out (and pinged) at the first of them and given
-        back at the end, where each would take its own; on SQLite nothing. A call's body runs
-        in one (``server.edge.servicer``): a Submit's token lookup and its write are one
-        checkout and one ping, not two."""
-        held = self._held
-        if self.is_sqlite or getattr(held, "active", False):
-            yield
-            return
-        held.active, held.pooled, held.in_use = True, None, False
-        try:
-            yield
-        finally:
-            pooled, held.active, held.pooled = held.pooled, False, None
-            if pooled is not None:
-                pooled.close()
-
-    @contextmanager
     def _pooled_driver(self) -> Iterator[Any]:
         """PostgreSQL: a psycopg connection from the pool (pinged first, as a session's is),
-        given back after the block, or the one ``one_connection`` holds; one that broke
-        meanwhile is thrown away."""
-        held = self._held
-        # (a use within another, which no caller makes, gets a connection of its own)
-        sharing = getattr(held, "active", False) and not held.in_use
-        pooled = held.pooled if sharing else None
-        if pooled is None:
-            pooled = self.engine.raw_connection()
-            if sharing:
-                held.pooled = pooled
-        if sharing:
-            held.in_use = True
+        given back after the block; one that broke meanwhile is thrown away."""
+        pooled = self.engine.raw_connection()
         try:
             yield pooled.driver_connection
         except BaseException:
             driver = pooled.driver_connection
             if driver is None or driver.closed or driver.broken:
                 pooled.invalidate()
-                if sharing:
-                    held.pooled = None
-                    pooled.close()
             raise
         finally:
-            if sharing:
-                held.in_use = False
-            else:
-                pooled.close()
+            pooled.close()
 
     def _on_psycopg(
         self, driver: Any, statement: TextClause | str, params: Mapping[str, Any]
@@ -346,8 +311,8 @@ class Database:
         try:
             return method(*args)
         except error as exc:
-            sql = str(args[0]) if args else method.__name__.upper()
-            params = dict(args[1]) if len(args) > 1 else {}
+            sql = args[0] if args and isinstance(args[0], str) else method.__name__.upper()
+            params = dict(args[1]) if len(args) > 1 and isinstance(args[1], Mapping) else {}
             raise DBAPIError.instance(sql, params, exc, error) from None
 
     def _kept_driver(self, use: str) -> Any:
@@ -356,6 +321,8 @@ class Database:
         pooled = self._kept.get(use)
         if pooled is None:
             pooled = self._kept[use] = self.engine.raw_connection()
+            if use == "write":
+                self._write_level = None
         return pooled.driver_connection
 
     def _lazy_sync_level(self) -> str:
@@ -382,7 +349,7 @@ class Database:
             for pooled in self._kept.values():
                 pooled.close()
             self._kept.clear()
-            self._write_level = "FULL"
+            self._write_level = None
         self.engine.dispose()
         if self._use_lock is not None:
             os.close(self._use_lock)
@@ -395,7 +362,7 @@ def _store_errors() -> Iterator[None]:
     whatever the transaction's own handlers did with it (rolled it back)."""
     try:
         yield
-    except DBAPIError as exc:
+    except (DBAPIError, PoolTimeoutError) as exc:
         error = store_error(exc)
         if error is None:
             raise
@@ -411,6 +378,12 @@ def run(session: Session, statement: TextClause, params: Mapping[str, Any]) -> t
     result: Any = connection.execute(statement, params)
     rows = [tuple(row) for row in result] if result.returns_rows else []
     return rows, int(result.rowcount)
+
+
+def _autocommit(driver: Any, on: bool) -> None:
+    """Turn a psycopg connection's autocommit on or off (psycopg refuses it, with its own
+    error, inside a failed transaction)."""
+    driver.autocommit = on
 
 
 def _on_driver(driver: Any, sql: str, params: Mapping[str, Any]) -> tuple[Rows, int]:

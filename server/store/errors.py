@@ -29,7 +29,8 @@ class DuplicateKeyError(LostRaceError):
 
 class BusyError(StoreError):
     """SQLite's write lock stayed taken for the whole busy timeout (another process, such as an
-    operator command, held the database that long): try again later."""
+    operator command, held the database that long), or every pooled connection stayed in use
+    for the pool's timeout: try again later."""
 
 
 class UnstorableError(StoreError):

@@ -852,6 +852,56 @@ def test_turn_notices_are_bounded_per_player_and_match_and_each_mailed_once(
     assert len(rows(f"player_id = {ben}")) <= 2  # the newest and the last mailed
 
 
+def test_a_turn_notice_being_retried_keeps_the_mail_its_talk_starts_from(
+    app: App, players: Callable[..., PlayerClient]
+) -> None:
+    """Issue 29: while an older turn notice of a player's match waits (its mail failed and is
+    tried again), no turn notice of that match is replaced: its mail's table talk starts after
+    the last mail below it (``talk_notes_before``), which must still be there."""
+    from server.domain import Notice
+
+    match_id, clients = _two_humans(app, players)
+    ben = player_id(app, clients[1])
+
+    def add_turn(state: str, email_state: str) -> int:
+        with app.db.write() as session:
+            app.service.ctx.repo(session).add_notices(
+                [Notice(ben, match_id, "your_turn", {})], app.service.ctx.clock()
+            )
+            connection = session.connection()
+            (newest,) = connection.exec_driver_sql("SELECT MAX(id) FROM notification").one()
+            connection.exec_driver_sql(
+                f"UPDATE notification SET state = '{state}', email_state = '{email_state}'"
+                f" WHERE id = {newest}"
+            )
+        return int(newest)
+
+    def kept() -> set[int]:
+        with app.db.read() as session:
+            found = session.connection().exec_driver_sql(
+                "SELECT id FROM notification WHERE kind = 'your_turn'"
+                f" AND match_id = '{match_id}' AND player_id = {ben}"
+            )
+            return {int(row[0]) for row in found}
+
+    with app.db.write() as session:  # the match's own turn notices so far: out of the way
+        session.connection().exec_driver_sql(
+            f"DELETE FROM notification WHERE match_id = '{match_id}' AND player_id = {ben}"
+        )
+    first = add_turn("done", "sent")  # mailed
+    retried = add_turn("pending", "")  # its mail failed: tried again later
+    third = add_turn("done", "sent")  # mailed meanwhile
+    fourth = add_turn("pending", "")
+    assert kept() == {first, retried, third, fourth}  # the retried one's last mail stays
+    with app.db.write() as session:  # the retried mail goes out at last, and the fourth's
+        session.connection().exec_driver_sql(
+            "UPDATE notification SET state = 'done', email_state = 'sent'"
+            f" WHERE id IN ({retried}, {fourth})"
+        )
+    fifth = add_turn("pending", "")
+    assert kept() == {fourth, fifth}  # the newest and the last mailed, once none waits
+
+
 def test_a_wrong_code_can_be_tried_again_until_it_expires(
     app: App, clock: FakeClock, players: Callable[..., PlayerClient], mailbox: tuple[Mailbox, int]
 ) -> None:

@@ -99,10 +99,19 @@ _SUPERSEDE_TURNS = text(
     " AND id <> (SELECT COALESCE(MAX(id), 0) FROM notification"
     " WHERE player_id = :player AND match_id = :match"
     " AND kind IN ('your_turn', 'partner_asks') AND email_state = 'sent')"
+    " AND NOT EXISTS (SELECT 1 FROM notification AS waiting"
+    " WHERE waiting.player_id = :player AND waiting.match_id = :match"
+    " AND waiting.kind IN ('your_turn', 'partner_asks')"
+    " AND (waiting.state = 'pending' OR waiting.state = 'sending'"
+    " OR waiting.email_state = 'digest')"
+    " AND waiting.id < (SELECT MAX(id) FROM notification"
+    " WHERE player_id = :player AND match_id = :match AND kind IN ('your_turn', 'partner_asks')))"
 )
 """The settled turn notices of a player's match but the newest, and the last one mailed (the
 talk a mail carries is what came since the last mail about the match: ``talk_notes_before``).
-Those still to deliver (``pending``, ``sending``) or waiting for the digest stay. Run after the
+Those still to deliver (``pending``, ``sending``) or waiting for the digest stay, and while an
+older one of them waits (a mail being retried) nothing goes: its mail's talk starts from the
+last mail below it, which must still be there. Run after the
 newest is stored, so the largest id is never deleted: SQLite would give it to the next row, and
 a Watch that saw it would miss that one. (``state <> ...``, not ``NOT IN``: nearly every row is
 settled, so the state index must not be used for it.)"""
