@@ -449,6 +449,7 @@ def test_the_metrics_endpoint_counts_calls_moves_streams_and_commits(tmp_path: P
     assert "open watch streams               1" in status.stdout
 
 
+@pytest.mark.slow  # about 9 s of idle timeouts: in `make test`, not the inner loop
 def test_the_metrics_endpoint_caps_connections_and_closes_idle_ones(tmp_path: Path) -> None:
     """Issue 25: idle connections to the metrics endpoint each held a thread for good. Now one
     address holds at most ``PER_PEER`` (the rest are closed at once, in one log line), each
