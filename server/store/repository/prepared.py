@@ -91,21 +91,26 @@ TURN_KINDS = ("your_turn", "partner_asks")
 old news (``add_notices``)."""
 
 
+_TURNS_OF = (
+    "player_id = :player AND match_id = :match AND kind IN ("
+    + ", ".join(f"'{kind}'" for kind in TURN_KINDS)
+    + ")"
+)
+"""A player's turn notices of a match (the condition, for the statement below)."""
+
+
+_NEWEST_TURN = f"(SELECT MAX(id) FROM notification WHERE {_TURNS_OF})"
+
+
 _SUPERSEDE_TURNS = text(
-    "DELETE FROM notification WHERE player_id = :player AND match_id = :match"
-    " AND kind IN ('your_turn', 'partner_asks') AND state <> 'pending' AND state <> 'sending'"
-    " AND email_state <> 'digest' AND id < (SELECT MAX(id) FROM notification"
-    " WHERE player_id = :player AND match_id = :match AND kind IN ('your_turn', 'partner_asks'))"
-    " AND id <> (SELECT COALESCE(MAX(id), 0) FROM notification"
-    " WHERE player_id = :player AND match_id = :match"
-    " AND kind IN ('your_turn', 'partner_asks') AND email_state = 'sent')"
-    " AND NOT EXISTS (SELECT 1 FROM notification AS waiting"
-    " WHERE waiting.player_id = :player AND waiting.match_id = :match"
-    " AND waiting.kind IN ('your_turn', 'partner_asks')"
-    " AND (waiting.state = 'pending' OR waiting.state = 'sending'"
-    " OR waiting.email_state = 'digest')"
-    " AND waiting.id < (SELECT MAX(id) FROM notification"
-    " WHERE player_id = :player AND match_id = :match AND kind IN ('your_turn', 'partner_asks')))"
+    f"DELETE FROM notification WHERE {_TURNS_OF}"
+    " AND state <> 'pending' AND state <> 'sending' AND email_state <> 'digest'"
+    f" AND id < {_NEWEST_TURN}"
+    f" AND id <> (SELECT COALESCE(MAX(id), 0) FROM notification WHERE {_TURNS_OF}"
+    " AND email_state = 'sent')"
+    f" AND NOT EXISTS (SELECT 1 FROM notification WHERE {_TURNS_OF}"
+    " AND (state = 'pending' OR state = 'sending' OR email_state = 'digest')"
+    f" AND id < {_NEWEST_TURN})"
 )
 """The settled turn notices of a player's match but the newest, and the last one mailed (the
 talk a mail carries is what came since the last mail about the match: ``talk_notes_before``).
