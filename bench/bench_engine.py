@@ -9,6 +9,9 @@ Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.p
   random legal play: at each decision, a uniform choice among the actions ``legal_actions``
   lists;
 * the same for bot-vs-bot play (``shared.rules.bot.choose_action`` in every seat);
+* every move of that play applied with ``apply_listed`` (the engine's entry point for a move
+  it listed or checked itself, which does not check it again), or with ``--apply public``
+  with the public ``apply``, which does; the output says which;
 * for classic four-player Canasta, the bot's results against random legal play over whole
   matches to the target (the bots
   hold one side, random players the other, alternating sides between matches): wins, draws,
@@ -28,6 +31,11 @@ the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands 
   share of that play's CPU time spent listing legal actions;
 * ``--baseline PATH``: another checkout of this project (an older engine, from ``git
   worktree add``), the same presets;
+* ``--apply listed`` (the default) applies each move with ``apply_listed`` where the timed
+  checkout has it (else ``apply``), ``--apply public`` always with ``apply``, and ``--apply
+  both`` times this engine both ways (the blocks with ``apply`` labelled ``new-apply``,
+  with ratios of each preset ``new`` against ``new-apply``); the table says which entry
+  point each block used;
 * ``--compiled PATH``: a checkout of this project where ``make engine-compiled`` has built
   the compiled engine (labelled ``compiled``; the ratios add each of its presets against its
   classic, its classic against the peer, and each preset against the pure ``new``);
@@ -67,6 +75,7 @@ from shared.rules import (
     Phase,
     RuleConfig,
     apply,
+    apply_listed,
     deal_hand,
     legal_actions,
     make_config,
@@ -76,6 +85,7 @@ from shared.rules import (
 from shared.rules.bot import choose_action
 
 Policy = Callable[[GameState, int, random.Random], Action]
+Apply = Callable[[GameState, int, Action], GameState]
 MAX_DECISIONS_PER_HAND = 50_000
 """A hand longer than this is reported as an endless loop rather than timed forever."""
 SPEED_TARGET = 400
@@ -92,14 +102,19 @@ def bot_policy(state: GameState, seat: int, rng: random.Random) -> Action:
 
 
 def play_hand(
-    state: GameState, policies: Sequence[Policy], rng: random.Random
+    state: GameState,
+    policies: Sequence[Policy],
+    rng: random.Random,
+    apply_move: Apply = apply_listed,
 ) -> tuple[GameState, int]:
-    """Play a dealt hand to its end; the state after it and the number of decisions."""
+    """Play a dealt hand to its end; the state after it and the number of decisions. Every
+    policy plays a listed or checked move, so ``apply_listed`` may apply it (``apply_move``:
+    ``apply`` to time the public entry point)."""
     decisions = 0
     while state.phase is not Phase.DEAL and state.phase is not Phase.MATCH_OVER:
         seat = state.actor()
         assert seat is not None
-        state = apply(state, seat, policies[seat](state, seat, rng))
+        state = apply_move(state, seat, policies[seat](state, seat, rng))
         decisions += 1
         if decisions > MAX_DECISIONS_PER_HAND:
             raise RuntimeError(f"a hand ran past {MAX_DECISIONS_PER_HAND} decisions")
@@ -118,7 +133,14 @@ class Speed:
         return self.hands / self.seconds if self.seconds else float("inf")
 
 
-def time_hands(label: str, config: RuleConfig, policy: Policy, hands: int, seed: int) -> Speed:
+def time_hands(
+    label: str,
+    config: RuleConfig,
+    policy: Policy,
+    hands: int,
+    seed: int,
+    apply_move: Apply = apply_listed,
+) -> Speed:
     """Deal and play ``hands`` full hands (consecutive hands of matches) with one policy."""
     rng = random.Random(seed)
     policies = [policy] * config.players
@@ -129,13 +151,19 @@ def time_hands(label: str, config: RuleConfig, policy: Policy, hands: int, seed:
         if match.phase is Phase.MATCH_OVER:
             match = new_match(config, seed=rng.getrandbits(32))
         match = deal_hand(match, shuffled_deck(config, rng.getrandbits(64)))
-        match, made = play_hand(match, policies, rng)
+        match, made = play_hand(match, policies, rng, apply_move)
         decisions += made
     return Speed(label, hands, decisions, time.process_time() - start)
 
 
 def best_and_median(
-    label: str, config: RuleConfig, policy: Policy, hands: int, seed: int, repeat: int
+    label: str,
+    config: RuleConfig,
+    policy: Policy,
+    hands: int,
+    seed: int,
+    repeat: int,
+    apply_move: Apply = apply_listed,
 ) -> tuple[Speed, Speed]:
     """The same hands timed ``repeat`` times: the fastest run and the median run.
 
@@ -143,7 +171,7 @@ def best_and_median(
     reports it): on a shared two-core machine other processes only ever slow a run down.
     """
     runs = sorted(
-        (time_hands(label, config, policy, hands, seed) for _ in range(repeat)),
+        (time_hands(label, config, policy, hands, seed, apply_move) for _ in range(repeat)),
         key=lambda sp: sp.seconds,
     )
     return runs[0], runs[len(runs) // 2]
@@ -243,10 +271,14 @@ class Block:
     kind: str
     root: Path
     preset: str
+    entry: str = "listed"
+    """``listed``: moves applied with ``apply_listed`` where the checkout has it; ``public``:
+    with ``apply`` (``engine_worker``'s ``APPLY``)."""
 
 
-def run_block(block: Block, hands: int, seed: int) -> dict[str, float]:
-    """Time ``block`` in a fresh process: its hands per CPU second and listing share."""
+def run_block(block: Block, hands: int, seed: int) -> dict[str, float | str]:
+    """Time ``block`` in a fresh process: its hands per CPU second, listing share and the
+    entry point that applied the moves."""
     out = subprocess.run(
         [
             sys.executable,
@@ -256,6 +288,7 @@ def run_block(block: Block, hands: int, seed: int) -> dict[str, float]:
             block.preset,
             str(hands),
             str(seed),
+            *([block.entry] if block.kind == "rules" else []),
         ],
         check=True,
         capture_output=True,
@@ -264,32 +297,37 @@ def run_block(block: Block, hands: int, seed: int) -> dict[str, float]:
     result = json.loads(out.stdout)
     rate = result["hands"] / result["seconds"]
     share = result["listing"] if result["listing"] is not None else -1.0
-    return {"rate": rate, "share": share}
+    return {"rate": rate, "share": share, "apply": result.get("apply") or "-"}
 
 
 def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None:
     """Run ``blocks`` interleaved (ABBA) and print medians, ranges and paired ratios."""
     rates: dict[Block, list[float]] = {b: [] for b in blocks}
     shares: dict[Block, list[float]] = {b: [] for b in blocks}
+    entries: dict[Block, str] = {}
     for number in range(rounds):
         order = blocks if number % 2 == 0 else list(reversed(blocks))
         for block in order:
             timed = run_block(block, hands, seed + number)
-            rates[block].append(timed["rate"])
-            shares[block].append(timed["share"])
+            rates[block].append(float(timed["rate"]))
+            shares[block].append(float(timed["share"]))
+            entries[block] = str(timed["apply"])
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     print(
         f"interleaved comparison: {rounds} rounds (ABBA), {hands} hands per block, random legal "
         f"play, CPU time, seed {seed}"
     )
-    print(f"{'engine':<10} {'preset':<16} {'median h/s':>11} {'range':>17} {'listing':>9}")
+    print(
+        f"{'engine':<10} {'preset':<16} {'median h/s':>11} {'range':>17} {'listing':>9}"
+        f"  {'moves applied with'}"
+    )
     for block in blocks:
         found = rates[block]
         share = statistics.median(shares[block])
         listed = f"{100 * share:>8.0f}%" if share >= 0 else f"{'-':>9}"
         print(
             f"{block.label:<10} {block.preset:<16} {statistics.median(found):>11.1f} "
-            f"{min(found):>8.1f}-{max(found):<8.1f} {listed}"
+            f"{min(found):>8.1f}-{max(found):<8.1f} {listed}  {entries[block]}"
         )
     by_key = {(b.label, b.preset): b for b in blocks}
     classic = by_key.get(("new", "classic"))
@@ -305,6 +343,15 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
         for b in blocks
         if b.label == "before" and b.preset != "classic" and ("new", b.preset) in by_key
     ]
+    public = by_key.get(("new-apply", "classic"))
+    if public is not None:  # --apply both: each preset's apply_listed against its apply
+        pairs.remove((classic, public))  # (listed again below, with the other presets)
+        pairs += [(b, public) for b in blocks if b.label == "new-apply" and b is not public]
+        pairs += [
+            (by_key[("new", b.preset)], b)
+            for b in blocks
+            if b.label == "new-apply" and ("new", b.preset) in by_key
+        ]
     built = by_key.get(("compiled", "classic"))
     if built is not None:  # the compiled engine: each preset against its classic, and the peer
         pairs += [(b, built) for b in blocks if b.label == "compiled" and b is not built]
@@ -362,6 +409,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=Path,
         help="a checkout of this project with the compiled engine built (make engine-compiled)",
     )
+    parser.add_argument(
+        "--apply",
+        choices=("listed", "public", "both"),
+        default="listed",
+        help="apply each move with apply_listed (listed), apply (public), or time both",
+    )
     parser.add_argument("--rounds", type=int, default=6, help="ABBA rounds of the comparison")
     parser.add_argument(
         "--compare-hands", type=int, default=200, help="hands per block of the comparison"
@@ -371,25 +424,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         presets = args.presets or list(PRESETS)
         if "classic" not in presets:
             presets = ["classic", *presets]
-        blocks = [Block("new", "rules", REPO, name) for name in presets]
+        entry = "public" if args.apply == "public" else "listed"
+        blocks = [Block("new", "rules", REPO, name, entry) for name in presets]
+        if args.apply == "both":
+            blocks += [Block("new-apply", "rules", REPO, name, "public") for name in presets]
         if args.baseline:
             root = args.baseline.resolve()
-            blocks += [Block("before", "rules", root, name) for name in presets]
+            blocks += [Block("before", "rules", root, name, entry) for name in presets]
         if args.compiled:
             root = args.compiled.resolve()
-            blocks += [Block("compiled", "rules", root, name) for name in presets]
+            blocks += [Block("compiled", "rules", root, name, entry) for name in presets]
         if args.peer:
             blocks.append(Block("openspiel", "openspiel", args.peer.resolve(), "classic"))
         compare(blocks, max(args.rounds, 1), args.compare_hands, args.seed)
         return 0
     config = make_config("classic")
     repeat = max(args.repeat, 1)
+    apply_move: Apply = apply if args.apply == "public" else apply_listed
 
     print(
         f"Canasta rules-engine benchmark: Python {platform.python_version()} "
         f"({platform.python_implementation()}), nproc {nproc()}, one process, seed {args.seed}"
     )
-    print("hands per second for each preset, a hand = deal to hand end\n")
+    print(
+        "hands per second for each preset, a hand = deal to hand end, every move applied "
+        f"with {'apply' if apply_move is apply else 'apply_listed'}\n"
+    )
     print(
         f"{'preset':<16} {'play':<18} {'hands':>6} {'decisions/hand':>15} {'best s':>7} "
         f"{'hands/s':>8} {'median':>7}   (CPU time, best and median of {repeat} runs)"
@@ -398,7 +458,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.presets or PRESETS:
         for label, policy in (("random legal play", random_policy), ("bot vs bot", bot_policy)):
             best, median = best_and_median(
-                label, make_config(name), policy, args.hands, args.seed, repeat
+                label, make_config(name), policy, args.hands, args.seed, repeat, apply_move
             )
             if name == "classic":
                 speeds.append(best)
@@ -409,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     if len(speeds) < 2:  # classic was not among the presets: the summary needs its figures
         speeds = [
-            best_and_median(label, config, policy, args.hands, args.seed, repeat)[0]
+            best_and_median(label, config, policy, args.hands, args.seed, repeat, apply_move)[0]
             for label, policy in (("random legal play", random_policy), ("bot vs bot", bot_policy))
         ]
 

@@ -1,13 +1,18 @@
 """One timed block of random legal play, in a process of its own, for ``bench_engine --compare``.
 
 Run by ``bench_engine`` (never by hand): ``python bench/engine_worker.py KIND ROOT PRESET
-HANDS SEED``. ``KIND`` is ``rules`` (a checkout of this project at ``ROOT``: its
+HANDS SEED [APPLY]``. ``KIND`` is ``rules`` (a checkout of this project at ``ROOT``: its
 ``shared.rules``, whichever version that checkout holds, so an older engine can be timed
 against the new one) or ``openspiel`` (a checkout of jhtschultz/canasta-openspiel at
 ``ROOT``, which needs the ``open_spiel`` package). It plays ``HANDS`` whole hands, a uniform
 choice among the listed legal actions at each decision, and prints one JSON line: the CPU
 seconds of the play, the hands, the decisions, and (``rules`` only) the share of the play's
-time spent listing legal actions (by the wall clock, which costs far less a reading).
+time spent listing legal actions (by the wall clock, which costs far less a reading) and
+which entry point applied the moves.
+
+``APPLY`` (``rules`` only) is ``listed`` (the default: ``apply_listed``, the engine's entry
+point for a move it listed itself, where the checkout has it, else ``apply``) or ``public``
+(always ``apply``, which checks every move again), so both can be timed side by side.
 
 Nothing is imported at module level: the engine comes from ``ROOT``, put first on the path,
 so the checkout running this file does not shadow the one being timed.
@@ -24,12 +29,21 @@ from typing import Any
 MAX_DECISIONS_PER_HAND = 50_000
 
 
-def time_rules(root: str, preset: str, hands: int, seed: int) -> dict[str, Any]:
-    """Random legal play of ``hands`` hands of ``preset`` with the engine at ``root``."""
+def time_rules(
+    root: str, preset: str, hands: int, seed: int, entry: str = "listed"
+) -> dict[str, Any]:
+    """Random legal play of ``hands`` hands of ``preset`` with the engine at ``root``, each
+    move applied with ``apply_listed`` (``entry`` ``listed``, where the checkout has it) or
+    with the public ``apply``."""
     sys.path.insert(0, root)
     import shared.rules as engine  # (the checkout at ``root``)
 
     assert engine.__file__.startswith(root), f"imported {engine.__file__}, not {root}"
+    if entry not in ("listed", "public"):
+        raise SystemExit(f"unknown entry point {entry!r}: listed or public")
+    listed_entry = getattr(engine, "apply_listed", None) if entry == "listed" else None
+    apply = listed_entry if listed_entry is not None else engine.apply
+    applied_with = "apply_listed" if listed_entry is not None else "apply"
     config = engine.make_config(preset)
     rng = random.Random(seed)
     listing = 0.0
@@ -50,7 +64,7 @@ def time_rules(root: str, preset: str, hands: int, seed: int) -> dict[str, Any]:
             before = wall()
             actions = engine.legal_actions(state, seat)
             listing += wall() - before
-            state = engine.apply(state, seat, rng.choice(actions))
+            state = apply(state, seat, rng.choice(actions))
             made += 1
             if made > MAX_DECISIONS_PER_HAND:
                 raise RuntimeError(f"a hand ran past {MAX_DECISIONS_PER_HAND} decisions")
@@ -58,7 +72,13 @@ def time_rules(root: str, preset: str, hands: int, seed: int) -> dict[str, Any]:
         match = state
     seconds = clock() - start
     share = listing / (wall() - start_wall)
-    return {"seconds": seconds, "hands": hands, "decisions": decisions, "listing": share}
+    return {
+        "seconds": seconds,
+        "hands": hands,
+        "decisions": decisions,
+        "listing": share,
+        "apply": applied_with,
+    }
 
 
 def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
@@ -93,13 +113,19 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
         if state.is_terminal():
             done += 1
     seconds = clock() - start
-    return {"seconds": seconds, "hands": done, "decisions": decisions, "listing": None}
+    return {
+        "seconds": seconds,
+        "hands": done,
+        "decisions": decisions,
+        "listing": None,
+        "apply": None,
+    }
 
 
 def main(argv: list[str]) -> int:
-    kind, root, preset, hands, seed = argv
+    kind, root, preset, hands, seed, *rest = argv
     if kind == "rules":
-        result = time_rules(root, preset, int(hands), int(seed))
+        result = time_rules(root, preset, int(hands), int(seed), *rest)
     elif kind == "openspiel":
         result = time_openspiel(root, int(hands), int(seed))
     else:

@@ -47,6 +47,7 @@ from shared.rules import (
     Phase,
     TakePile,
     apply,
+    apply_listed,
     is_legal,
     legal_actions,
 )
@@ -330,7 +331,8 @@ def _playout(world: GameState, seat: int, plan: Plan) -> float:
         actor = s.actor()
         if actor is None:
             break
-        s = apply(s, actor, choose_action(s, actor))
+        # (the heuristic's choice is a move the engine checked: no need to check it again)
+        s = apply_listed(s, actor, choose_action(s, actor))
         steps += 1
     return _value(s, seat)
 

@@ -16,8 +16,9 @@ Where each rule is (docs/rules.md section: module); every module's docstring nam
 * the position, its phases and events (§1.4): ``state``; the actions: ``actions``, and
   their text: ``notation``
 * a new match, the first dealer, the deal and the upcard (§1.3, §1.5; D2, D23): ``dealing``
-* the entry points (``apply``, ``check``...), whose turn and phase it is, the discard that
-  ends a turn and the start of the next (§1.4, §1.6 T0, T3): ``engine``
+* the entry points (``apply``, ``check``... and ``apply_listed``, for a move the engine
+  listed itself), whose turn and phase it is, the discard that ends a turn and the start
+  of the next (§1.4, §1.6 T0, T3): ``engine``
 * drawing from the stock, a red three as its last card, the end of the stock and the
   compulsory take (§1.6 T1, §1.12; D13, D14): ``stock``
 * the discard pile, frozen or not, and taking it (§1.8, §1.6 T1; D5-D8, D15): ``pile``
@@ -82,7 +83,7 @@ from .config import (
     make_config,
 )
 from .dealing import deal_hand, deal_position, new_match, shuffled_deck
-from .engine import apply, apply_turn, check, is_legal
+from .engine import apply, apply_listed, apply_turn, check, is_legal
 from .errors import (
     CanastaError,
     ConfigError,
@@ -155,6 +156,7 @@ __all__ = [
     "TakePile",
     "WrongPhaseError",
     "apply",
+    "apply_listed",
     "apply_turn",
     "can_go_out",
     "card_text",

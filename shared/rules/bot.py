@@ -113,9 +113,10 @@ def choose_action(state: GameState, seat: int, rng: random.Random | None = None)
 
     Candidates are produced best first and the first one the engine accepts is returned, so
     the answer is always legal; when none of them is (a rare corner of the rules), the bot
-    falls back to the listed legal actions. ``rng`` only breaks ties between equally good
-    discards; without it the bot is deterministic. Raises ``ValueError`` when it is not
-    ``seat``'s move.
+    falls back to the listed legal actions. Either way the engine has checked the answer
+    already, so ``engine.apply_listed`` may apply it (as playouts and benches do). ``rng``
+    only breaks ties between equally good discards; without it the bot is deterministic.
+    Raises ``ValueError`` when it is not ``seat``'s move.
     """
     if state.actor() != seat:
         raise ValueError(f"it is not seat {seat}'s move")

@@ -5,6 +5,13 @@ refused action raises a ``CanastaError`` naming the rule instead. ``check`` is `
 without keeping the result, so the two can never disagree. Every move is made on a private
 clone of the state.
 
+``apply_listed`` is ``apply`` for a move the engine itself found legal (listed by
+``legal_actions``, or accepted by ``check`` as the bot's choices are): random play, the
+bot's playouts and the benches apply every move they list, and checking it again costs as
+much as the listing did. It runs the same dispatch and the same executing code, told that
+the move was listed (``listed=True``), so each rule module skips its costly checks (the
+plan validations, the dead-end guard's going-out search) but never executes differently.
+
 This module holds only the entry points, the dispatch by phase and action kind (§1.4, §1.6),
 and the turn sequence: the discard that ends a turn (§1.6 T3) and the start of the next one
 (§1.6 T0). Each rule family has its own module; the package docstring (``shared.rules``)
@@ -50,6 +57,25 @@ def apply(state: GameState, seat: int, action: Action) -> GameState:
     return s
 
 
+def apply_listed(state: GameState, seat: int, action: Action) -> GameState:
+    """The state after ``seat`` plays ``action``, an action ``legal_actions(state, seat)``
+    listed (or one ``check`` accepted in ``state``): the very state ``apply`` returns, made
+    without checking the move again.
+
+    Skipped are the checks a listed move has passed already: the validation of a meld,
+    lay-off or pile take, the dead-end guard's going-out search (§1.11.3), whether a discard
+    or a question to partner is allowed (§1.11.1, §1.11.2) and the compulsory take at the
+    stock's end (§1.12). Passing an action that was not listed is the caller's mistake, and
+    this function does not detect it: the cheap checks that also keep the position whole
+    (whose turn and phase it is, the cards named being held, going out only when the side
+    may) still raise as in ``apply``, but a move that only a skipped rule refuses is made.
+    Whatever comes from a player goes through ``apply``.
+    """
+    s = state._clone()
+    _dispatch(s, seat, action, listed=True)
+    return s
+
+
 def check(state: GameState, seat: int, action: Action) -> None:
     """Raise the precise ``CanastaError`` if ``seat`` may not play ``action`` now."""
     if not _quick_check(state, seat, action):
@@ -92,8 +118,9 @@ def apply_turn(state: GameState, seat: int, actions: Sequence[Action]) -> GameSt
 # -- dispatch ----------------------------------------------------------------------------------
 
 
-def _dispatch(s: GameState, seat: int, action: Action) -> None:
-    """Refuse an action of the wrong seat or phase (§1.4, §1.6), else hand it to its rule."""
+def _dispatch(s: GameState, seat: int, action: Action, listed: bool = False) -> None:
+    """Refuse an action of the wrong seat or phase (§1.4, §1.6), else hand it to its rule
+    (``listed``: the action was listed as legal here, so the rule skips its costly checks)."""
     phase = s.phase
     if isinstance(action, Resign):  # any seat, any time before the end
         concede(s, seat)
@@ -119,26 +146,26 @@ def _dispatch(s: GameState, seat: int, action: Action) -> None:
     if isinstance(action, Answer):
         raise WrongPhaseError("nobody has asked you anything", "1.11.2")
     if isinstance(action, AskPartner):
-        ask(s, seat)
+        ask(s, seat, listed)
     elif phase is Phase.DRAW:
         if isinstance(action, Draw):
             draw(s, seat)
         elif isinstance(action, TakePile):
-            take_pile(s, seat, action)
+            take_pile(s, seat, action, listed)
         elif isinstance(action, Pass):
-            pass_at_stock_end(s, seat)
+            pass_at_stock_end(s, seat, listed)
         else:
             raise WrongPhaseError(
                 "you must draw first: draw from the stock or take the pile", "1.6"
             )
     elif isinstance(action, Meld):
-        meld(s, seat, action)
+        meld(s, seat, action, listed)
     elif isinstance(action, LayOff):
-        lay_off(s, seat, action)
+        lay_off(s, seat, action, listed)
     elif isinstance(action, Discard):
-        _discard(s, seat, action.card)
+        _discard(s, seat, action.card, listed)
     elif isinstance(action, Combine):
-        combine(s, seat, action)
+        combine(s, seat, action, listed)
     elif isinstance(action, Pass):
         if not s.no_discard:
             raise WrongPhaseError("you cannot pass now: end your turn with a discard", "1.6")
@@ -174,9 +201,11 @@ def _quick_check(s: GameState, seat: int, action: Action) -> bool:
 # -- the turn sequence -------------------------------------------------------------------------
 
 
-def _discard(s: GameState, seat: int, card: Card) -> None:
+def _discard(s: GameState, seat: int, card: Card, listed: bool = False) -> None:
     """§1.6 T3 DISCARD; an empty hand afterwards means going out (§1.11.1), unless the
-    ruleset holds cards in reserve for the seat (Hand and Foot's foot, §3.8a)."""
+    ruleset holds cards in reserve for the seat (Hand and Foot's foot, §3.8a). A ``listed``
+    discard skips the question whether one obliged to go out could still do so (a search)
+    and the ruleset's limit on which card, but not the cheap rule on the last card."""
     if s.no_discard:
         raise IllegalMoveError(
             "you drew a red three as the last card of the stock: you may meld but not "
@@ -184,9 +213,10 @@ def _discard(s: GameState, seat: int, card: Card) -> None:
             "1.6",
         )
     hand = remove_cards(s.hands[seat], (card,), "to discard")
-    check_discard_allowed(s, seat)
+    check_discard_allowed(s, seat, search=not listed)
     ruleset = rules(s)
-    ruleset.check_discard(s, seat, card)
+    if not listed:
+        ruleset.check_discard(s, seat, card)
     set_hand(s, seat, hand)
     s.pile = (*s.pile, card)
     if discard_freezes(s.config, card):
@@ -214,4 +244,4 @@ def _next_turn(s: GameState) -> None:
         start_turn_without_stock(s)
 
 
-__all__ = ["apply", "apply_turn", "check", "is_legal"]
+__all__ = ["apply", "apply_listed", "apply_turn", "check", "is_legal"]

@@ -51,24 +51,30 @@ from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidd
 # -- going out (§1.11.1, §1.11.4) -----------------------------------------------------------------
 
 
-def check_discard_allowed(s: GameState, seat: int) -> None:
-    """The rules on discarding that do not depend on which card (§1.11): raise the refusal."""
-    refusal = discard_refusal(s, seat)
+def check_discard_allowed(s: GameState, seat: int, *, search: bool = True) -> None:
+    """The rules on discarding that do not depend on which card (§1.11): raise the refusal
+    (``search``: as ``discard_refusal``)."""
+    refusal = discard_refusal(s, seat, search=search)
     if refusal is not None:
         raise refusal
 
 
-def discard_refusal(s: GameState, seat: int) -> CanastaError | None:
+def discard_refusal(s: GameState, seat: int, *, search: bool = True) -> CanastaError | None:
     """The rules on discarding that do not depend on which card (§1.11): the last card only
     when going out is allowed, and no discard that keeps cards when one must go out. The
-    refusal is returned, not raised, so that the move lists ask without an exception."""
+    refusal is returned, not raised, so that the move lists ask without an exception.
+
+    Without ``search`` the second rule, which needs the going-out search, is taken as met:
+    the engine's execute-only path (``engine.apply_listed``) asks so of a listed discard,
+    whose listing asked the whole question. The first rule is cheap, and going out when the
+    side may not would corrupt the hand's result, so it is always asked."""
     side = s.side_of[seat]
     if rules(s).holds_reserve(s, seat):
         return None  # the last card of the hand brings up the reserve (Hand and Foot's foot)
     if len(s.hands[seat]) == 1:
         if out_forbidden(s) or not enough_canastas(s, side):
             return IllegalMoveError(_no_going_out_reason(s, side), "1.11.1")
-    elif s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
+    elif search and s.must_go_out and _can_go_out(s, seat, s.hands[seat]):
         return IllegalMoveError(
             "you must go out this turn (your partner said yes, or you melded black threes)",
             "1.11.2",
@@ -139,11 +145,20 @@ def why_not_out(s: GameState, side: int) -> str:
 # -- the dead-end guard (§1.11.3) ------------------------------------------------------------------
 
 
-def after_put_down(s: GameState, seat: int) -> None:
-    """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty."""
+def after_put_down(s: GameState, seat: int, listed: bool = False) -> None:
+    """§1.11.3: refuse a play that leaves no legal way to finish the turn; go out on empty.
+
+    A ``listed`` play (``engine.apply_listed``) passed the guard when it was listed, so the
+    guard's questions are not asked again while cards stay in hand (they need the going-out
+    search). An emptied hand is still asked whether it may go out, which costs no search
+    and is all that stands between an unlisted play and a wrongly scored hand. A ruleset's
+    own guard (``guard_turn_end``) runs either way: it also executes (Hand and Foot's foot
+    comes up), and the variants' guards are cheap."""
     if rules(s).guard_turn_end(s, seat):
         return
     hand = s.hands[seat]
+    if listed and hand:
+        return
     side = s.side_of[seat]
     may_go_out = enough_canastas(s, side) and not out_forbidden(s)
     fault = _guard_fault(s, hand, s.melds[side], s.extra_of(side), may_go_out, s.must_go_out)
@@ -224,9 +239,14 @@ def put_down_verdict(
 # -- asking partner (§1.11.2) ----------------------------------------------------------------------
 
 
-def ask(s: GameState, seat: int) -> None:
-    """§1.11.2: ask partner, who must answer before the turn goes on."""
-    check_ask_allowed(s, seat)
+def ask(s: GameState, seat: int, listed: bool = False) -> None:
+    """§1.11.2: ask partner, who must answer before the turn goes on. A ``listed`` question
+    (``engine.apply_listed``) is not checked again: whether going out is possible, its last
+    check, is a search, and the listing asked it."""
+    if not listed:
+        check_ask_allowed(s, seat)
+    elif not s.config.has_partners or s.asked:
+        raise IllegalMoveError("asking partner was not listed here", "1.11.2")
     s.asked = True
     s.asks = tuple(n + 1 if i == seat else n for i, n in enumerate(s.asks))
     s.answer_phase = s.phase

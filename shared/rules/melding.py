@@ -5,6 +5,11 @@ and order. What makes a meld valid is ``melds`` (§1.9); here is what makes the 
 now: the cards come from the hand, one meld per rank per side, a side's first meld must reach
 its minimum (``opening``, §1.10), black threes meld only when going out (``threes``, §1.9),
 and afterwards the dead-end guard must let the turn end (``goingout``, §1.11.3).
+
+Each move is validated into a ``Plan`` (``plan_meld``, ``plan_lay_off``) and then executed
+from it. A move the engine listed itself (``engine.apply_listed``) builds the same plan
+with ``listed=True``, which leaves out the checks of the cards' validity and the opening
+minimum (the listing made them) but never the building, so both paths execute alike.
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from .state import Event, GameState
 from .threes import check_black_threes
 
 
-def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
-    """§1.9, §1.10: validate new melds (or cards joining melds of their rank)."""
+def plan_meld(s: GameState, seat: int, action: Meld, listed: bool = False) -> Plan:
+    """§1.9, §1.10: validate new melds (or cards joining melds of their rank); ``listed``:
+    only build the plan of a listed meld (a ruleset's own plan still validates)."""
     planned = rules(s).plan_meld(s, seat, action)
     if planned is not None:
         return planned
@@ -33,22 +39,23 @@ def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
     hand = remove_cards(s.hands[seat], [c for g in action.melds for c in g], "to meld")
     by_rank = group_melds(action.melds)
     melds = list(s.melds[side])
-    for rank, cards in by_rank.items():
-        if rank == THREE:
-            check_black_threes(s, cards, len(melds[THREE]))
-        old = melds[rank]
-        check_meld(config, rank, (*old, *cards), new=not old, old_wilds=wild_count(old))
-    if not s.opened(side):
-        check_opening_meld(s, seat, hand, by_rank)
+    if not listed:
+        for rank, cards in by_rank.items():
+            if rank == THREE:
+                check_black_threes(s, cards, len(melds[THREE]))
+            old = melds[rank]
+            check_meld(config, rank, (*old, *cards), new=not old, old_wilds=wild_count(old))
+        if not s.opened(side):
+            check_opening_meld(s, seat, hand, by_rank)
     touched = tuple((rank, bool(melds[rank])) for rank in by_rank)
     for rank, cards in by_rank.items():
         melds[rank] = (*melds[rank], *cards)
     return Plan(side, hand, tuple(melds), touched, len(hand), THREE in by_rank and bool(hand))
 
 
-def meld(s: GameState, seat: int, action: Meld) -> None:
-    """§1.6 T2 MELD."""
-    plan = plan_meld(s, seat, action)
+def meld(s: GameState, seat: int, action: Meld, listed: bool = False) -> None:
+    """§1.6 T2 MELD (``listed``: a move the engine listed, executed without its checks)."""
+    plan = plan_meld(s, seat, action, listed)
     opening = not s.opened(plan.side)
     put_down(s, plan)
     set_hand(s, seat, plan.hand)
@@ -61,11 +68,12 @@ def meld(s: GameState, seat: int, action: Meld) -> None:
         rules(s).side_opened(s, seat, cards_down, False)
     if plan.obliges_out:
         s.must_go_out = True
-    after_put_down(s, seat)
+    after_put_down(s, seat, listed)
 
 
-def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
-    """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld."""
+def plan_lay_off(s: GameState, seat: int, action: LayOff, listed: bool = False) -> Plan:
+    """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld;
+    ``listed``: only build the plan of a listed lay-off (a ruleset's own plan validates)."""
     planned = rules(s).plan_lay_off(s, seat, action)
     if planned is not None:
         return planned
@@ -81,35 +89,37 @@ def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
     if not existing:
         raise IllegalMoveError(f"your side has no meld of {rank_name(rank)} to add to", "1.6")
     hand = remove_cards(s.hands[seat], action.cards, "to lay off")
-    for card in action.cards:
-        fits = RANK[card] == rank and not IS_RED3[card]
-        if rank != THREE and IS_WILD[card]:
-            fits = True
-        if not fits:
-            raise IllegalMoveError(
-                f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
-            )
     merged = (*existing, *action.cards)
-    check_meld(s.config, rank, merged, new=False, old_wilds=wild_count(existing))
+    if not listed:
+        for card in action.cards:
+            fits = RANK[card] == rank and not IS_RED3[card]
+            if rank != THREE and IS_WILD[card]:
+                fits = True
+            if not fits:
+                raise IllegalMoveError(
+                    f"{card_text(card)} does not fit a meld of {rank_name(rank)}", "1.9"
+                )
+        check_meld(s.config, rank, merged, new=False, old_wilds=wild_count(existing))
     melds = list(s.melds[side])
     melds[rank] = merged
     return Plan(side, hand, tuple(melds), ((rank, True),), len(hand), False)
 
 
-def lay_off(s: GameState, seat: int, action: LayOff) -> None:
-    """§1.6 T2 LAY_OFF."""
-    plan = plan_lay_off(s, seat, action)
+def lay_off(s: GameState, seat: int, action: LayOff, listed: bool = False) -> None:
+    """§1.6 T2 LAY_OFF (``listed``: a move the engine listed, executed without its checks)."""
+    plan = plan_lay_off(s, seat, action, listed)
     put_down(s, plan)
     set_hand(s, seat, plan.hand)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "layoff", action.cards))
-    after_put_down(s, seat)
+    after_put_down(s, seat, listed)
 
 
-def combine(s: GameState, seat: int, action: Combine) -> None:
-    """§3.4: join two group melds of one rank (Samba and Bolivia)."""
+def combine(s: GameState, seat: int, action: Combine, listed: bool = False) -> None:
+    """§3.4: join two group melds of one rank (Samba and Bolivia); ``listed``: the dead-end
+    guard is not asked again (the ruleset's plan still validates)."""
     plan = rules(s).plan_combine(s, seat, action)
     put_down(s, plan)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "combine", text=str(action)))
-    after_put_down(s, seat)
+    after_put_down(s, seat, listed)

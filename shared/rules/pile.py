@@ -6,7 +6,8 @@ pile is taken only with a natural pair of the top card's rank (D7 option: a lay-
 side's meld). An unfrozen pile may be taken with a pair, a natural and a wild card, or by
 laying the top card off (D8). Every check of §1.8.2 is in ``plan_take``, in its order, and
 ``take_pile`` executes the take (§1.6 T1: the top card is melded, red threes in the pile are
-laid out, the rest joins the hand).
+laid out, the rest joins the hand). A take the engine listed itself (``engine.apply_listed``)
+builds the same plan with ``listed=True``, without the checks the listing made.
 
 Move listing lives here too, because the end of the stock (``stock``) needs it as a rule:
 ``pile_takes`` lists the candidate takes and ``take_ruled_out`` says when none can exist.
@@ -165,29 +166,78 @@ def take_method(naturals: int, wilds: int, existing: bool) -> str | None:
     return None
 
 
-def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
-    """§1.8.2: every check on taking the pile, in order, without changing anything."""
+def plan_take(s: GameState, seat: int, action: TakePile, listed: bool = False) -> Plan:
+    """§1.8.2: every check on taking the pile, in order, without changing anything.
+
+    ``listed``: the take was listed as legal here (``engine.apply_listed``), so the same plan
+    is built without the checks of the support, the freeze, the melds and the minimum; what
+    building needs (a pile to take, the cards held) is still asked, and a ruleset's own plan
+    (``Ruleset.plan_take``) still validates."""
     planned = rules(s).plan_take(s, seat, action)
     if planned is not None:
         return planned
     config = s.config
-    side, top, rank, hand, opened, naturals, wilds = take_prologue(
-        s, seat, action, refuse_black_top=not config.black3_top_takeable_to_go_out
-    )
+    naturals = wilds = 0
+    if listed:
+        if not s.pile:
+            raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+        side = s.side_of[seat]
+        top = s.pile[-1]
+        rank = RANK[top]
+        hand = remove_cards(s.hands[seat], action.cards, "to take the pile with")
+        opened = s.opened(side)
+    else:
+        side, top, rank, hand, opened, naturals, wilds = take_prologue(
+            s, seat, action, refuse_black_top=not config.black3_top_takeable_to_go_out
+        )
     black_top = IS_BLACK3[top]
     support = action.cards
     melds = list(s.melds[side])
     existing = melds[rank]
+    merged = (*existing, top, *support)
+    if not listed:
+        _check_support(s, side, top, naturals, wilds, opened, bool(existing))
+        check_meld(config, rank, merged, new=not existing, old_wilds=wild_count(existing))
+    melds[rank] = merged
+    touched = [(rank, bool(existing))]
+    extra = group_melds(action.melds)
+    if extra:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+    if not opened and not listed:
+        value = VALUE[top] + sum(VALUE[c] for c in support)
+        value += sum(VALUE[c] for g in extra.values() for c in g)
+        require_minimum(s, seat, value, with_pile=True)
+    for r, cards in extra.items():
+        if not listed:
+            if r == THREE:
+                check_black_threes(s, cards, len(melds[THREE]))
+            old = melds[r]
+            check_meld(config, r, (*old, *cards), new=not old, old_wilds=wild_count(old))
+        touched.append((r, bool(melds[r]) and r != rank))
+        melds[r] = (*melds[r], *cards)
+    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
+    return Plan(
+        side, hand, tuple(melds), tuple(touched), len(hand) + taken, black_top or THREE in extra
+    )
+
+
+def _check_support(
+    s: GameState, side: int, top: Card, naturals: int, wilds: int, opened: bool, existing: bool
+) -> None:
+    """§1.8.2, D6, D8: whether the support cards (``naturals`` of the top card's rank and
+    ``wilds``) may take the pile, frozen for ``side`` or not, with the top card ``top``."""
+    config = s.config
+    rank = RANK[top]
     frozen_why = frozen_reason(s, side)
     if frozen_why:
-        if not frozen_take_allowed(config, naturals, opened, bool(existing), s.pile_frozen):
+        if not frozen_take_allowed(config, naturals, opened, existing, s.pile_frozen):
             raise IllegalMoveError(
                 f"the pile is frozen ({frozen_why}): to take it you need two natural "
                 f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
                 "1.8.2",
             )
     else:
-        method = take_method(naturals, wilds, bool(existing))
+        method = take_method(naturals, wilds, existing)
         if method is None:
             raise IllegalMoveError(
                 f"to take the pile you need two natural {rank_name(rank)}, one natural "
@@ -202,32 +252,11 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
             )
     if rank == THREE and wilds:
         raise IllegalMoveError("black threes may not be melded with wild cards", "1.9")
-    if black_top and naturals < 2:
+    if IS_BLACK3[top] and naturals < 2:
         raise IllegalMoveError(
             "a black three on top may only be taken with two more black threes, to go out",
             "D6",
         )
-    merged = (*existing, top, *support)
-    check_meld(config, rank, merged, new=not existing, old_wilds=wild_count(existing))
-    melds[rank] = merged
-    touched = [(rank, bool(existing))]
-    extra = group_melds(action.melds)
-    if extra:
-        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
-    if not opened:
-        value = VALUE[top] + sum(VALUE[c] for c in support)
-        value += sum(VALUE[c] for g in extra.values() for c in g)
-        require_minimum(s, seat, value, with_pile=True)
-    for r, cards in extra.items():
-        if r == THREE:
-            check_black_threes(s, cards, len(melds[THREE]))
-        check_meld(config, r, (*melds[r], *cards), new=not melds[r], old_wilds=wild_count(melds[r]))
-        touched.append((r, bool(melds[r]) and r != rank))
-        melds[r] = (*melds[r], *cards)
-    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
-    return Plan(
-        side, hand, tuple(melds), tuple(touched), len(hand) + taken, black_top or THREE in extra
-    )
 
 
 def pile_cards_taken(s: GameState) -> tuple[Card, ...]:
@@ -240,10 +269,11 @@ def pile_cards_taken(s: GameState) -> tuple[Card, ...]:
     return s.pile[max(0, len(s.pile) - count) : -1]
 
 
-def take_pile(s: GameState, seat: int, action: TakePile) -> None:
+def take_pile(s: GameState, seat: int, action: TakePile, listed: bool = False) -> None:
     """§1.6 T1 TAKE_PILE: validate (§1.8.2), then meld the top card, take the rest (in Hand
-    and Foot only the top seven cards, the top card counted, §3.7)."""
-    plan = plan_take(s, seat, action)
+    and Foot only the top seven cards, the top card counted, §3.7); ``listed``: a take the
+    engine listed, executed without its checks (``plan_take``, the dead-end guard)."""
+    plan = plan_take(s, seat, action, listed)
     ruleset = rules(s)
     opening = not s.opened(plan.side)
     put_down(s, plan)
@@ -269,7 +299,7 @@ def take_pile(s: GameState, seat: int, action: TakePile) -> None:
     if plan.obliges_out:
         s.must_go_out = True
     ruleset.form_sides(s, seat)
-    after_put_down(s, seat)
+    after_put_down(s, seat, listed)
 
 
 def take_is_legal(s: GameState, seat: int, take: TakePile) -> bool:

@@ -58,11 +58,14 @@ def draw(s: GameState, seat: int) -> None:
             s.no_discard = True
 
 
-def pass_at_stock_end(s: GameState, seat: int) -> None:
-    """§1.12: with the stock gone, declining the pile ends the hand unless taking is compulsory."""
+def pass_at_stock_end(s: GameState, seat: int, listed: bool = False) -> None:
+    """§1.12: with the stock gone, declining the pile ends the hand unless taking is compulsory.
+
+    A ``listed`` pass (``engine.apply_listed``) is not asked again whether a take is
+    compulsory: that question tries every candidate take on a copy of the position."""
     if s.stock:
         raise IllegalMoveError("you may only pass once the stock is empty; draw instead", "1.12")
-    forced = compulsory_take(s, seat)
+    forced = None if listed else compulsory_take(s, seat)
     if forced is not None:
         if forced.cards or forced.melds:  # D14 "any_legal": any legal take is compulsory
             why = "you can take the pile, and in this game any possible take is compulsory"
