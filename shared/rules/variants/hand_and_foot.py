@@ -639,15 +639,21 @@ def foot_candidates(
 
 def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
     """The melds and lay-offs an opened side's player is offered once books close at seven
-    (§3.7), in one pass over the hand and the side's table (``_Books``): exactly what the
-    classic lists' group candidates (``legal._group_candidates``, where a lay-off past a
-    book's seven cards is left out) followed by ``HandAndFoot.further_candidates`` give,
-    in the same order, so a listing is the same action for action, only cheaper: the hand
-    is sorted by rank once, the cheapest wild card found once, the table read once.
+    (§3.7), in one pass over the hand and the side's table (``_Books``): what the classic
+    lists' group candidates (``legal._group_candidates``, where a lay-off past a book's
+    seven cards is left out) followed by ``HandAndFoot.further_candidates`` give, in the
+    same order, so a listing is the same action for action, only cheaper.
 
-    ``(legal_by_construction, to_check)`` as ``Ruleset.meld_candidates`` has it; nothing
+    ``(legal_by_construction, to_check)`` as ``Ruleset.meld_candidates`` has it. Nothing
     from the classic group list is legal by construction here (a lay-off may fill a book
-    past seven), so it all goes to the check, ahead of Samba's and the foot's moves."""
+    past seven), so it all goes to the check, ahead of Samba's and the foot's moves. Where
+    ``group_verdicts`` answers for the candidates (nothing but the melds can refuse them),
+    each is decided here as it is made, from the counts of the hand and the table: a
+    refused one is left out, one listed already is not offered again (a candidate equal to
+    an earlier one, or to one legal by construction, is the listing's duplicate), and the
+    verdicts are kept for ``group_verdicts`` (``_Listed``), so that the listing asks
+    nothing twice. The rest (too few cards left in hand, moves of other kinds) stays for
+    the engine's check, as before."""
     config = state.config
     side = state.side_of[seat]
     hand = state.hands[seat]
@@ -669,14 +675,42 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
                 order.append(rank)
         else:
             found.append(card)
-    # The classic group candidates, every one to check (``legal._group_candidates``).
-    check: list[Action] = []
+    # ``group_verdicts``' conditions (the side has opened: ``HandAndFoot.meld_candidates``),
+    # which are also those under which the foot's natural lay-offs are legal by construction.
+    decide = not state.must_go_out and not state.no_discard and not melds[THREE]
+    room = len(hand) - 2
+    # The foot's natural lay-offs and new melds (``foot_candidates``) first: those legal by
+    # construction lead the listing, so a candidate equal to one of them is never checked.
+    sure: list[Action] = []
+    foot: list[Action] = []  # (the foot's to check, in their place after Samba's)
+    open_melds = books.open_melds
+    closed = books.closed
+    for rank in order:
+        cards = by_rank[rank]
+        assert cards is not None
+        places = open_melds.get(rank)
+        if places is not None:
+            for which, size in places:
+                added = tuple(cards[: CANASTA_SIZE - size])
+                (sure if decide and len(added) <= room else foot).append(
+                    layoff_of(rank, added, which)
+                )
+        elif rank in closed:
+            if len(cards) >= 3:
+                foot.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
+            elif len(cards) == 2 and cheapest >= 0:
+                foot.append(meld_of(((*cards, cheapest),)))
+    listed = _Listed(state, seat, books, room, decide and foot_waiting(state, seat))
+    if decide:
+        listed.seen.update(map(id, sure))
+    offer = listed.offer if decide else listed.keep
+    # The classic group candidates (``legal._group_candidates``).
     threes = by_rank[THREE]
     if threes is not None:
         if melds[THREE]:
-            check.append(layoff_of(THREE, tuple(threes)))
+            offer(layoff_of(THREE, tuple(threes)))
         elif len(threes) >= 3:
-            check.append(meld_of((tuple(threes),)))
+            offer(meld_of((tuple(threes),)))
     room_for_wild = None if config.wild_onto_canasta else books.room_for_wild
     for rank in range(FOUR, ACE + 1):
         cards = by_rank[rank]
@@ -689,11 +723,11 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
             if meld:
                 if len(meld) + used > CANASTA_SIZE:
                     continue  # past a book's seven cards: the foot's moves have what fits
-                check.append(layoff_of(rank, tuple(cards)))
+                offer(layoff_of(rank, tuple(cards)))
             elif used >= 3:
-                check.append(meld_of((tuple(cards),)))
+                offer(meld_of((tuple(cards),)))
             elif used == 2 and cheapest >= 0:
-                check.append(meld_of(((*cards, cheapest),)))
+                offer(meld_of(((*cards, cheapest),)))
             else:
                 continue
         if meld and cheapest >= 0:
@@ -703,36 +737,141 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
                 in_meld = meld_facts(meld)[2]
                 fits = in_meld < config.max_wilds(len(meld) - in_meld)
             if fits:
-                check.append(layoff_of(rank, (cheapest,)))
+                offer(layoff_of(rank, (cheapest,)))
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
-    check += sequence_candidates(state, side, hand)
-    sure: list[Action] = []
-    simple = not state.must_go_out and not state.no_discard and not melds[THREE]
-    room = len(hand) - 2
-    open_melds = books.open_melds
-    closed = books.closed
-    for rank in order:
-        cards = by_rank[rank]
-        assert cards is not None
-        places = open_melds.get(rank)
-        if places is not None:
-            for which, size in places:
-                added = tuple(cards[: CANASTA_SIZE - size])
-                (sure if simple and len(added) <= room else check).append(
-                    layoff_of(rank, added, which)
-                )
-        elif rank in closed:
-            if len(cards) >= 3:
-                check.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
-            elif len(cards) == 2 and cheapest >= 0:
-                check.append(meld_of(((*cards, cheapest),)))
+    for action in sequence_candidates(state, side, hand):
+        offer(action)
+    for action in foot:
+        offer(action)
     if cheapest >= 0:
         wild = (cheapest,)
         for rank, places in open_melds.items():
-            check.extend(layoff_of(rank, wild, which) for which, _size in places)
+            for which, _size in places:
+                offer(layoff_of(rank, wild, which))
     if state.must_go_out:  # every step of a way out, so the list never runs dry
-        check += way_out_candidates(state, side, hand)
-    return sure, check
+        for action in way_out_candidates(state, side, hand):
+            offer(action)
+    global _LAST_LISTED
+    _LAST_LISTED = listed
+    return sure, listed.check
+
+
+def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
+    """Whether a new group meld of ``naturals`` natural cards of one rank (four to ace) and
+    ``wilds`` wild cards is valid (``samba.melds.group_fault`` with ``new=True``), asked of
+    the counts alone: the book's seven cards (§3.7), three cards and two naturals at least
+    and the wild limit (§1.9, §3.4, §3.7)."""
+    total = naturals + wilds
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    if total < 3 or naturals < 2:
+        return False
+    return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
+
+
+class _Listed:
+    """The candidates ``book_candidates`` lists for one seat in one position, each kept at
+    most once, and which of them ``group_verdicts``' rules already found legal there: the
+    listing asks ``group_verdicts`` of the very candidates it was just given, so the verdicts
+    found while listing are handed on instead of being worked out again."""
+
+    def __init__(
+        self, state: GameState, seat: int, books: _Books, room: int, on_hand: bool
+    ) -> None:
+        self.state = state
+        self.seat = seat
+        self.side = state.side_of[seat]
+        self.books = books
+        self.room = room
+        """The cards a move may take from hand and leave two (§1.11.3)."""
+        self.on_hand = on_hand
+        """Whether the seat still plays its hand, its foot waiting (when verdicts are given)."""
+        self.check: list[Action] = []
+        """The candidates to check, in their order, each once."""
+        self.seen: set[int] = set()
+        """The ids of the candidates listed so far (shared instances, ``actions.layoff_of``:
+        an equal action is mostly the same object; one that is not is still a duplicate
+        the listing drops, only found later)."""
+        self.legal: set[int] = set()
+        """The ids of the listed candidates found legal."""
+        self.refused: list[Action] = []
+        """The candidates found illegal, left out (held, so that no id in ``seen`` is
+        another object's while this lives)."""
+
+    def keep(self, action: Action) -> None:
+        """List ``action`` for the engine's check (no verdict is given here)."""
+        key = id(action)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.check.append(action)
+
+    def offer(self, action: Action) -> None:
+        """List ``action`` unless it is listed already or refused: ``group_verdicts``'
+        verdict on it, asked of the side's counts."""
+        key = id(action)
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        verdict = self.verdict_of(action)
+        if verdict is None:
+            self.check.append(action)
+        elif verdict:
+            self.check.append(action)
+            self.legal.add(key)
+        else:
+            self.refused.append(action)
+
+    def verdict_of(self, action: Action) -> bool | None:
+        """``group_verdicts``' verdict on ``action`` (see there), the lay-offs and new group
+        melds the lists offer answered from the counts (``lay_off_fits``,
+        ``new_group_fits``), the rest from ``_table_verdict``."""
+        books = self.books
+        room = self.room
+        kind = type(action)
+        if kind is LayOff:
+            assert isinstance(action, LayOff)
+            place = books.places.get((action.rank, action.which))
+            cards = action.cards
+            if place is None or action.suit >= 0 or not cards or len(cards) > room:
+                return None
+            return lay_off_fits(books.config, action.rank, place[0], place[1], cards)
+        if kind is Meld:
+            assert isinstance(action, Meld)
+            group = action.melds[0]
+            if len(action.melds) == 1 and len(group) <= room:
+                kind_of, rank, wilds = meld_facts(group)
+                if kind_of == GROUP and FOUR <= rank <= ACE and not any(IS_RED3[c] for c in group):
+                    old = books.melds[rank]
+                    if not old or books.config.multiple_melds_per_rank:
+                        return new_group_fits(books.config, len(group) - wilds, wilds)
+        memo = books.verdicts
+        found = memo.get(id(action))
+        if found is None or found[0] is not action:
+            found = memo[id(action)] = (
+                action,
+                *_table_verdict(self.state, self.side, books, action),
+            )
+        if found[1] > room:
+            return None
+        answer = found[2]
+        if answer is None and self.on_hand and found[1] >= 0 and kind is Meld:
+            assert isinstance(action, Meld)
+            if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
+                return False  # black threes, while the foot waits (§3.7)
+        return answer
+
+    def verdict(self, action: Action) -> bool | None:
+        """``group_verdicts``' verdict: known for a listed candidate, else worked out."""
+        key = id(action)
+        if key in self.legal:
+            return True
+        if key in self.seen:
+            return None  # (listed without a verdict: the engine decides)
+        return self.verdict_of(action)
+
+
+_LAST_LISTED: _Listed | None = None
+"""The last listing ``book_candidates`` made (``group_verdicts`` answers for it)."""
 
 
 def group_verdicts(state: GameState, seat: int) -> Verdict | None:
@@ -749,42 +888,24 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     black-three meld is down (a player still on the hand may have none, §3.7), and two
     cards stay in hand (§1.11.3). Then the engine's check comes down to the meld's own
     (the book's seven cards, its two natural cards, its wild limit: §1.9, §3.4, §3.7),
-    asked here of the same test it raises from (``samba.melds.group_fault``). The
-    candidates' cards come from the hand (the lists take them from it). Each verdict on a
-    table is worked out once (``_Books.verdicts``) and only the room left in hand is
-    asked again."""
+    asked of the same tests it raises from (``samba.melds.group_fault``), from the counts
+    (``_Listed.verdict_of``). The candidates' cards come from the hand (the lists take them
+    from it). The candidates ``book_candidates`` has just listed for this seat come with
+    their verdicts; the table's own verdicts are worked out once (``_Books.verdicts``)."""
     side = state.side_of[seat]
     melds = state.melds[side]
     if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
         return None
-    books = _books_of(state, side)
-    memo = books.verdicts
-    places = books.places
-    config = state.config
-    room = len(state.hands[seat]) - 2
-    on_hand = foot_waiting(state, seat)
-
-    def verdict(action: Action) -> bool | None:
-        if type(action) is LayOff:  # (the most listed: asked at once, from the counts)
-            assert isinstance(action, LayOff)
-            place = places.get((action.rank, action.which))
-            cards = action.cards
-            if place is None or action.suit >= 0 or not cards or len(cards) > room:
-                return None
-            return lay_off_fits(config, action.rank, place[0], place[1], cards)
-        found = memo.get(id(action))
-        if found is None or found[0] is not action:
-            found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
-        if found[1] > room:
-            return None
-        answer = found[2]
-        if answer is None and on_hand and found[1] >= 0 and type(action) is Meld:
-            assert isinstance(action, Meld)
-            if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
-                return False  # black threes, while the foot waits (§3.7)
-        return answer
-
-    return verdict
+    listed = _LAST_LISTED
+    if listed is None or listed.state is not state or listed.seat != seat:
+        listed = _Listed(
+            state,
+            seat,
+            _books_of(state, side),
+            len(state.hands[seat]) - 2,
+            foot_waiting(state, seat),
+        )
+    return listed.verdict
 
 
 def _table_verdict(
