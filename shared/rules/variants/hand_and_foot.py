@@ -30,7 +30,17 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..actions import Action, Combine, LayOff, Meld, MeldRef, layoff_of, meld_of
+from ..actions import (
+    ASK,
+    DISCARDS,
+    Action,
+    Combine,
+    LayOff,
+    Meld,
+    MeldRef,
+    layoff_of,
+    meld_of,
+)
 from ..cards import (
     ACE,
     FOUR,
@@ -48,8 +58,9 @@ from ..cards import (
 from ..config import RuleConfig, wild_cap
 from ..edits import set_hand
 from ..errors import IllegalMoveError
+from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
-from ..ruleset import Verdict, register
+from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
@@ -556,6 +567,61 @@ class _Books:
             if kind == GROUP and melds[rank]:
                 count[rank] = which = count.get(rank, 1) + 1
                 self.places[rank, which] = (len(cards), wilds)
+        self.regular = all(melds[rank] for kind, rank, _ in map(meld_facts, extra) if kind == GROUP)
+        """Whether every further group meld's rank has its rank-indexed meld (as the engine
+        makes them: a second meld of a rank joins ``extra`` beside the first), so that a
+        rank's first meld is the one ``melds`` holds (``book_listing`` relies on it)."""
+        self.wild_bits = self.room_for_wild
+        """The ranks whose rank-indexed meld the classic lists offer a wild card
+        (``legal._group_candidates``: under the wild limit, and under seven cards unless
+        a wild card may join a canasta), as bits."""
+        if config.wild_onto_canasta:
+            for rank in range(FOUR, ACE + 1):
+                meld = melds[rank]
+                if meld:
+                    in_meld = meld_facts(meld)[2]
+                    if in_meld < config.max_wilds(len(meld) - in_meld):
+                        self.wild_bits |= 1 << rank
+        self.wild_offers: dict[Card, _WildOffers] = {}
+        """Per wild card, the lay-offs of it the lists offer (``_wild_offers``)."""
+        self.further: list[Action] | None = None
+        """Samba's further moves (``sequence_candidates``) where they depend on the table
+        alone (no sequences, no wild melds), listed once per table."""
+
+
+_WildOffers = tuple[list[tuple[Action, "bool | None"]], list[tuple[Action, "bool | None"] | None]]
+"""One wild card onto each open meld, in table order, and onto each rank's rank-indexed meld
+where the classic lists offer it (indexed by rank): each lay-off with its verdict from the
+table, when a card more than it takes stays in hand (``lay_off_fits``; ``None``: no place
+the verdicts know, so the engine decides)."""
+
+
+def _wild_offers(books: _Books, wild: Card) -> _WildOffers:
+    """The lay-offs of ``wild`` onto the side's melds, each with its verdict, worked out once
+    per table and wild card: ``group_verdicts``' on a lay-off (``_Listed.verdict_of``) is
+    ``lay_off_fits`` of its place's counts."""
+    found = books.wild_offers.get(wild)
+    if found is not None:
+        return found
+    config = books.config
+    places = books.places
+    cards = (wild,)
+
+    def offer(rank: int, which: int) -> tuple[Action, bool | None]:
+        place = places.get((rank, which))
+        fits = None if place is None else lay_off_fits(config, rank, place[0], place[1], cards)
+        return layoff_of(rank, cards, which), fits
+
+    onto_open = [
+        offer(rank, which) for rank, spots in books.open_melds.items() for which, _size in spots
+    ]
+    by_rank: list[tuple[Action, bool | None] | None] = [None] * 13
+    bits = books.wild_bits
+    for rank in range(FOUR, ACE + 1):
+        if bits >> rank & 1:
+            by_rank[rank] = offer(rank, 1)
+    found = books.wild_offers[wild] = (onto_open, by_rank)
+    return found
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
@@ -639,21 +705,15 @@ def foot_candidates(
 
 def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
     """The melds and lay-offs an opened side's player is offered once books close at seven
-    (§3.7), in one pass over the hand and the side's table (``_Books``): what the classic
-    lists' group candidates (``legal._group_candidates``, where a lay-off past a book's
-    seven cards is left out) followed by ``HandAndFoot.further_candidates`` give, in the
-    same order, so a listing is the same action for action, only cheaper.
+    (§3.7), in one pass over the hand and the side's table (``_Books``): exactly what the
+    classic lists' group candidates (``legal._group_candidates``, where a lay-off past a
+    book's seven cards is left out) followed by ``HandAndFoot.further_candidates`` give,
+    in the same order, so a listing is the same action for action, only cheaper: the hand
+    is sorted by rank once, the cheapest wild card found once, the table read once.
 
-    ``(legal_by_construction, to_check)`` as ``Ruleset.meld_candidates`` has it. Nothing
+    ``(legal_by_construction, to_check)`` as ``Ruleset.meld_candidates`` has it; nothing
     from the classic group list is legal by construction here (a lay-off may fill a book
-    past seven), so it all goes to the check, ahead of Samba's and the foot's moves. Where
-    ``group_verdicts`` answers for the candidates (nothing but the melds can refuse them),
-    each is decided here as it is made, from the counts of the hand and the table: a
-    refused one is left out, one listed already is not offered again (a candidate equal to
-    an earlier one, or to one legal by construction, is the listing's duplicate), and the
-    verdicts are kept for ``group_verdicts`` (``_Listed``), so that the listing asks
-    nothing twice. The rest (too few cards left in hand, moves of other kinds) stays for
-    the engine's check, as before."""
+    past seven), so it all goes to the check, ahead of Samba's and the foot's moves."""
     config = state.config
     side = state.side_of[seat]
     hand = state.hands[seat]
@@ -675,42 +735,14 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
                 order.append(rank)
         else:
             found.append(card)
-    # ``group_verdicts``' conditions (the side has opened: ``HandAndFoot.meld_candidates``),
-    # which are also those under which the foot's natural lay-offs are legal by construction.
-    decide = not state.must_go_out and not state.no_discard and not melds[THREE]
-    room = len(hand) - 2
-    # The foot's natural lay-offs and new melds (``foot_candidates``) first: those legal by
-    # construction lead the listing, so a candidate equal to one of them is never checked.
-    sure: list[Action] = []
-    foot: list[Action] = []  # (the foot's to check, in their place after Samba's)
-    open_melds = books.open_melds
-    closed = books.closed
-    for rank in order:
-        cards = by_rank[rank]
-        assert cards is not None
-        places = open_melds.get(rank)
-        if places is not None:
-            for which, size in places:
-                added = tuple(cards[: CANASTA_SIZE - size])
-                (sure if decide and len(added) <= room else foot).append(
-                    layoff_of(rank, added, which)
-                )
-        elif rank in closed:
-            if len(cards) >= 3:
-                foot.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
-            elif len(cards) == 2 and cheapest >= 0:
-                foot.append(meld_of(((*cards, cheapest),)))
-    listed = _Listed(state, seat, books, room, decide and foot_waiting(state, seat))
-    if decide:
-        listed.seen.update(map(id, sure))
-    offer = listed.offer if decide else listed.keep
-    # The classic group candidates (``legal._group_candidates``).
+    # The classic group candidates, every one to check (``legal._group_candidates``).
+    check: list[Action] = []
     threes = by_rank[THREE]
     if threes is not None:
         if melds[THREE]:
-            offer(layoff_of(THREE, tuple(threes)))
+            check.append(layoff_of(THREE, tuple(threes)))
         elif len(threes) >= 3:
-            offer(meld_of((tuple(threes),)))
+            check.append(meld_of((tuple(threes),)))
     room_for_wild = None if config.wild_onto_canasta else books.room_for_wild
     for rank in range(FOUR, ACE + 1):
         cards = by_rank[rank]
@@ -723,11 +755,11 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
             if meld:
                 if len(meld) + used > CANASTA_SIZE:
                     continue  # past a book's seven cards: the foot's moves have what fits
-                offer(layoff_of(rank, tuple(cards)))
+                check.append(layoff_of(rank, tuple(cards)))
             elif used >= 3:
-                offer(meld_of((tuple(cards),)))
+                check.append(meld_of((tuple(cards),)))
             elif used == 2 and cheapest >= 0:
-                offer(meld_of(((*cards, cheapest),)))
+                check.append(meld_of(((*cards, cheapest),)))
             else:
                 continue
         if meld and cheapest >= 0:
@@ -737,141 +769,36 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
                 in_meld = meld_facts(meld)[2]
                 fits = in_meld < config.max_wilds(len(meld) - in_meld)
             if fits:
-                offer(layoff_of(rank, (cheapest,)))
+                check.append(layoff_of(rank, (cheapest,)))
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
-    for action in sequence_candidates(state, side, hand):
-        offer(action)
-    for action in foot:
-        offer(action)
+    check += sequence_candidates(state, side, hand)
+    sure: list[Action] = []
+    simple = not state.must_go_out and not state.no_discard and not melds[THREE]
+    room = len(hand) - 2
+    open_melds = books.open_melds
+    closed = books.closed
+    for rank in order:
+        cards = by_rank[rank]
+        assert cards is not None
+        places = open_melds.get(rank)
+        if places is not None:
+            for which, size in places:
+                added = tuple(cards[: CANASTA_SIZE - size])
+                (sure if simple and len(added) <= room else check).append(
+                    layoff_of(rank, added, which)
+                )
+        elif rank in closed:
+            if len(cards) >= 3:
+                check.append(meld_of((tuple(cards[:CANASTA_SIZE]),)))
+            elif len(cards) == 2 and cheapest >= 0:
+                check.append(meld_of(((*cards, cheapest),)))
     if cheapest >= 0:
         wild = (cheapest,)
         for rank, places in open_melds.items():
-            for which, _size in places:
-                offer(layoff_of(rank, wild, which))
+            check.extend(layoff_of(rank, wild, which) for which, _size in places)
     if state.must_go_out:  # every step of a way out, so the list never runs dry
-        for action in way_out_candidates(state, side, hand):
-            offer(action)
-    global _LAST_LISTED
-    _LAST_LISTED = listed
-    return sure, listed.check
-
-
-def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
-    """Whether a new group meld of ``naturals`` natural cards of one rank (four to ace) and
-    ``wilds`` wild cards is valid (``samba.melds.group_fault`` with ``new=True``), asked of
-    the counts alone: the book's seven cards (§3.7), three cards and two naturals at least
-    and the wild limit (§1.9, §3.4, §3.7)."""
-    total = naturals + wilds
-    if config.closed_books and total > CANASTA_SIZE:
-        return False
-    if total < 3 or naturals < 2:
-        return False
-    return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
-
-
-class _Listed:
-    """The candidates ``book_candidates`` lists for one seat in one position, each kept at
-    most once, and which of them ``group_verdicts``' rules already found legal there: the
-    listing asks ``group_verdicts`` of the very candidates it was just given, so the verdicts
-    found while listing are handed on instead of being worked out again."""
-
-    def __init__(
-        self, state: GameState, seat: int, books: _Books, room: int, on_hand: bool
-    ) -> None:
-        self.state = state
-        self.seat = seat
-        self.side = state.side_of[seat]
-        self.books = books
-        self.room = room
-        """The cards a move may take from hand and leave two (§1.11.3)."""
-        self.on_hand = on_hand
-        """Whether the seat still plays its hand, its foot waiting (when verdicts are given)."""
-        self.check: list[Action] = []
-        """The candidates to check, in their order, each once."""
-        self.seen: set[int] = set()
-        """The ids of the candidates listed so far (shared instances, ``actions.layoff_of``:
-        an equal action is mostly the same object; one that is not is still a duplicate
-        the listing drops, only found later)."""
-        self.legal: set[int] = set()
-        """The ids of the listed candidates found legal."""
-        self.refused: list[Action] = []
-        """The candidates found illegal, left out (held, so that no id in ``seen`` is
-        another object's while this lives)."""
-
-    def keep(self, action: Action) -> None:
-        """List ``action`` for the engine's check (no verdict is given here)."""
-        key = id(action)
-        if key not in self.seen:
-            self.seen.add(key)
-            self.check.append(action)
-
-    def offer(self, action: Action) -> None:
-        """List ``action`` unless it is listed already or refused: ``group_verdicts``'
-        verdict on it, asked of the side's counts."""
-        key = id(action)
-        if key in self.seen:
-            return
-        self.seen.add(key)
-        verdict = self.verdict_of(action)
-        if verdict is None:
-            self.check.append(action)
-        elif verdict:
-            self.check.append(action)
-            self.legal.add(key)
-        else:
-            self.refused.append(action)
-
-    def verdict_of(self, action: Action) -> bool | None:
-        """``group_verdicts``' verdict on ``action`` (see there), the lay-offs and new group
-        melds the lists offer answered from the counts (``lay_off_fits``,
-        ``new_group_fits``), the rest from ``_table_verdict``."""
-        books = self.books
-        room = self.room
-        kind = type(action)
-        if kind is LayOff:
-            assert isinstance(action, LayOff)
-            place = books.places.get((action.rank, action.which))
-            cards = action.cards
-            if place is None or action.suit >= 0 or not cards or len(cards) > room:
-                return None
-            return lay_off_fits(books.config, action.rank, place[0], place[1], cards)
-        if kind is Meld:
-            assert isinstance(action, Meld)
-            group = action.melds[0]
-            if len(action.melds) == 1 and len(group) <= room:
-                kind_of, rank, wilds = meld_facts(group)
-                if kind_of == GROUP and FOUR <= rank <= ACE and not any(IS_RED3[c] for c in group):
-                    old = books.melds[rank]
-                    if not old or books.config.multiple_melds_per_rank:
-                        return new_group_fits(books.config, len(group) - wilds, wilds)
-        memo = books.verdicts
-        found = memo.get(id(action))
-        if found is None or found[0] is not action:
-            found = memo[id(action)] = (
-                action,
-                *_table_verdict(self.state, self.side, books, action),
-            )
-        if found[1] > room:
-            return None
-        answer = found[2]
-        if answer is None and self.on_hand and found[1] >= 0 and kind is Meld:
-            assert isinstance(action, Meld)
-            if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
-                return False  # black threes, while the foot waits (§3.7)
-        return answer
-
-    def verdict(self, action: Action) -> bool | None:
-        """``group_verdicts``' verdict: known for a listed candidate, else worked out."""
-        key = id(action)
-        if key in self.legal:
-            return True
-        if key in self.seen:
-            return None  # (listed without a verdict: the engine decides)
-        return self.verdict_of(action)
-
-
-_LAST_LISTED: _Listed | None = None
-"""The last listing ``book_candidates`` made (``group_verdicts`` answers for it)."""
+        check += way_out_candidates(state, side, hand)
+    return sure, check
 
 
 def group_verdicts(state: GameState, seat: int) -> Verdict | None:
@@ -888,24 +815,50 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     black-three meld is down (a player still on the hand may have none, §3.7), and two
     cards stay in hand (§1.11.3). Then the engine's check comes down to the meld's own
     (the book's seven cards, its two natural cards, its wild limit: §1.9, §3.4, §3.7),
-    asked of the same tests it raises from (``samba.melds.group_fault``), from the counts
-    (``_Listed.verdict_of``). The candidates' cards come from the hand (the lists take them
-    from it). The candidates ``book_candidates`` has just listed for this seat come with
-    their verdicts; the table's own verdicts are worked out once (``_Books.verdicts``)."""
+    asked here of the same test it raises from (``samba.melds.group_fault``). The
+    candidates' cards come from the hand (the lists take them from it). Each verdict on a
+    table is worked out once (``_Books.verdicts``) and only the room left in hand is
+    asked again."""
     side = state.side_of[seat]
     melds = state.melds[side]
     if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
         return None
-    listed = _LAST_LISTED
-    if listed is None or listed.state is not state or listed.seat != seat:
-        listed = _Listed(
-            state,
-            seat,
-            _books_of(state, side),
-            len(state.hands[seat]) - 2,
-            foot_waiting(state, seat),
-        )
-    return listed.verdict
+    books = _books_of(state, side)
+    room = len(state.hands[seat]) - 2
+    on_hand = foot_waiting(state, seat)
+
+    def verdict(action: Action) -> bool | None:
+        return _answer(state, side, books, room, on_hand, action)
+
+    return verdict
+
+
+def _answer(
+    state: GameState, side: int, books: _Books, room: int, on_hand: bool, action: Action
+) -> bool | None:
+    """``group_verdicts``' verdict on ``action`` where ``room`` cards may leave the hand
+    (two stay) and ``on_hand`` says whether the player's foot still waits: a lay-off onto a
+    group meld from its counts at once (the most listed), the rest from the table's
+    verdicts, each worked out once per table (``_Books.verdicts``)."""
+    if type(action) is LayOff:
+        assert isinstance(action, LayOff)
+        place = books.places.get((action.rank, action.which))
+        cards = action.cards
+        if place is None or action.suit >= 0 or not cards or len(cards) > room:
+            return None
+        return lay_off_fits(books.config, action.rank, place[0], place[1], cards)
+    memo = books.verdicts
+    found = memo.get(id(action))
+    if found is None or found[0] is not action:
+        found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
+    if found[1] > room:
+        return None
+    answer = found[2]
+    if answer is None and on_hand and found[1] >= 0 and type(action) is Meld:
+        assert isinstance(action, Meld)
+        if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
+            return False  # black threes, while the foot waits (§3.7)
+    return answer
 
 
 def _table_verdict(
@@ -939,6 +892,183 @@ def _table_verdict(
         assert isinstance(action, Combine)
         return 0, combine_verdict(state, side, action)
     return -1, None
+
+
+def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> list[Action] | None:
+    """The listing after the draw of an opened side's player once books close at seven
+    (§3.7), every candidate decided in place (``Ruleset.play_listing``): the same actions
+    in the same order as ``legal``'s lists give from ``book_candidates`` and
+    ``group_verdicts`` (asking partner, the moves legal by construction, the discards, then
+    each candidate the engine accepts), each candidate made once and decided once.
+    ``trial`` is the engine's check (``engine.is_legal``), asked only where
+    ``group_verdicts`` leaves the engine to decide.
+
+    Only where ``group_verdicts`` answers (nothing obliges the player to go out, no
+    black-three meld is down; ``None`` otherwise, and ``legal``'s lists decide), on a
+    ``_Books.regular`` table, with the hand in ``cards.SORT_KEY`` order as the engine keeps
+    it (the naturals rank by rank, then jokers, twos and threes), so that the naturals of a
+    rank are one slice of it.
+
+    Which candidates of those lists are the same action is known from how they are made,
+    so none is made twice and nothing is hashed to find the repeats: the classic lay-off of
+    a rank's naturals onto its rank-indexed meld is the foot's onto that meld (its first,
+    ``which`` 1), legal by construction when two cards stay, else checked in the classic
+    list's place; the classic wild card onto that meld is the foot's wild card onto it,
+    listed in the classic place. A new meld of a rank, a further meld of a rank whose books
+    are closed, black threes and Samba's moves are each of a kind no other candidate is."""
+    if state.must_go_out or state.no_discard:
+        return None
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    if melds[THREE] or not state.opened(side):
+        return None
+    books = _books_of(state, side)
+    if not books.regular:
+        return None
+    hand = state.hands[seat]
+    config = state.config
+    room = len(hand) - 2  # (the cards a move may take and leave two in hand, §1.11.3)
+    # The hand: the slice of naturals of each rank held, the cheapest wild card, the threes.
+    by_rank: list[tuple[Card, ...] | None] = [None] * 13
+    runs: list[tuple[Card, ...]] = []
+    count = len(hand)
+    start = 0
+    last = -1
+    while start < count and IS_NATURAL[hand[start]]:
+        rank = RANK[hand[start]]
+        if rank <= last:
+            return None
+        end = start + 1
+        while end < count and RANK[hand[end]] == rank:
+            end += 1
+        by_rank[rank] = cards = hand[start:end]
+        runs.append(cards)
+        last = rank
+        start = end
+    cheapest = -1  # (the first of the least value, as a stable sort would put it first)
+    first_three = count
+    for at in range(start, count):
+        card = hand[at]
+        if IS_WILD[card]:
+            if first_three < count:
+                return None  # (a wild card after a three)
+            if cheapest < 0 or VALUE[card] < VALUE[cheapest]:
+                cheapest = card
+        elif RANK[card] == THREE:
+            if first_three == count:
+                first_three = at
+        else:
+            return None  # (a natural after the wild cards)
+    listed: list[Action] = []
+    if may_ask and ask_refused_why(state, seat) is None:
+        listed.append(ASK)
+    # The foot's lay-offs of naturals (``foot_candidates``): those legal by construction
+    # lead; the rest, and the foot's new melds, wait for their place after Samba's moves.
+    foot: list[Action] = []
+    open_melds = books.open_melds
+    closed = books.closed
+    for cards in runs:
+        rank = RANK[cards[0]]
+        places = open_melds.get(rank)
+        if places is not None:
+            for which, size in places:
+                added = cards[: CANASTA_SIZE - size]
+                if len(added) <= room:
+                    listed.append(layoff_of(rank, added, which))
+                elif which != 1 or len(melds[rank]) + len(cards) > CANASTA_SIZE:
+                    foot.append(layoff_of(rank, added, which))  # (else the classic list's)
+        elif rank in closed:
+            if len(cards) >= 3:
+                foot.append(meld_of((cards[:CANASTA_SIZE],)))
+            elif len(cards) == 2 and cheapest >= 0:
+                foot.append(meld_of(((*cards, cheapest),)))
+    if discard_refusal(state, seat) is None:
+        listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    # The classic group candidates (``legal._group_candidates``), each decided.
+    threes = hand[first_three:]
+    if len(threes) >= 3:  # (no black-three meld is down)
+        black = meld_of((threes,))
+        # black threes are melded only when going out, never from the hand (§3.7)
+        if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
+            listed.append(black)
+    wilds = _wild_offers(books, cheapest) if cheapest >= 0 else None
+    onto_first = 0  # the ranks whose first meld the classic list offers the wild card
+    for rank in range(FOUR, ACE + 1):
+        cards = by_rank[rank]
+        meld = melds[rank]
+        if cards is None:
+            if not meld or wilds is None:
+                continue
+        elif meld:
+            used = len(cards)
+            if len(meld) + used > CANASTA_SIZE:
+                continue  # past a book's seven cards: the foot's moves have what fits
+            if used > room:  # (else the foot's lay-off onto it, listed above)
+                action: Action = layoff_of(rank, cards)
+                if trial(state, seat, action):
+                    listed.append(action)
+        else:
+            used = len(cards)
+            if used >= 3:
+                action = meld_of((cards,))
+                fits = new_group_fits(config, used, 0)
+            elif used == 2 and cheapest >= 0:
+                action = meld_of(((*cards, cheapest),))
+                used = 3
+                fits = new_group_fits(config, 2, 1)
+            else:
+                continue
+            if fits if used <= room else trial(state, seat, action):
+                listed.append(action)
+            continue
+        if wilds is not None:
+            offered = wilds[1][rank]
+            if offered is not None:
+                onto_first |= 1 << rank
+                action, fits_one = offered
+                if fits_one if room >= 1 else trial(state, seat, action):
+                    listed.append(action)
+    # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
+    on_hand = foot_waiting(state, seat)
+    for action in (*_further(books, state, side, hand), *foot):
+        answer = _answer(state, side, books, room, on_hand, action)
+        if answer if answer is not None else trial(state, seat, action):
+            listed.append(action)
+    if wilds is not None:
+        for action, fits_one in wilds[0]:
+            if type(action) is LayOff:
+                assert isinstance(action, LayOff)
+                if action.which == 1 and onto_first >> action.rank & 1:
+                    continue  # (listed in the classic list's place)
+            if fits_one if room >= 1 and fits_one is not None else trial(state, seat, action):
+                listed.append(action)
+    return listed
+
+
+def _further(books: _Books, state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    """Samba's further moves (``samba.melds.sequence_candidates``), read from the table once
+    where they depend on it alone (no sequences, no wild melds: only combining two melds)."""
+    found = books.further
+    if found is not None:
+        return found
+    found = sequence_candidates(state, side, hand)
+    config = books.config
+    if not config.allow_sequences and not config.allow_wild_melds:
+        books.further = found
+    return found
+
+
+def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
+    """Whether a new group meld of ``naturals`` natural cards of one rank (four to ace) and
+    ``wilds`` wild cards is valid (``samba.melds.group_fault`` with ``new=True``), asked of
+    the counts alone: the book's seven cards (§3.7), three cards and two naturals at least
+    and the wild limit (§1.9, §3.4, §3.7)."""
+    total = naturals + wilds
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    if total < 3 or naturals < 2:
+        return False
+    return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -1070,6 +1200,13 @@ class HandAndFoot(Samba):
             if s.must_go_out:  # every step of a way out, so the list never runs dry
                 check += way_out_candidates(s, side, hand)
         return known, check
+
+    def play_listing(
+        self, s: GameState, seat: int, may_ask: bool, trial: Trial
+    ) -> list[Action] | None:
+        if s.config.closed_books and s.extra:
+            return book_listing(s, seat, may_ask, trial)
+        return None
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         if s.config.closed_books and s.extra:
