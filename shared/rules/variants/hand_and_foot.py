@@ -994,26 +994,26 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     wilds = _wild_offers(books, cheapest) if cheapest >= 0 else None
     onto_first = 0  # the ranks whose first meld the classic list offers the wild card
     for rank in range(FOUR, ACE + 1):
-        cards = by_rank[rank]
+        held = by_rank[rank]
         meld = melds[rank]
-        if cards is None:
+        if held is None:
             if not meld or wilds is None:
                 continue
         elif meld:
-            used = len(cards)
+            used = len(held)
             if len(meld) + used > CANASTA_SIZE:
                 continue  # past a book's seven cards: the foot's moves have what fits
             if used > room:  # (else the foot's lay-off onto it, listed above)
-                action: Action = layoff_of(rank, cards)
+                action: Action = layoff_of(rank, held)
                 if trial(state, seat, action):
                     listed.append(action)
         else:
-            used = len(cards)
+            used = len(held)
             if used >= 3:
-                action = meld_of((cards,))
+                action = meld_of((held,))
                 fits = new_group_fits(config, used, 0)
             elif used == 2 and cheapest >= 0:
-                action = meld_of(((*cards, cheapest),))
+                action = meld_of(((*held, cheapest),))
                 used = 3
                 fits = new_group_fits(config, 2, 1)
             else:
@@ -1026,7 +1026,7 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
             if offered is not None:
                 onto_first |= 1 << rank
                 action, fits_one = offered
-                if fits_one if room >= 1 else trial(state, seat, action):
+                if fits_one if room >= 1 and fits_one is not None else trial(state, seat, action):
                     listed.append(action)
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
     on_hand = foot_waiting(state, seat)
