@@ -539,88 +539,105 @@ class _Books:
         self.verdicts: dict[int, tuple[Action, int, bool | None]] = {}
         """id(action) -> (the action, the cards it takes from hand, its verdict): the room
         left in hand is the one fact of the position besides the table a verdict needs."""
-        counts: dict[int, int] = {}
-        for meld in (*melds, *extra):
+        # (one pass over the rank-indexed melds and one over the further ones)
+        open_melds = self.open_melds
+        closed = self.closed
+        places = self.places
+        counts = [0] * 14
+        room_for_wild = wild_bits = 0
+        onto_canasta = config.wild_onto_canasta
+        limit = config.wild_limit
+        for index in range(len(melds)):
+            meld = melds[index]
             if not meld:
                 continue
-            rank = meld_facts(meld)[1]  # (its first natural card's)
-            if rank < 0:
-                continue  # a wild meld
-            counts[rank] = counts.get(rank, 0) + 1
-            if len(meld) < CANASTA_SIZE:
-                self.open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
-            else:
-                self.closed.add(rank)
-        self.room_for_wild = 0
-        """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
-        §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
-        for rank in range(FOUR, ACE + 1):
-            meld = melds[rank]
-            if meld:
-                in_meld = meld_facts(meld)[2]
-                self.places[rank, 1] = (len(meld), in_meld)
-                if in_meld < config.max_wilds(len(meld) - in_meld) and len(meld) < CANASTA_SIZE:
-                    self.room_for_wild |= 1 << rank
-        count: dict[int, int] = {}
+            _kind, rank, wilds = meld_facts(meld)  # (its first natural card's rank)
+            size = len(meld)
+            if rank >= 0:
+                counts[rank] += 1
+                if size < CANASTA_SIZE:
+                    found = open_melds.get(rank)
+                    if found is None:
+                        open_melds[rank] = [(counts[rank], size)]
+                    else:
+                        found.append((counts[rank], size))
+                else:
+                    closed.add(rank)
+            if FOUR <= index <= ACE:
+                places[index, 1] = (size, wilds)
+                if wilds < wild_cap(limit, size - wilds):
+                    if size < CANASTA_SIZE:
+                        room_for_wild |= 1 << index
+                    if onto_canasta:
+                        wild_bits |= 1 << index
+        regular = True
+        further: dict[int, int] = {}
         for cards in extra:
             kind, rank, wilds = meld_facts(cards)
-            if kind == GROUP and melds[rank]:
-                count[rank] = which = count.get(rank, 1) + 1
-                self.places[rank, which] = (len(cards), wilds)
-        self.regular = all(melds[rank] for kind, rank, _ in map(meld_facts, extra) if kind == GROUP)
+            if kind == GROUP:
+                if melds[rank]:
+                    further[rank] = which = further.get(rank, 1) + 1
+                    places[rank, which] = (len(cards), wilds)
+                else:
+                    regular = False
+            if not cards or rank < 0:
+                continue  # (a wild meld)
+            counts[rank] += 1
+            if len(cards) < CANASTA_SIZE:
+                open_melds.setdefault(rank, []).append((counts[rank], len(cards)))
+            else:
+                closed.add(rank)
+        self.room_for_wild = room_for_wild
+        """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
+        §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
+        self.regular = regular
         """Whether every further group meld's rank has its rank-indexed meld (as the engine
         makes them: a second meld of a rank joins ``extra`` beside the first), so that a
         rank's first meld is the one ``melds`` holds (``book_listing`` relies on it)."""
-        self.wild_bits = self.room_for_wild
+        self.wild_bits = wild_bits if onto_canasta else room_for_wild
         """The ranks whose rank-indexed meld the classic lists offer a wild card
         (``legal._group_candidates``: under the wild limit, and under seven cards unless
         a wild card may join a canasta), as bits."""
-        if config.wild_onto_canasta:
-            for rank in range(FOUR, ACE + 1):
-                meld = melds[rank]
-                if meld:
-                    in_meld = meld_facts(meld)[2]
-                    if in_meld < config.max_wilds(len(meld) - in_meld):
-                        self.wild_bits |= 1 << rank
-        self.wild_offers: dict[Card, _WildOffers] = {}
-        """Per wild card, the lay-offs of it the lists offer (``_wild_offers``)."""
+        self.wild_places: _WildPlaces | None = None
+        """Where a wild card may go (``_wild_places``), once asked."""
         self.further: list[Action] | None = None
         """Samba's further moves (``sequence_candidates``) where they depend on the table
         alone (no sequences, no wild melds), listed once per table."""
 
 
-_WildOffers = tuple[list[tuple[Action, "bool | None"]], list[tuple[Action, "bool | None"] | None]]
-"""One wild card onto each open meld, in table order, and onto each rank's rank-indexed meld
-where the classic lists offer it (indexed by rank): each lay-off with its verdict from the
-table, when a card more than it takes stays in hand (``lay_off_fits``; ``None``: no place
-the verdicts know, so the engine decides)."""
+_WildPlaces = tuple[list[tuple[int, int, "bool | None"]], list["bool | None"]]
+"""Where a wild card may go, each with its verdict (``_wild_places``)."""
 
 
-def _wild_offers(books: _Books, wild: Card) -> _WildOffers:
-    """The lay-offs of ``wild`` onto the side's melds, each with its verdict, worked out once
-    per table and wild card: ``group_verdicts``' on a lay-off (``_Listed.verdict_of``) is
-    ``lay_off_fits`` of its place's counts."""
-    found = books.wild_offers.get(wild)
+def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
+    """A wild card onto each open meld of the side, in table order (rank, which, verdict),
+    and onto each rank's rank-indexed meld where the classic lists offer one (the verdict
+    indexed by rank; ``None``: not offered), the verdicts those of ``group_verdicts`` when a
+    card more stays in hand: ``lay_off_fits`` of the place's counts (``None``: no place the
+    verdicts know, so the engine decides). Worked out once per table: ``lay_off_fits`` asks
+    of a wild card only that it is one, so which wild card ``wild`` is makes no difference."""
+    found = books.wild_places
     if found is not None:
         return found
     config = books.config
     places = books.places
     cards = (wild,)
 
-    def offer(rank: int, which: int) -> tuple[Action, bool | None]:
+    def fits(rank: int, which: int) -> bool | None:
         place = places.get((rank, which))
-        fits = None if place is None else lay_off_fits(config, rank, place[0], place[1], cards)
-        return layoff_of(rank, cards, which), fits
+        return None if place is None else lay_off_fits(config, rank, place[0], place[1], cards)
 
     onto_open = [
-        offer(rank, which) for rank, spots in books.open_melds.items() for which, _size in spots
+        (rank, which, fits(rank, which))
+        for rank, spots in books.open_melds.items()
+        for which, _size in spots
     ]
-    by_rank: list[tuple[Action, bool | None] | None] = [None] * 13
+    onto_first: list[bool | None] = [None] * 13
     bits = books.wild_bits
     for rank in range(FOUR, ACE + 1):
         if bits >> rank & 1:
-            by_rank[rank] = offer(rank, 1)
-    found = books.wild_offers[wild] = (onto_open, by_rank)
+            onto_first[rank] = bool(fits(rank, 1))
+    found = books.wild_places = (onto_open, onto_first)
     return found
 
 
@@ -991,7 +1008,8 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         # black threes are melded only when going out, never from the hand (§3.7)
         if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
             listed.append(black)
-    wilds = _wild_offers(books, cheapest) if cheapest >= 0 else None
+    wilds = _wild_places(books, cheapest) if cheapest >= 0 else None
+    wild = (cheapest,)
     onto_first = 0  # the ranks whose first meld the classic list offers the wild card
     for rank in range(FOUR, ACE + 1):
         held = by_rank[rank]
@@ -1022,11 +1040,11 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
                 listed.append(action)
             continue
         if wilds is not None:
-            offered = wilds[1][rank]
-            if offered is not None:
+            fits_one = wilds[1][rank]
+            if fits_one is not None:
                 onto_first |= 1 << rank
-                action, fits_one = offered
-                if fits_one if room >= 1 and fits_one is not None else trial(state, seat, action):
+                action = layoff_of(rank, wild)
+                if fits_one if room >= 1 else trial(state, seat, action):
                     listed.append(action)
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
     on_hand = foot_waiting(state, seat)
@@ -1035,12 +1053,11 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         if answer if answer is not None else trial(state, seat, action):
             listed.append(action)
     if wilds is not None:
-        for action, fits_one in wilds[0]:
-            if type(action) is LayOff:
-                assert isinstance(action, LayOff)
-                if action.which == 1 and onto_first >> action.rank & 1:
-                    continue  # (listed in the classic list's place)
-            if fits_one if room >= 1 and fits_one is not None else trial(state, seat, action):
+        for rank, which, onto in wilds[0]:
+            if which == 1 and onto_first >> rank & 1:
+                continue  # (listed in the classic list's place)
+            action = layoff_of(rank, wild, which)
+            if onto if room >= 1 and onto is not None else trial(state, seat, action):
                 listed.append(action)
     return listed
 
