@@ -621,24 +621,46 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
         return found
     config = books.config
     places = books.places
+    memo = _wild_fits_of(config)
     cards = (wild,)
-
-    def fits(rank: int, which: int) -> bool | None:
-        place = places.get((rank, which))
-        return None if place is None else lay_off_fits(config, rank, place[0], place[1], cards)
-
-    onto_open = [
-        (rank, which, fits(rank, which))
-        for rank, spots in books.open_melds.items()
-        for which, _size in spots
-    ]
+    onto_open: list[tuple[int, int, bool | None]] = []
     onto_first: list[bool | None] = [None] * 13
     bits = books.wild_bits
+    for rank, spots in books.open_melds.items():
+        for which, _size in spots:
+            place = places.get((rank, which))
+            fits = None
+            if place is not None:
+                key = (rank, *place)
+                fits = memo.get(key)
+                if fits is None:
+                    fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
+            onto_open.append((rank, which, fits))
     for rank in range(FOUR, ACE + 1):
         if bits >> rank & 1:
-            onto_first[rank] = bool(fits(rank, 1))
+            place = places[rank, 1]  # (a rank-indexed meld: ``wild_bits``)
+            key = (rank, *place)
+            fits = memo.get(key)
+            if fits is None:
+                fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
+            onto_first[rank] = fits
     found = books.wild_places = (onto_open, onto_first)
     return found
+
+
+_WILD_FITS: dict[int, tuple[RuleConfig, dict[tuple[int, int, int], bool]]] = {}
+
+
+def _wild_fits_of(config: RuleConfig) -> dict[tuple[int, int, int], bool]:
+    """``_wild_places``' verdicts under ``config`` by (rank, the meld's cards, its wild
+    cards): the same few melds are met table after table. Found by the config's identity
+    (the entry holds it, so an id is never reused while its entry lives)."""
+    found = _WILD_FITS.get(id(config))
+    if found is None or found[0] is not config:
+        if len(_WILD_FITS) >= 64:
+            _WILD_FITS.clear()
+        found = _WILD_FITS[id(config)] = (config, {})
+    return found[1]
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
