@@ -965,118 +965,105 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     if not books.regular:
         return None
     hand = state.hands[seat]
-    config = state.config
-    room = len(hand) - 2  # (the cards a move may take and leave two in hand, §1.11.3)
-    # The hand: the slice of naturals of each rank held, the cheapest wild card, the threes.
-    by_rank: list[tuple[Card, ...] | None] = [None] * 13
-    runs: list[tuple[Card, ...]] = []
     count = len(hand)
-    start = 0
-    last = -1
-    while start < count and IS_NATURAL[hand[start]]:
-        rank = RANK[hand[start]]
-        if rank <= last:
-            return None
-        end = start + 1
-        while end < count and RANK[hand[end]] == rank:
-            end += 1
-        by_rank[rank] = cards = hand[start:end]
-        runs.append(cards)
-        last = rank
-        start = end
+    room = count - 2  # (the cards a move may take and leave two in hand, §1.11.3)
+    # The hand's tail: its threes, and before them its wild cards (jokers, then twos).
+    end = count
+    while end and RANK[hand[end - 1]] == THREE:
+        end -= 1
+    threes = hand[end:]
     cheapest = -1  # (the first of the least value, as a stable sort would put it first)
-    first_three = count
-    for at in range(start, count):
-        card = hand[at]
-        if IS_WILD[card]:
-            if first_three < count:
-                return None  # (a wild card after a three)
-            if cheapest < 0 or VALUE[card] < VALUE[cheapest]:
-                cheapest = card
-        elif RANK[card] == THREE:
-            if first_three == count:
-                first_three = at
-        else:
-            return None  # (a natural after the wild cards)
+    while end and IS_WILD[hand[end - 1]]:
+        end -= 1
+        if cheapest < 0 or VALUE[hand[end]] <= VALUE[cheapest]:
+            cheapest = hand[end]
     listed: list[Action] = []
     if may_ask and ask_refused_why(state, seat) is None:
         listed.append(ASK)
-    # The foot's lay-offs of naturals (``foot_candidates``): those legal by construction
-    # lead; the rest, and the foot's new melds, wait for their place after Samba's moves.
-    foot: list[Action] = []
+    # Rank by rank, the naturals held (one slice of the hand) and the side's melds of the
+    # rank: the foot's lay-offs legal by construction go straight to the list; the classic
+    # list's candidates and the foot's others are kept, decided, for their places below.
+    config = state.config
     open_melds = books.open_melds
     closed = books.closed
-    for cards in runs:
-        rank = RANK[cards[0]]
-        places = open_melds.get(rank)
-        if places is not None:
-            for which, size in places:
-                added = cards[: CANASTA_SIZE - size]
-                if len(added) <= room:
-                    listed.append(layoff_of(rank, added, which))
-                elif which != 1 or len(melds[rank]) + len(cards) > CANASTA_SIZE:
-                    foot.append(layoff_of(rank, added, which))  # (else the classic list's)
-        elif rank in closed:
-            if len(cards) >= 3:
-                foot.append(meld_of((cards[:CANASTA_SIZE],)))
-            elif len(cards) == 2 and cheapest >= 0:
-                foot.append(meld_of(((*cards, cheapest),)))
+    wilds = _wild_places(books, cheapest) if cheapest >= 0 else None
+    onto_first = wilds[1] if wilds is not None else None
+    wild = (cheapest,)
+    offered_first = 0  # the ranks whose first meld the classic list offers the wild card
+    classic: list[Action] = []  # (decided: the legal ones)
+    foot: list[Action] = []  # (to decide after Samba's moves)
+    start = 0
+    for rank in range(FOUR, ACE + 1):
+        stop = start
+        while stop < end and RANK[hand[stop]] == rank:
+            stop += 1
+        meld = melds[rank]
+        if stop > start:
+            cards = hand[start:stop]
+            start = stop
+            used = len(cards)
+            places = open_melds.get(rank)
+            if places is not None:  # the foot's lay-offs onto each open meld of the rank
+                for which, size in places:
+                    added = cards[: CANASTA_SIZE - size]
+                    if len(added) <= room:
+                        listed.append(layoff_of(rank, added, which))
+                    elif which != 1 or len(meld) + used > CANASTA_SIZE:
+                        foot.append(layoff_of(rank, added, which))  # (else the classic's)
+            elif rank in closed:  # the foot's new meld beside closed books
+                if used >= 3:
+                    foot.append(meld_of((cards[:CANASTA_SIZE],)))
+                elif used == 2 and cheapest >= 0:
+                    foot.append(meld_of(((*cards, cheapest),)))
+            if meld:
+                if len(meld) + used > CANASTA_SIZE:
+                    continue  # past a book's seven cards: the foot's moves have what fits
+                if used > room:  # (else the foot's lay-off onto it, listed above)
+                    action: Action = layoff_of(rank, cards)
+                    if trial(state, seat, action):
+                        classic.append(action)
+            else:
+                if used >= 3:
+                    action = meld_of((cards,))
+                    fits = new_group_fits(config, used, 0)
+                elif used == 2 and cheapest >= 0:
+                    action = meld_of(((*cards, cheapest),))
+                    used = 3
+                    fits = new_group_fits(config, 2, 1)
+                else:
+                    continue
+                if fits if used <= room else trial(state, seat, action):
+                    classic.append(action)
+                continue
+        elif not meld:
+            continue
+        if onto_first is not None:  # the classic list's wild card onto the rank's meld
+            fits_one = onto_first[rank]
+            if fits_one is not None:
+                offered_first |= 1 << rank
+                action = layoff_of(rank, wild)
+                if fits_one if room >= 1 else trial(state, seat, action):
+                    classic.append(action)
+    if start != end:
+        return None  # (not a hand in ``SORT_KEY`` order: the lists decide)
     if discard_refusal(state, seat) is None:
         listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
-    # The classic group candidates (``legal._group_candidates``), each decided.
-    threes = hand[first_three:]
+    # The classic group candidates (``legal._group_candidates``): black threes first.
     if len(threes) >= 3:  # (no black-three meld is down)
         black = meld_of((threes,))
         # black threes are melded only when going out, never from the hand (§3.7)
         if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
             listed.append(black)
-    wilds = _wild_places(books, cheapest) if cheapest >= 0 else None
-    wild = (cheapest,)
-    onto_first = 0  # the ranks whose first meld the classic list offers the wild card
-    for rank in range(FOUR, ACE + 1):
-        held = by_rank[rank]
-        meld = melds[rank]
-        if held is None:
-            if not meld or wilds is None:
-                continue
-        elif meld:
-            used = len(held)
-            if len(meld) + used > CANASTA_SIZE:
-                continue  # past a book's seven cards: the foot's moves have what fits
-            if used > room:  # (else the foot's lay-off onto it, listed above)
-                action: Action = layoff_of(rank, held)
-                if trial(state, seat, action):
-                    listed.append(action)
-        else:
-            used = len(held)
-            if used >= 3:
-                action = meld_of((held,))
-                fits = new_group_fits(config, used, 0)
-            elif used == 2 and cheapest >= 0:
-                action = meld_of(((*held, cheapest),))
-                used = 3
-                fits = new_group_fits(config, 2, 1)
-            else:
-                continue
-            if fits if used <= room else trial(state, seat, action):
-                listed.append(action)
-            continue
-        if wilds is not None:
-            fits_one = wilds[1][rank]
-            if fits_one is not None:
-                onto_first |= 1 << rank
-                action = layoff_of(rank, wild)
-                if fits_one if room >= 1 else trial(state, seat, action):
-                    listed.append(action)
+    listed += classic
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
     on_hand = foot_waiting(state, seat)
     for action in (*_further(books, state, side, hand), *foot):
         answer = _answer(state, side, books, room, on_hand, action)
         if answer if answer is not None else trial(state, seat, action):
             listed.append(action)
-    if wilds is not None:
+    if wilds is not None:  # the foot's wild card onto each open meld
         for rank, which, onto in wilds[0]:
-            if which == 1 and onto_first >> rank & 1:
+            if which == 1 and offered_first >> rank & 1:
                 continue  # (listed in the classic list's place)
             action = layoff_of(rank, wild, which)
             if onto if room >= 1 and onto is not None else trial(state, seat, action):
