@@ -547,12 +547,15 @@ class _Books:
         room_for_wild = wild_bits = 0
         onto_canasta = config.wild_onto_canasta
         limit = config.wild_limit
+        regular = True
         for index in range(len(melds)):
             meld = melds[index]
             if not meld:
                 continue
             _kind, rank, wilds = meld_facts(meld)  # (its first natural card's rank)
             size = len(meld)
+            if rank != index:
+                regular = False
             if rank >= 0:
                 counts[rank] += 1
                 if size < CANASTA_SIZE:
@@ -570,7 +573,6 @@ class _Books:
                         room_for_wild |= 1 << index
                     if onto_canasta:
                         wild_bits |= 1 << index
-        regular = True
         further: dict[int, int] = {}
         for cards in extra:
             kind, rank, wilds = meld_facts(cards)
@@ -591,9 +593,10 @@ class _Books:
         """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
         §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
         self.regular = regular
-        """Whether every further group meld's rank has its rank-indexed meld (as the engine
-        makes them: a second meld of a rank joins ``extra`` beside the first), so that a
-        rank's first meld is the one ``melds`` holds (``book_listing`` relies on it)."""
+        """Whether the table is as the engine makes it: each rank-indexed meld of its own
+        rank, and every further group meld's rank holding its rank-indexed meld (a second
+        meld of a rank joins ``extra`` beside the first), so that a rank's first meld is the
+        one ``melds`` holds (``book_listing`` relies on it)."""
         self.wild_bits = wild_bits if onto_canasta else room_for_wild
         """The ranks whose rank-indexed meld the classic lists offer a wild card
         (``legal._group_candidates``: under the wild limit, and under seven cards unless
