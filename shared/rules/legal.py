@@ -155,18 +155,22 @@ def _decided(state: GameState, seat: int) -> list[Action] | None:
     ruleset = rules(state)
     fast = _FAST.get(ruleset)
     if fast is None:
-        fast = _FAST[ruleset] = _keeps_classic(ruleset, _TAKE_HOOKS) | (
-            _keeps_classic(ruleset, _PLAY_HOOKS) << 1
+        fast = _FAST[ruleset] = (
+            _keeps_classic(ruleset, _TAKE_HOOKS)
+            | _keeps_classic(ruleset, _PLAY_HOOKS) << 1
+            | (not _keeps_classic(ruleset, ("play_listing",))) << 2
         )
     may_ask = not state.asked and not state.turn_melded and state.config.has_partners
     if phase is Phase.DRAW:
         return _draw_listing(state, seat, may_ask) if fast & 1 else None
-    return _play_listing(state, seat, may_ask) if fast & 2 and not state.extra else None
+    if fast & 2 and not state.extra:
+        return _play_listing(state, seat, may_ask)
+    return ruleset.play_listing(state, seat, may_ask, is_legal) if fast & 4 else None
 
 
 _FAST: dict[Ruleset, int] = {}
 """Per ruleset, which phases ``_decided`` decides in place: 1 the start of a turn, 2 the
-play after the draw."""
+play after the draw; 4: the ruleset's own ``play_listing`` may decide the play."""
 
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:

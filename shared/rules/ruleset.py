@@ -36,6 +36,11 @@ Verdict = Callable[["Action"], "bool | None"]
 only the engine's check can tell (``Ruleset.candidate_verdicts``)."""
 
 
+Trial = Callable[["GameState", int, "Action"], bool]
+"""The engine's check of one move (``engine.is_legal``), handed to a hook that lists moves
+(``Ruleset.play_listing``): the engine stands above this module and the variants."""
+
+
 class Ruleset:
     """Classic Canasta's answers to the questions on which the forms of the game differ.
 
@@ -145,6 +150,17 @@ class Ruleset:
         check (``None`` from it: check), so that the move lists keep such a candidate in its
         place, unchecked (§1.6 T2); none in classic, whose moves legal by construction are
         listed as such."""
+        return None
+
+    def play_listing(
+        self, s: GameState, seat: int, may_ask: bool, trial: Trial
+    ) -> list[Action] | None:
+        """The whole listing after the draw with every candidate decided in place, where the
+        ruleset can give it: exactly what ``legal``'s lists give from this ruleset's other
+        hooks, in their order (asking partner when ``may_ask`` and its refusal allow, the
+        moves legal by construction, the discards, then the candidates the engine accepts,
+        ``trial`` asked where only it can tell); ``None``: ``legal``'s lists. None in
+        classic, whose listing ``legal`` decides in place itself."""
         return None
 
     def discards_need_check(self, s: GameState) -> bool:

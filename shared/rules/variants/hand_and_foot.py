@@ -30,7 +30,17 @@ import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..actions import Action, Combine, LayOff, Meld, MeldRef, layoff_of, meld_of
+from ..actions import (
+    ASK,
+    DISCARDS,
+    Action,
+    Combine,
+    LayOff,
+    Meld,
+    MeldRef,
+    layoff_of,
+    meld_of,
+)
 from ..cards import (
     ACE,
     FOUR,
@@ -48,8 +58,9 @@ from ..cards import (
 from ..config import RuleConfig, wild_cap
 from ..edits import set_hand
 from ..errors import IllegalMoveError
+from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
-from ..ruleset import Verdict, register
+from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds
 from ..threes import lay_out_red_threes
 from .samba import Samba
@@ -528,34 +539,131 @@ class _Books:
         self.verdicts: dict[int, tuple[Action, int, bool | None]] = {}
         """id(action) -> (the action, the cards it takes from hand, its verdict): the room
         left in hand is the one fact of the position besides the table a verdict needs."""
-        counts: dict[int, int] = {}
-        for meld in (*melds, *extra):
+        # (one pass over the rank-indexed melds and one over the further ones)
+        open_melds = self.open_melds
+        closed = self.closed
+        places = self.places
+        counts = [0] * 14
+        room_for_wild = wild_bits = 0
+        onto_canasta = config.wild_onto_canasta
+        limit = config.wild_limit
+        regular = True
+        for index in range(len(melds)):
+            meld = melds[index]
             if not meld:
                 continue
-            rank = meld_facts(meld)[1]  # (its first natural card's)
-            if rank < 0:
-                continue  # a wild meld
-            counts[rank] = counts.get(rank, 0) + 1
-            if len(meld) < CANASTA_SIZE:
-                self.open_melds.setdefault(rank, []).append((counts[rank], len(meld)))
-            else:
-                self.closed.add(rank)
-        self.room_for_wild = 0
-        """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
-        §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
-        for rank in range(FOUR, ACE + 1):
-            meld = melds[rank]
-            if meld:
-                in_meld = meld_facts(meld)[2]
-                self.places[rank, 1] = (len(meld), in_meld)
-                if in_meld < config.max_wilds(len(meld) - in_meld) and len(meld) < CANASTA_SIZE:
-                    self.room_for_wild |= 1 << rank
-        count: dict[int, int] = {}
+            _kind, rank, wilds = meld_facts(meld)  # (its first natural card's rank)
+            size = len(meld)
+            if rank != index:
+                regular = False
+            if rank >= 0:
+                counts[rank] += 1
+                if size < CANASTA_SIZE:
+                    found = open_melds.get(rank)
+                    if found is None:
+                        open_melds[rank] = [(counts[rank], size)]
+                    else:
+                        found.append((counts[rank], size))
+                else:
+                    closed.add(rank)
+            if FOUR <= index <= ACE:
+                places[index, 1] = (size, wilds)
+                if wilds < wild_cap(limit, size - wilds):
+                    if size < CANASTA_SIZE:
+                        room_for_wild |= 1 << index
+                    if onto_canasta:
+                        wild_bits |= 1 << index
+        further: dict[int, int] = {}
         for cards in extra:
             kind, rank, wilds = meld_facts(cards)
-            if kind == GROUP and melds[rank]:
-                count[rank] = which = count.get(rank, 1) + 1
-                self.places[rank, which] = (len(cards), wilds)
+            if kind == GROUP:
+                if melds[rank]:
+                    further[rank] = which = further.get(rank, 1) + 1
+                    places[rank, which] = (len(cards), wilds)
+                else:
+                    regular = False
+            if not cards or rank < 0:
+                continue  # (a wild meld)
+            counts[rank] += 1
+            if len(cards) < CANASTA_SIZE:
+                open_melds.setdefault(rank, []).append((counts[rank], len(cards)))
+            else:
+                closed.add(rank)
+        self.room_for_wild = room_for_wild
+        """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
+        §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
+        self.regular = regular
+        """Whether the table is as the engine makes it: each rank-indexed meld of its own
+        rank, and every further group meld's rank holding its rank-indexed meld (a second
+        meld of a rank joins ``extra`` beside the first), so that a rank's first meld is the
+        one ``melds`` holds (``book_listing`` relies on it)."""
+        self.wild_bits = wild_bits if onto_canasta else room_for_wild
+        """The ranks whose rank-indexed meld the classic lists offer a wild card
+        (``legal._group_candidates``: under the wild limit, and under seven cards unless
+        a wild card may join a canasta), as bits."""
+        self.wild_places: _WildPlaces | None = None
+        """Where a wild card may go (``_wild_places``), once asked."""
+        self.further: list[Action] | None = None
+        """Samba's further moves (``sequence_candidates``) where they depend on the table
+        alone (no sequences, no wild melds), listed once per table."""
+
+
+_WildPlaces = tuple[list[tuple[int, int, "bool | None"]], list["bool | None"]]
+"""Where a wild card may go, each with its verdict (``_wild_places``)."""
+
+
+def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
+    """A wild card onto each open meld of the side, in table order (rank, which, verdict),
+    and onto each rank's rank-indexed meld where the classic lists offer one (the verdict
+    indexed by rank; ``None``: not offered), the verdicts those of ``group_verdicts`` when a
+    card more stays in hand: ``lay_off_fits`` of the place's counts (``None``: no place the
+    verdicts know, so the engine decides). Worked out once per table: ``lay_off_fits`` asks
+    of a wild card only that it is one, so which wild card ``wild`` is makes no difference."""
+    found = books.wild_places
+    if found is not None:
+        return found
+    config = books.config
+    places = books.places
+    memo = _wild_fits_of(config)
+    cards = (wild,)
+    onto_open: list[tuple[int, int, bool | None]] = []
+    onto_first: list[bool | None] = [None] * 13
+    bits = books.wild_bits
+    for rank, spots in books.open_melds.items():
+        for which, _size in spots:
+            place = places.get((rank, which))
+            fits = None
+            if place is not None:
+                key = (rank, *place)
+                fits = memo.get(key)
+                if fits is None:
+                    fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
+            onto_open.append((rank, which, fits))
+    for rank in range(FOUR, ACE + 1):
+        if bits >> rank & 1:
+            place = places[rank, 1]  # (a rank-indexed meld: ``wild_bits``)
+            key = (rank, *place)
+            fits = memo.get(key)
+            if fits is None:
+                fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
+            onto_first[rank] = fits
+    found = books.wild_places = (onto_open, onto_first)
+    return found
+
+
+_WILD_FITS: dict[int, tuple[RuleConfig, dict[tuple[int, int, int], bool]]] = {}
+
+
+def _wild_fits_of(config: RuleConfig) -> dict[tuple[int, int, int], bool]:
+    """``_wild_places``' verdicts under ``config`` by (rank, the meld's cards, its wild
+    cards): the same few melds are met table after table. Found by the config's identity
+    (the entry holds it, so an id is never reused while its entry lives)."""
+    found = _WILD_FITS.get(id(config))
+    if found is None or found[0] is not config:
+        if len(_WILD_FITS) >= 64:
+            _WILD_FITS.clear()
+        found = _WILD_FITS[id(config)] = (config, {})
+    return found[1]
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
@@ -758,33 +866,41 @@ def group_verdicts(state: GameState, seat: int) -> Verdict | None:
     if state.must_go_out or state.no_discard or melds[THREE] or not state.opened(side):
         return None
     books = _books_of(state, side)
-    memo = books.verdicts
-    places = books.places
-    config = state.config
     room = len(state.hands[seat]) - 2
     on_hand = foot_waiting(state, seat)
 
     def verdict(action: Action) -> bool | None:
-        if type(action) is LayOff:  # (the most listed: asked at once, from the counts)
-            assert isinstance(action, LayOff)
-            place = places.get((action.rank, action.which))
-            cards = action.cards
-            if place is None or action.suit >= 0 or not cards or len(cards) > room:
-                return None
-            return lay_off_fits(config, action.rank, place[0], place[1], cards)
-        found = memo.get(id(action))
-        if found is None or found[0] is not action:
-            found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
-        if found[1] > room:
-            return None
-        answer = found[2]
-        if answer is None and on_hand and found[1] >= 0 and type(action) is Meld:
-            assert isinstance(action, Meld)
-            if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
-                return False  # black threes, while the foot waits (§3.7)
-        return answer
+        return _answer(state, side, books, room, on_hand, action)
 
     return verdict
+
+
+def _answer(
+    state: GameState, side: int, books: _Books, room: int, on_hand: bool, action: Action
+) -> bool | None:
+    """``group_verdicts``' verdict on ``action`` where ``room`` cards may leave the hand
+    (two stay) and ``on_hand`` says whether the player's foot still waits: a lay-off onto a
+    group meld from its counts at once (the most listed), the rest from the table's
+    verdicts, each worked out once per table (``_Books.verdicts``)."""
+    if type(action) is LayOff:
+        assert isinstance(action, LayOff)
+        place = books.places.get((action.rank, action.which))
+        cards = action.cards
+        if place is None or action.suit >= 0 or not cards or len(cards) > room:
+            return None
+        return lay_off_fits(books.config, action.rank, place[0], place[1], cards)
+    memo = books.verdicts
+    found = memo.get(id(action))
+    if found is None or found[0] is not action:
+        found = memo[id(action)] = (action, *_table_verdict(state, side, books, action))
+    if found[1] > room:
+        return None
+    answer = found[2]
+    if answer is None and on_hand and found[1] >= 0 and type(action) is Meld:
+        assert isinstance(action, Meld)
+        if meld_facts(action.melds[0])[:2] == (GROUP, THREE):
+            return False  # black threes, while the foot waits (§3.7)
+    return answer
 
 
 def _table_verdict(
@@ -818,6 +934,170 @@ def _table_verdict(
         assert isinstance(action, Combine)
         return 0, combine_verdict(state, side, action)
     return -1, None
+
+
+def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> list[Action] | None:
+    """The listing after the draw of an opened side's player once books close at seven
+    (§3.7), every candidate decided in place (``Ruleset.play_listing``): the same actions
+    in the same order as ``legal``'s lists give from ``book_candidates`` and
+    ``group_verdicts`` (asking partner, the moves legal by construction, the discards, then
+    each candidate the engine accepts), each candidate made once and decided once.
+    ``trial`` is the engine's check (``engine.is_legal``), asked only where
+    ``group_verdicts`` leaves the engine to decide.
+
+    Only where ``group_verdicts`` answers (nothing obliges the player to go out, no
+    black-three meld is down; ``None`` otherwise, and ``legal``'s lists decide), on a
+    ``_Books.regular`` table, with the hand in ``cards.SORT_KEY`` order as the engine keeps
+    it (the naturals rank by rank, then jokers, twos and threes), so that the naturals of a
+    rank are one slice of it.
+
+    Which candidates of those lists are the same action is known from how they are made,
+    so none is made twice and nothing is hashed to find the repeats: the classic lay-off of
+    a rank's naturals onto its rank-indexed meld is the foot's onto that meld (its first,
+    ``which`` 1), legal by construction when two cards stay, else checked in the classic
+    list's place; the classic wild card onto that meld is the foot's wild card onto it,
+    listed in the classic place. A new meld of a rank, a further meld of a rank whose books
+    are closed, black threes and Samba's moves are each of a kind no other candidate is."""
+    if state.must_go_out or state.no_discard:
+        return None
+    side = state.side_of[seat]
+    melds = state.melds[side]
+    if melds[THREE] or not state.opened(side):
+        return None
+    books = _books_of(state, side)
+    if not books.regular:
+        return None
+    hand = state.hands[seat]
+    count = len(hand)
+    room = count - 2  # (the cards a move may take and leave two in hand, §1.11.3)
+    # The hand's tail: its threes, and before them its wild cards (jokers, then twos).
+    end = count
+    while end and RANK[hand[end - 1]] == THREE:
+        end -= 1
+    threes = hand[end:]
+    cheapest = -1  # (the first of the least value, as a stable sort would put it first)
+    while end and IS_WILD[hand[end - 1]]:
+        end -= 1
+        if cheapest < 0 or VALUE[hand[end]] <= VALUE[cheapest]:
+            cheapest = hand[end]
+    listed: list[Action] = []
+    if may_ask and ask_refused_why(state, seat) is None:
+        listed.append(ASK)
+    # Rank by rank, the naturals held (one slice of the hand) and the side's melds of the
+    # rank: the foot's lay-offs legal by construction go straight to the list; the classic
+    # list's candidates and the foot's others are kept, decided, for their places below.
+    config = state.config
+    open_melds = books.open_melds
+    closed = books.closed
+    wilds = _wild_places(books, cheapest) if cheapest >= 0 else None
+    onto_first = wilds[1] if wilds is not None else None
+    wild = (cheapest,)
+    offered_first = 0  # the ranks whose first meld the classic list offers the wild card
+    classic: list[Action] = []  # (decided: the legal ones)
+    foot: list[Action] = []  # (to decide after Samba's moves)
+    start = 0
+    for rank in range(FOUR, ACE + 1):
+        stop = start
+        while stop < end and RANK[hand[stop]] == rank:
+            stop += 1
+        meld = melds[rank]
+        if stop > start:
+            cards = hand[start:stop]
+            start = stop
+            used = len(cards)
+            places = open_melds.get(rank)
+            if places is not None:  # the foot's lay-offs onto each open meld of the rank
+                for which, size in places:
+                    added = cards[: CANASTA_SIZE - size]
+                    if len(added) <= room:
+                        listed.append(layoff_of(rank, added, which))
+                    elif which != 1 or len(meld) + used > CANASTA_SIZE:
+                        foot.append(layoff_of(rank, added, which))  # (else the classic's)
+            elif rank in closed:  # the foot's new meld beside closed books
+                if used >= 3:
+                    foot.append(meld_of((cards[:CANASTA_SIZE],)))
+                elif used == 2 and cheapest >= 0:
+                    foot.append(meld_of(((*cards, cheapest),)))
+            if meld:
+                if len(meld) + used > CANASTA_SIZE:
+                    continue  # past a book's seven cards: the foot's moves have what fits
+                if used > room:  # (else the foot's lay-off onto it, listed above)
+                    action: Action = layoff_of(rank, cards)
+                    if trial(state, seat, action):
+                        classic.append(action)
+            else:
+                if used >= 3:
+                    action = meld_of((cards,))
+                    fits = new_group_fits(config, used, 0)
+                elif used == 2 and cheapest >= 0:
+                    action = meld_of(((*cards, cheapest),))
+                    used = 3
+                    fits = new_group_fits(config, 2, 1)
+                else:
+                    continue
+                if fits if used <= room else trial(state, seat, action):
+                    classic.append(action)
+                continue
+        elif not meld:
+            continue
+        if onto_first is not None:  # the classic list's wild card onto the rank's meld
+            fits_one = onto_first[rank]
+            if fits_one is not None:
+                offered_first |= 1 << rank
+                action = layoff_of(rank, wild)
+                if fits_one if room >= 1 else trial(state, seat, action):
+                    classic.append(action)
+    if start != end:
+        return None  # (not a hand in ``SORT_KEY`` order: the lists decide)
+    if discard_refusal(state, seat) is None:
+        listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    # The classic group candidates (``legal._group_candidates``): black threes first.
+    if len(threes) >= 3:  # (no black-three meld is down)
+        black = meld_of((threes,))
+        # black threes are melded only when going out, never from the hand (§3.7)
+        if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
+            listed.append(black)
+    listed += classic
+    # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
+    on_hand = foot_waiting(state, seat)
+    for action in (*_further(books, state, side, hand), *foot):
+        answer = _answer(state, side, books, room, on_hand, action)
+        if answer if answer is not None else trial(state, seat, action):
+            listed.append(action)
+    if wilds is not None:  # the foot's wild card onto each open meld
+        for rank, which, onto in wilds[0]:
+            if which == 1 and offered_first >> rank & 1:
+                continue  # (listed in the classic list's place)
+            action = layoff_of(rank, wild, which)
+            if onto if room >= 1 and onto is not None else trial(state, seat, action):
+                listed.append(action)
+    return listed
+
+
+def _further(books: _Books, state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    """Samba's further moves (``samba.melds.sequence_candidates``), read from the table once
+    where they depend on it alone (no sequences, no wild melds: only combining two melds)."""
+    found = books.further
+    if found is not None:
+        return found
+    found = sequence_candidates(state, side, hand)
+    config = books.config
+    if not config.allow_sequences and not config.allow_wild_melds:
+        books.further = found
+    return found
+
+
+def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
+    """Whether a new group meld of ``naturals`` natural cards of one rank (four to ace) and
+    ``wilds`` wild cards is valid (``samba.melds.group_fault`` with ``new=True``), asked of
+    the counts alone: the book's seven cards (§3.7), three cards and two naturals at least
+    and the wild limit (§1.9, §3.4, §3.7)."""
+    total = naturals + wilds
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    if total < 3 or naturals < 2:
+        return False
+    return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
 
 
 def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
@@ -949,6 +1229,13 @@ class HandAndFoot(Samba):
             if s.must_go_out:  # every step of a way out, so the list never runs dry
                 check += way_out_candidates(s, side, hand)
         return known, check
+
+    def play_listing(
+        self, s: GameState, seat: int, may_ask: bool, trial: Trial
+    ) -> list[Action] | None:
+        if s.config.closed_books and s.extra:
+            return book_listing(s, seat, may_ask, trial)
+        return None
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         if s.config.closed_books and s.extra:

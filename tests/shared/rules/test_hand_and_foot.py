@@ -317,3 +317,97 @@ def test_the_wild_meld_verdict_agrees_with_check_wild_meld() -> None:
                 except IllegalMoveError:
                     expected = False
                 assert wild_meld_fits(cards, old) is expected, (old, total, natural)
+
+
+def _book_positions(config: RuleConfig, hands: int, seed: int) -> list[tuple[GameState, int]]:
+    """Every decision after the draw of a few seeded random hands of ``config``."""
+    rng = random.Random(seed)
+    match = rules.new_match(config, seed=seed)
+    found: list[tuple[GameState, int]] = []
+    for _ in range(hands):
+        if match.phase is Phase.MATCH_OVER:
+            match = rules.new_match(config, seed=rng.getrandbits(32))
+        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
+        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
+            seat = state.actor()
+            assert seat is not None
+            if state.phase is Phase.PLAY:
+                found.append((state, seat))
+            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
+        match = state
+    return found
+
+
+_BOOK_OPTIONS: list[dict[str, object]] = [
+    {},
+    {"wild_onto_canasta": True},
+    {"allow_wild_melds": True},
+    {"wild_limit": "max3"},
+    {"players": 2, "partnerships": [[0], [1]]},
+    {"clean_books_to_go_out": 0, "dirty_books_to_go_out": 0, "canastas_to_go_out": 1},
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        for o in _BOOK_OPTIONS
+    ],
+)
+def test_the_listing_decided_in_place_is_the_engines_3_7(options: dict[str, object]) -> None:
+    """§3.7: the listing after the draw that Hand and Foot decides in place (``book_listing``,
+    each candidate made once, decided from the table's counts) is, action for action and in
+    order, what the move lists give from its candidates with the engine's check of every
+    one (``legal._listing`` without verdicts): nothing legal left out, nothing illegal
+    listed, no repeat. Seeded random play of the preset and of options that change which
+    candidates are legal (wild cards onto a book, wild books, the wild limit, two players,
+    no book requirement to go out)."""
+    from shared.rules import legal
+    from shared.rules.engine import is_legal
+    from shared.rules.variants.hand_and_foot import book_listing
+
+    config = make_config("hand_and_foot", options)
+    decided = 0
+    for state, seat in _book_positions(config, 10, 5 + len(options)):
+        may_ask = state.config.has_partners and not state.asked and not state.turn_melded
+        listing = book_listing(state, seat, may_ask, is_legal)
+        if listing is None:
+            continue
+        decided += 1
+        known, candidates, _verdict = legal._listing(state, seat)
+        expected = known + [a for a in candidates if is_legal(state, seat, a)]
+        assert listing == expected, (options, state.hands[seat])
+        assert rules.legal_actions(state, seat) == listing
+    assert decided > 500
+
+
+def test_the_new_meld_verdict_on_counts_agrees_with_group_fault_3_7() -> None:
+    """§1.9, §3.4, §3.7: the listing's verdict on a new group meld from its counts
+    (``new_group_fits``) is the engine's (``samba.melds.group_fault``, ``new=True``) for
+    every number of naturals and wild cards up to ten, under each wild limit, with books
+    closed at seven or not."""
+    from shared.rules.cards import make_card
+    from shared.rules.variants.hand_and_foot import new_group_fits
+    from shared.rules.variants.samba.melds import group_fault
+
+    base = make_config("hand_and_foot")
+    compared = 0
+    for limit in ("fewer_than_naturals_max3", "max3", "max2", "not_more_than_naturals"):
+        for closed in (True, False):
+            try:
+                config = dataclasses.replace(base, wild_limit=limit, closed_books=closed)
+            except ConfigError:
+                config = dataclasses.replace(base, wild_limit=limit, closed_books=closed, decks=3)
+            for naturals in range(0, 11):
+                for wilds in range(0, 6):
+                    cards = [make_card(9, n % 4) for n in range(naturals)] + [JOKER] * wilds
+                    expected = group_fault(config, 9, (), cards, new=True) is None
+                    assert new_group_fits(config, naturals, wilds) is expected, (
+                        limit,
+                        closed,
+                        naturals,
+                        wilds,
+                    )
+                    compared += 1
+    assert compared > 500
