@@ -50,7 +50,7 @@ from .engine import is_legal
 from .goingout import ask_refused_why, discard_refusal, put_down_verdict, surely_stranded
 from .melds import CANASTA_SIZE
 from .opening import best_opening, opening_of_groups, opening_target
-from .pile import pile_takes, take_verdict
+from .pile import classic_takes, pile_takes, take_verdict
 from .ruleset import Ruleset, Verdict, rules
 from .state import GameState, Melds, Phase, out_forbidden
 
@@ -186,15 +186,16 @@ play after the draw; and 4: the ruleset keeps classic's going-out search (``_OUT
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
     """The start of a turn, every action decided in place (the order ``_listing`` gives the
-    candidates): draw (or pass at the end of the stock), each candidate take by
-    ``take_verdict`` (the engine's check only where the dead-end guard may object), asking
-    partner by its own refusal. ``pile_takes`` lists each take once, so nothing repeats."""
+    candidates): draw (or pass at the end of the stock), each candidate take (``pile_takes``
+    under the classic hooks the ruleset keeps: ``classic_takes``) by ``take_verdict`` (the
+    engine's check only where the dead-end guard may object), asking partner by its own
+    refusal. ``pile_takes`` lists each take once, so nothing repeats."""
     listed: list[Action] = []
     if state.stock:
         listed.append(DRAW)
     elif is_legal(state, seat, PASS):
         listed.append(PASS)
-    for take in pile_takes(state, seat):
+    for take in classic_takes(state, seat):
         verdict = take_verdict(state, seat, take)
         if verdict is None:
             verdict = is_legal(state, seat, take)
