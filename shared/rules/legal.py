@@ -368,8 +368,11 @@ def _opening_candidates(
         opening = opening_of_groups(state.config, groups)
     if not opening:
         return [], []
-    value = sum(VALUE[c] for group in opening for c in group)
-    left = len(hand) - sum(len(g) for g in opening)
+    value = 0
+    left = len(hand)
+    for group in opening:  # (a few groups: a loop over them, not a generator over each card)
+        value += sum(map(VALUE.__getitem__, group))
+        left -= len(group)
     if value >= opening_target(state, seat):
         sure = simple and left >= 2 and state.config.open_via_pile != "required"
         return ([meld_of(opening)], []) if sure else ([], [meld_of(opening)])
