@@ -193,3 +193,32 @@ def deck(decks: int = 2, jokers_per_deck: int = 2) -> tuple[Card, ...]:
     """
     one_pack = tuple(range(52)) + (JOKER,) * jokers_per_deck
     return one_pack * decks
+
+
+RankGroups = list[list[Card] | None]
+"""A hand's cards per rank index (0..13: twos, threes, the naturals, jokers), each in hand
+order; ``None`` for a rank not held."""
+
+
+def hand_groups(hand: Iterable[Card]) -> tuple[RankGroups, list[int]]:
+    """A hand's cards per rank index (``RankGroups``) and how many it holds of each rank, in
+    one pass over the hand.
+
+    The move lists ask several questions of one hand at every decision: which naturals of
+    each rank it holds (new melds and lay-offs, §1.9; an opening, §1.10), its cheapest wild
+    card, how many of each rank it holds (could it go out, so may it ask partner, §1.11.2).
+    Each question used to count the hand afresh; these facts are counted once per listing
+    and handed to each (issue 27: facts per position computed once). Nothing about the
+    hand's order is assumed.
+    """
+    groups: RankGroups = [None] * 14
+    counts = [0] * 14
+    for card in hand:
+        rank = RANK[card]
+        counts[rank] += 1
+        group = groups[rank]
+        if group is None:
+            groups[rank] = [card]
+        else:
+            group.append(card)
+    return groups, counts

@@ -309,10 +309,11 @@ def ask_refusal(s: GameState, seat: int) -> CanastaError | None:
     return kind(message, rule)
 
 
-def ask_refused_why(s: GameState, seat: int) -> str | None:
+def ask_refused_why(s: GameState, seat: int, counts: Sequence[int] | None = None) -> str | None:
     """Which refusal of ``ask_refusal`` applies (a key of ``_ASK_REFUSALS``), or ``None``: the
     move lists ask this at every turn, and building the error they would not raise costs more
-    than the question's cheap part."""
+    than the question's cheap part. ``counts``: the seat's hand counted per rank index
+    (``cards.hand_groups``), when the move list has counted it already."""
     config = s.config
     if not config.has_partners:
         return "no partner"
@@ -331,7 +332,7 @@ def ask_refused_why(s: GameState, seat: int) -> str | None:
         return "reserve"
     if len(s.hands[seat]) < 2:
         return "one card"
-    if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat)):
+    if not _can_go_out(s, seat, s.hands[seat], minimum_to_go_out(s, seat), counts):
         return "cannot go out"
     return None
 
@@ -348,14 +349,23 @@ def answer(s: GameState, action: Answer) -> None:
 # -- can this hand still go out this turn? (§1.11.3) -----------------------------------------------
 
 
-def _can_go_out(s: GameState, seat: int, hand: Sequence[Card], minimum: int | None = None) -> bool:
+def _can_go_out(
+    s: GameState,
+    seat: int,
+    hand: Sequence[Card],
+    minimum: int | None = None,
+    counts: Sequence[int] | None = None,
+) -> bool:
     """``can_go_out`` for the seat's side in ``s``, or the ruleset's own search where it needs
-    the whole position (Modern American's final discard and seven-card melds, §3.6)."""
+    the whole position (Modern American's final discard and seven-card melds, §3.6);
+    ``counts``: ``hand`` counted per rank index, when the caller has counted it."""
     answer = rules(s).can_go_out(s, seat, hand, minimum)
     if answer is not None:
         return answer
     side = s.side_of[seat]
-    return can_go_out(s.config, hand, s.melds[side], minimum=minimum, extra=s.extra_of(side))
+    return can_go_out(
+        s.config, hand, s.melds[side], minimum=minimum, extra=s.extra_of(side), counts=counts
+    )
 
 
 def can_go_out(
@@ -366,6 +376,7 @@ def can_go_out(
     minimum: int | None = None,
     allow_discard: bool = True,
     extra: Extra = (),
+    counts: Sequence[int] | None = None,
 ) -> bool:
     """Whether ``hand`` can be melded out this turn onto ``melds`` (a side's melds).
 
@@ -376,6 +387,9 @@ def can_go_out(
     ``extra`` are the side's further melds in Samba and Bolivia (§3.4, §3.5), whose search
     (``variants.samba``) also builds and grows sequences, several melds of a rank and
     wild melds.
+
+    ``counts`` is ``hand`` counted per rank index (``cards.hand_groups``) when the caller
+    has counted it already (the move lists), so that the quick test need not count again.
     """
     answer = rules_of(config).can_place_out(config, hand, melds, extra, minimum, allow_discard)
     if answer is not None:
@@ -383,7 +397,9 @@ def can_go_out(
     need = config.canastas_to_go_out
     limit = config.wild_limit
     cap = 3 if limit == "max3" else 2 if limit == "max2" else -1
-    if not _might_go_out(cap, need, hand, melds, allow_discard):
+    if counts is None:
+        counts = _rank_counts(hand)
+    if not _might_go_out(cap, need, counts, melds, allow_discard):
         return False
     rules = (cap, need, config.wild_onto_canasta)
     return _search(rules, tuple(hand), melds, minimum, allow_discard)
@@ -471,28 +487,26 @@ def _can_place_all(
     return complete >= need
 
 
+def _rank_counts(hand: Sequence[Card]) -> list[int]:
+    """How many cards of each rank index ``hand`` holds."""
+    counts = [0] * 14
+    for card in hand:
+        counts[RANK[card]] += 1
+    return counts
+
+
 def _might_go_out(
-    cap: int, need: int, hand: Sequence[Card], melds: Melds, allow_discard: bool
+    cap: int, need: int, counts: Sequence[int], melds: Melds, allow_discard: bool
 ) -> bool:
     """Cheap necessary conditions, which most positions fail, sparing the exact search.
 
     Every card that cannot join any meld (the lone natural of a rank the side has no meld
     of, one or two black threes) must be the single final discard; and enough melds must be
     able to reach seven cards with the hand's wild cards, within their wild limits.
-    (Red threes never stay in a hand, so every three in it is black.)
+    (Red threes never stay in a hand, so every three in it is black.) ``counts``: the hand
+    counted per rank index.
     """
-    counts = [0] * 14
-    for card in hand:
-        counts[RANK[card]] += 1
-    black = counts[THREE]
-    stranded = 0 if black == 0 or black >= 3 or melds[THREE] else black
-    allowed = 1 if allow_discard else 0
-    for rank in NATURAL_RANKS:
-        if counts[rank] == 1 and not melds[rank]:
-            stranded += 1
-            if stranded > allowed:
-                return False
-    if stranded > allowed:
+    if surely_stranded(counts, melds, allow_discard):
         return False
     wilds = counts[TWO] + counts[JOKER_RANK]
     possible = 0
@@ -510,6 +524,25 @@ def _might_go_out(
             continue
         possible += 1
     return possible >= need
+
+
+def surely_stranded(counts: Sequence[int], melds: Melds, allow_discard: bool) -> bool:
+    """Whether a hand (``counts``, per rank index) holds more cards that can join no meld
+    than the one final discard can take away (§1.11.1): the lone natural of a rank the side
+    has no meld of, one or two black threes without a meld of them. Such a hand cannot go
+    out this turn under classic's search, whatever its wild cards: ``_might_go_out``'s first
+    test, which the move lists ask on its own before asking partner is weighed (§1.11.2)."""
+    black = counts[THREE]
+    stranded = 0 if black == 0 or black >= 3 or melds[THREE] else black
+    allowed = 1 if allow_discard else 0
+    if stranded > allowed:
+        return True
+    for rank in NATURAL_RANKS:
+        if counts[rank] == 1 and not melds[rank]:
+            stranded += 1
+            if stranded > allowed:
+                return True
+    return False
 
 
 def useful_discards(hand: Sequence[Card], held: Sequence[object], most: int) -> list[Card]:

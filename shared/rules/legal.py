@@ -34,12 +34,23 @@ from .actions import (
     layoff_of,
     meld_of,
 )
-from .cards import IS_WILD, NATURAL_RANKS, RANK, THREE, VALUE, Card
+from .cards import (
+    IS_WILD,
+    JOKER_RANK,
+    NATURAL_RANKS,
+    RANK,
+    THREE,
+    TWO,
+    VALUE,
+    Card,
+    RankGroups,
+    hand_groups,
+)
 from .engine import is_legal
-from .goingout import ask_refused_why, discard_refusal, put_down_verdict
+from .goingout import ask_refused_why, discard_refusal, put_down_verdict, surely_stranded
 from .melds import CANASTA_SIZE
-from .opening import best_opening, opening_target
-from .pile import pile_takes, take_verdict
+from .opening import best_opening, opening_of_groups, opening_target
+from .pile import classic_takes, pile_takes, take_verdict
 from .ruleset import Ruleset, Verdict, rules
 from .state import GameState, Melds, Phase, out_forbidden
 
@@ -159,31 +170,34 @@ def _decided(state: GameState, seat: int) -> list[Action] | None:
             _keeps_classic(ruleset, _TAKE_HOOKS)
             | _keeps_classic(ruleset, _PLAY_HOOKS) << 1
             | (not _keeps_classic(ruleset, ("play_listing",))) << 2
+            | _keeps_classic(ruleset, _OUT_HOOKS) << 3
         )
     may_ask = not state.asked and not state.turn_melded and state.config.has_partners
     if phase is Phase.DRAW:
         return _draw_listing(state, seat, may_ask) if fast & 1 else None
     if fast & 2 and not state.extra:
-        return _play_listing(state, seat, may_ask)
+        return _play_listing(state, seat, may_ask, bool(fast & 8))
     return ruleset.play_listing(state, seat, may_ask, is_legal) if fast & 4 else None
 
 
 _FAST: dict[Ruleset, int] = {}
 """Per ruleset, which phases ``_decided`` decides in place: 1 the start of a turn, 2 the
-play after the draw; 4: the ruleset's own ``play_listing`` may decide the play."""
+play after the draw; 4: the ruleset's own ``play_listing`` may decide the play; 8: the
+ruleset keeps classic's going-out search (``_OUT_HOOKS``)."""
 
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
     """The start of a turn, every action decided in place (the order ``_listing`` gives the
-    candidates): draw (or pass at the end of the stock), each candidate take by
-    ``take_verdict`` (the engine's check only where the dead-end guard may object), asking
-    partner by its own refusal. ``pile_takes`` lists each take once, so nothing repeats."""
+    candidates): draw (or pass at the end of the stock), each candidate take (``pile_takes``
+    under the classic hooks the ruleset keeps: ``classic_takes``) by ``take_verdict`` (the
+    engine's check only where the dead-end guard may object), asking partner by its own
+    refusal. ``pile_takes`` lists each take once, so nothing repeats."""
     listed: list[Action] = []
     if state.stock:
         listed.append(DRAW)
     elif is_legal(state, seat, PASS):
         listed.append(PASS)
-    for take in pile_takes(state, seat):
+    for take in classic_takes(state, seat):
         verdict = take_verdict(state, seat, take)
         if verdict is None:
             verdict = is_legal(state, seat, take)
@@ -198,27 +212,41 @@ def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
     return listed
 
 
-def _play_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+def _play_listing(
+    state: GameState, seat: int, may_ask: bool, classic_out: bool = False
+) -> list[Action]:
     """After the draw, every action decided in place, in ``_listing``'s order: asking partner,
     the melds and lay-offs legal by construction, the discards, then the other candidates of
     ``_meld_candidates`` (each decided by the dead-end guard's own test, ``put_down_verdict``;
     black threes and an opening by the engine's check) and passing (D13). For a position
     without further melds whose ruleset keeps classic's hooks on melding, on the listing and
-    on going out (``_PLAY_HOOKS``): there no candidate is listed twice."""
+    on going out (``_PLAY_HOOKS``): there no candidate is listed twice.
+
+    The hand is counted once (``cards.hand_groups``) and its facts handed to every question
+    (issue 27): the groups to the melds, lay-offs and opening, the counts to asking partner.
+    With ``classic_out`` (the ruleset keeps classic's going-out search, ``_OUT_HOOKS``) a hand
+    the search's first quick test strands (``goingout.surely_stranded``) is known not to
+    go out, so asking partner is left out without weighing it (§1.11.2)."""
     listed: list[Action] = []
-    if may_ask and ask_refused_why(state, seat) is None:
-        listed.append(ASK)
     hand = state.hands[seat]
+    groups, counts = hand_groups(hand)  # (the hand's facts, counted once for every question)
     melds = state.melds[state.side_of[seat]]
+    if (
+        may_ask
+        # (a hand that surely cannot go out may not ask, §1.11.2: known without the search)
+        and not (classic_out and surely_stranded(counts, melds, True))
+        and ask_refused_why(state, seat, counts) is None
+    ):
+        listed.append(ASK)
     simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     opened = any(melds)
     if opened:
-        sure, check = _group_candidates(state, seat, hand, melds, simple)
+        sure, check = _group_candidates(state, seat, hand, melds, simple, groups)
     else:
-        sure, check = _opening_candidates(state, seat, hand, simple)
+        sure, check = _opening_candidates(state, seat, hand, simple, groups)
     listed.extend(sure)
     if not state.no_discard and discard_refusal(state, seat) is None:
-        listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+        listed.extend([DISCARDS[card] for card in dict.fromkeys(hand)])
     for action in check:
         if _put_down_legal(state, seat, hand, melds, opened, action):
             listed.append(action)
@@ -278,6 +306,9 @@ _PLAY_HOOKS = (
 )
 """The hooks on melding, listing and going out whose classic forms ``_play_listing``
 answers for."""
+_OUT_HOOKS = ("can_go_out", "can_place_out")
+"""The hooks on the going-out search whose classic forms ``goingout.surely_stranded`` (the
+search's first quick test) answers for."""
 _CLASSIC: dict[tuple[type[Ruleset], tuple[str, ...]], bool] = {}
 """Per ruleset class and set of hooks, whether the class keeps all of them classic."""
 
@@ -325,14 +356,25 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
 
 
 def _opening_candidates(
-    state: GameState, seat: int, hand: tuple[Card, ...], simple: bool
+    state: GameState,
+    seat: int,
+    hand: tuple[Card, ...],
+    simple: bool,
+    groups: RankGroups | None = None,
 ) -> tuple[list[Action], list[Action]]:
-    """The best opening, when it reaches the minimum (or could go out concealed)."""
-    opening = best_opening(state.config, hand)
+    """The best opening, when it reaches the minimum (or could go out concealed); ``groups``:
+    the hand's cards per rank (``cards.hand_groups``), when the caller has them."""
+    if groups is None:
+        opening = best_opening(state.config, hand)
+    else:
+        opening = opening_of_groups(state.config, groups)
     if not opening:
         return [], []
-    value = sum(VALUE[c] for group in opening for c in group)
-    left = len(hand) - sum(len(g) for g in opening)
+    value = 0
+    left = len(hand)
+    for group in opening:  # (a few groups: a loop over them, not a generator over each card)
+        value += sum(map(VALUE.__getitem__, group))
+        left -= len(group)
     if value >= opening_target(state, seat):
         sure = simple and left >= 2 and state.config.open_via_pile != "required"
         return ([meld_of(opening)], []) if sure else ([], [meld_of(opening)])
@@ -341,21 +383,20 @@ def _opening_candidates(
 
 
 def _group_candidates(
-    state: GameState, seat: int, hand: tuple[Card, ...], melds: Melds, simple: bool
+    state: GameState,
+    seat: int,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    simple: bool,
+    groups: RankGroups | None = None,
 ) -> tuple[list[Action], list[Action]]:
-    """Lay-offs onto the side's group melds and new group melds (see ``_meld_candidates``)."""
-    by_rank: list[list[Card] | None] = [None] * 14
-    cheapest_wild = -1
-    for card in hand:
-        if IS_WILD[card]:
-            if cheapest_wild < 0 or VALUE[card] < VALUE[cheapest_wild]:
-                cheapest_wild = card
-            continue
-        group = by_rank[RANK[card]]
-        if group is None:
-            by_rank[RANK[card]] = [card]
-        else:
-            group.append(card)
+    """Lay-offs onto the side's group melds and new group melds (see ``_meld_candidates``);
+    ``groups``: the hand's cards per rank (``cards.hand_groups``), when the caller has them."""
+    by_rank = hand_groups(hand)[0] if groups is None else groups
+    twos = by_rank[TWO]
+    jokers = by_rank[JOKER_RANK]
+    # (the first held of the cheapest wild cards: a two, worth less than a joker, §1.2)
+    cheapest_wild = twos[0] if twos is not None else jokers[0] if jokers is not None else -1
     known: list[Action] = []
     check: list[Action] = []
     threes = by_rank[THREE]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cards import FOUR, IS_WILD, RANK, VALUE, Card
+from .cards import ACE, FOUR, IS_WILD, JOKER_RANK, RANK, TWO, VALUE, Card, RankGroups
 from .config import RuleConfig
 from .errors import IllegalMoveError
 from .melds import CANASTA_SIZE
@@ -132,6 +132,27 @@ def best_opening(
     if not melds:
         return ()
     wilds.sort(key=VALUE.__getitem__, reverse=True)
+    return _fill_opening(config, melds, wilds)
+
+
+def opening_of_groups(config: RuleConfig, groups: RankGroups) -> tuple[tuple[Card, ...], ...]:
+    """``best_opening`` of a hand given as its cards per rank (``cards.hand_groups``, which
+    the move lists count once per listing), without going over the hand again."""
+    melds = [list(g) for g in groups[FOUR : ACE + 1] if g is not None and len(g) >= 2]
+    if not melds:
+        return ()
+    jokers = groups[JOKER_RANK]
+    twos = groups[TWO]
+    # (most valuable first, each value in hand order: jokers, then twos, §1.2)
+    wilds = [*(jokers or ()), *(twos or ())]
+    return _fill_opening(config, melds, wilds)
+
+
+def _fill_opening(
+    config: RuleConfig, melds: list[list[Card]], wilds: list[Card]
+) -> tuple[tuple[Card, ...], ...]:
+    """``best_opening``'s greedy part: ``melds`` are the natural groups held twice or more, in
+    rank order (changed in place), ``wilds`` the wild cards, most valuable first."""
     pairs = [g for g in melds if len(g) == 2]
     if pairs:
         pairs.sort(key=lambda g: VALUE[g[0]], reverse=True)

@@ -332,6 +332,14 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     listed = rules(state).take_candidates(state, seat)
     if listed is not None:
         return listed
+    return classic_takes(state, seat)
+
+
+def classic_takes(state: GameState, seat: int) -> list[TakePile]:
+    """``pile_takes`` under classic's rules, for a ruleset that keeps its ``take_candidates``
+    (the move lists call it straight, having checked that once per ruleset)."""
+    if not state.pile:
+        return []
     top = state.pile[-1]
     config = state.config
     if IS_WILD[top] or (IS_BLACK3[top] and not config.black3_top_takeable_to_go_out):
@@ -341,7 +349,7 @@ def pile_takes(state: GameState, seat: int) -> list[TakePile]:
     naturals = [c for c in hand if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c]]
     side = state.side_of[seat]
     melds = state.melds[side]
-    extra = state.extra_of(side)
+    extra = state.extra[side] if state.extra else ()  # (``extra_of``, without the call)
     opened = any(melds) or bool(extra)
     frozen = state.pile_frozen or not opened
     if frozen and len(naturals) < 2 and not config.frozen_allows_layoff:
