@@ -41,7 +41,7 @@ the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands 
   classic, its classic against the peer, and each preset against the pure ``new``);
 * ``--peer PATH``: a checkout of jhtschultz/canasta-openspiel (it needs the ``open_spiel``
   package in this Python; it is no dependency of the project), its four-player classic
-  game with random legal play.
+  game with random legal play, and its listing share read the same way.
 
 It prints per engine and preset the median hands per CPU second and their range, and the
 ratios (each round's pair, then the median and range of those): classic against the peer

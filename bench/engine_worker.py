@@ -6,9 +6,9 @@ HANDS SEED [APPLY]``. ``KIND`` is ``rules`` (a checkout of this project at ``ROO
 against the new one) or ``openspiel`` (a checkout of jhtschultz/canasta-openspiel at
 ``ROOT``, which needs the ``open_spiel`` package). It plays ``HANDS`` whole hands, a uniform
 choice among the listed legal actions at each decision, and prints one JSON line: the CPU
-seconds of the play, the hands, the decisions, and (``rules`` only) the share of the play's
-time spent listing legal actions (by the wall clock, which costs far less a reading) and
-which entry point applied the moves.
+seconds of the play, the hands, the decisions, the share of the play's time spent listing
+legal actions (by the wall clock, which costs far less a reading) and (``rules`` only) which
+entry point applied the moves.
 
 ``APPLY`` (``rules`` only) is ``listed`` (the default: ``apply_listed``, the engine's entry
 point for a move it listed itself, where the checkout has it, else ``apply``) or ``public``
@@ -83,18 +83,23 @@ def time_rules(
 
 def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
     """The peer's random play: whole games of its four-player classic Canasta, chance nodes
-    sampled by their probabilities, a uniform choice among its legal actions otherwise,
-    until ``hands`` hands have ended (a hand ends when the next one is dealt, or the game
-    ends). Its ``legal_actions`` may itself end a hand at the end of the stock and deal the
-    next, so each call is followed by a look at the phase, as its own tests do."""
+        sampled by their probabilities, a uniform choice among its legal actions otherwise,
+        until ``hands`` hands have ended (a hand ends when the next one is dealt, or the game
+        ends). Its ``legal_actions`` may itself end a hand at the end of the stock and deal the
+        next, so each call is followed by a look at the phase, as its own tests do. Its listing
+    share is read as this engine's is (the wall clock around ``legal_actions``); the rare
+    call that ends a hand and deals the next counts that deal as listing too."""
     sys.path.insert(0, root)
     from canasta.canasta_game import CanastaGame  # type: ignore[import-not-found]  # (the peer)
 
     rng = random.Random(seed)
     game = CanastaGame()
     done = decisions = 0
+    listing = 0.0
     clock = time.process_time
+    wall = time.perf_counter
     start = clock()
+    start_wall = wall()
     while done < hands:
         state = game.new_initial_state()
         number = state._hand_number  # the peer keeps it private; read only to count hands
@@ -103,7 +108,9 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
                 outcomes, weights = zip(*state.chance_outcomes(), strict=True)
                 state.apply_action(rng.choices(outcomes, weights)[0])
             else:
+                before = wall()
                 legal = state.legal_actions()  # (at the stock's end it may deal a new hand)
+                listing += wall() - before
                 if legal and not state.is_chance_node() and not state.is_terminal():
                     state.apply_action(rng.choice(legal))
                     decisions += 1
@@ -117,7 +124,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
         "seconds": seconds,
         "hands": done,
         "decisions": decisions,
-        "listing": None,
+        "listing": listing / (wall() - start_wall),
         "apply": None,
     }
 
