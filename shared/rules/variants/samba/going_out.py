@@ -30,6 +30,7 @@ cards for the canastas and escaleras still missing), and most positions stop the
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
@@ -73,7 +74,13 @@ def variant_can_go_out(
     allow_discard: bool,
 ) -> bool:
     """``goingout.can_go_out`` for configs with ``variant_melds`` (Samba, Bolivia)."""
-    rules: Rules = (
+    least = -1 if minimum is None else minimum
+    return _decide(search_rules(config), tuple(hand), melds, extra, least, allow_discard)
+
+
+def search_rules(config: RuleConfig) -> Rules:
+    """What the search needs of ``config`` (``Rules``)."""
+    return (
         config.wild_limit,
         config.canastas_to_go_out,
         config.wild_onto_canasta,
@@ -82,11 +89,8 @@ def variant_can_go_out(
         config.allow_wild_melds,
         config.sequence_canastas_to_go_out,
     )
-    least = -1 if minimum is None else minimum
-    return _decide(rules, tuple(hand), melds, extra, least, allow_discard)
 
 
-@lru_cache(maxsize=4096)
 def _decide(
     rules: Rules,
     hand: tuple[Card, ...],
@@ -95,12 +99,27 @@ def _decide(
     minimum: int,
     allow_discard: bool,
 ) -> bool:
-    """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
+    """``variant_can_go_out``: the cheap necessary conditions (``_might_go_out``), which
+    most positions fail, then the search, memoised (the move lists ask it of one hand again,
+    and of hands that differ by the candidate played)."""
     facts = _table_facts(melds, extra)
     homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
-    return _search(rules, tuple(sorted(hand)), facts, minimum, allow_discard, homeless)
+    key = (rules, hand, facts.serial, minimum, allow_discard)
+    found = _DECIDED.get(key)
+    if found is None:
+        if len(_DECIDED) >= _DECIDED_MOST:
+            _DECIDED.clear()
+        table = _search_table(melds, extra)
+        found = _search(rules, hand, table, facts, minimum, allow_discard, homeless)
+        _DECIDED[key] = found
+    return found
+
+
+_DECIDED: dict[tuple[Rules, tuple[Card, ...], int, int, bool], bool] = {}
+"""``_decide``'s searches, by hand and table (``TableFacts.serial``); emptied when full."""
+_DECIDED_MOST = 4096
 
 
 Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
@@ -108,64 +127,124 @@ Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tu
 the sequences (suit, lowest rank, highest rank) and the sizes of the wild melds."""
 
 
-class TableFacts(NamedTuple):
-    """What the going-out questions need of a side's melds, read once per table (the same
-    table is asked about at every turn of both its seats until one of them melds)."""
+_OPEN_WINDOWS: tuple[tuple[int, int], ...] = tuple(
+    (((1 << CANASTA_SIZE) - 1) << start, CANASTA_SIZE)
+    for start in range(FOUR, ACE - CANASTA_SIZE + 2)
+)
+"""``TableFacts.windows`` of a suit with no sequence on the table: any seven ranks in a row."""
+_NO_SPANS: tuple[tuple[tuple[int, int], ...], ...] = ((), (), (), ())
+_ALL_OPEN: tuple[tuple[tuple[int, int], ...], ...] = (_OPEN_WINDOWS,) * 4
 
-    table: Table
+
+class TableFacts(NamedTuple):
+    """What the cheap conditions need of a side's melds, read once per table (a table is
+    asked about at a seat's turn, and after each meld or lay-off of an obliged player)."""
+
+    serial: int
+    """Tells this table's facts from every other's (the search's memo keys on it, cheaper
+    to hash than the melds)."""
     grouped: int
     """The ranks holding a group meld (rank-indexed or further), as bits."""
     canastas: int
     escaleras: int
     """Seven-card sequences."""
-    ends: tuple[int, ...]
-    """Per suit, the ranks that would grow one of its incomplete sequences, as bits."""
+    spans: tuple[tuple[tuple[int, int], ...], ...]
+    """Per suit, its sequences on the table (lowest rank, highest rank), complete or not."""
     loose: tuple[int, ...]
     """Cards on incomplete group melds, by rank (13: on incomplete wild melds)."""
-    runs: tuple[int, ...]
-    """Cards on incomplete sequences, by suit."""
+    windows: tuple[tuple[tuple[int, int], ...], ...]
+    """Per suit, each seven-card sequence it could still get: (the ranks the hand must
+    supply, as bits; how many that is). A window of seven ranks qualifies when every
+    sequence of the suit it overlaps or touches lies inside it, incomplete (sequences of a
+    suit never overlap or touch, §3.8a, and a samba takes no more, §3.4)."""
+
+
+_SERIALS = itertools.count()
 
 
 @lru_cache(maxsize=1024)
 def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
-    groups: list[list[Part]] = [[] for _ in range(13)]
-    sequences: list[tuple[int, int, int]] = []
-    wild_melds: list[int] = []
     grouped = canastas = escaleras = 0
-    ends = [0, 0, 0, 0]
     loose = [0] * 14
-    runs = [0, 0, 0, 0]
-    for cards in (*melds, *extra):
-        if not cards:
-            continue
-        kind, rank, wilds = meld_facts(cards)
+    for rank in range(THREE, ACE + 1):  # (the rank-indexed melds are group melds)
+        size = len(melds[rank])
+        if size:
+            grouped |= 1 << rank
+            if size >= CANASTA_SIZE:
+                canastas += 1
+            else:
+                loose[rank] += size
+    sequences: list[tuple[int, int, int]] = []
+    for cards in extra:
+        kind, rank, _ = meld_facts(cards)
         size = len(cards)
         complete = size >= CANASTA_SIZE
         canastas += complete
         if kind == SEQUENCE:
-            span = sequence_span(cards)
-            sequences.append(span)
-            if complete:
-                escaleras += 1
-            else:
-                suit, low, high = span
-                ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
-                runs[suit] += size
+            sequences.append(sequence_span(cards))
+            escaleras += complete
         elif kind == WILD:
-            wild_melds.append(size)
             if not complete:
                 loose[JOKER_RANK] += size
         else:
             grouped |= 1 << rank
-            groups[rank].append((size, wilds))
             if not complete:
                 loose[rank] += size
-    table = (
+    spans = _NO_SPANS
+    windows = _ALL_OPEN
+    if sequences:
+        spans = tuple(
+            tuple((low, high) for s, low, high in sorted(sequences) if s == suit)
+            for suit in range(4)
+        )
+        windows = tuple(_windows(own) if own else _OPEN_WINDOWS for own in spans)
+    return TableFacts(next(_SERIALS), grouped, canastas, escaleras, spans, tuple(loose), windows)
+
+
+def _windows(spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """``TableFacts.windows`` of a suit with sequences ``spans`` on the table."""
+    found: list[tuple[int, int]] = []
+    for start in range(FOUR, ACE - CANASTA_SIZE + 2):
+        end = start + CANASTA_SIZE - 1
+        needed = ((1 << CANASTA_SIZE) - 1) << start
+        fits = True
+        for low, high in spans:
+            if high < start - 1 or low > end + 1:
+                continue  # apart from the window
+            if low < start or high > end or high - low + 1 >= CANASTA_SIZE:
+                fits = False  # it would join the window's run and outgrow seven
+                break
+            needed &= ~(((1 << (high - low + 1)) - 1) << low)
+        if fits:
+            found.append((needed, needed.bit_count()))
+    return tuple(found)
+
+
+@lru_cache(maxsize=1024)
+def _search_table(melds: Melds, extra: Extra) -> Table:
+    """A side's melds as the search sees them (``Table``)."""
+    groups: list[list[Part]] = [[] for _ in range(13)]
+    sequences: list[tuple[int, int, int]] = []
+    wild_melds: list[int] = []
+    for cards in (*melds, *extra):
+        if not cards:
+            continue
+        kind, rank, wilds = meld_facts(cards)
+        if kind == SEQUENCE:
+            sequences.append(sequence_span(cards))
+        elif kind == WILD:
+            wild_melds.append(len(cards))
+        else:
+            groups[rank].append((len(cards), wilds))
+    return (
         tuple(tuple(sorted(g)) if len(g) > 1 else tuple(g) for g in groups),
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
-    return TableFacts(table, grouped, canastas, escaleras, tuple(ends), tuple(loose), tuple(runs))
+
+
+_SUIT_RANKS = (1 << 13) - 1
+"""The rank bits of one suit in a hand's bits by card (``card = suit * 13 + rank``)."""
 
 
 def _might_go_out(
@@ -178,51 +257,63 @@ def _might_go_out(
 
     A natural has no meld to join when the side has no group meld of its rank, the hand
     cannot start one (a new meld needs three cards, two of them natural: a third card of
-    the rank, or a pair and a wild card) and no sequence can take it (none of its suit has
-    a neighbouring rank in hand, and it extends no sequence on the table)."""
+    the rank, or a pair and a wild card) and no sequence can take it (``_sequence_takes``;
+    of two such cards of one suit and rank, a sequence takes one at most, since sequences
+    of a suit never overlap). One or two black threes with no black-three meld have no
+    meld to join either. A seven-card sequence needs seven ranks in a row of its suit, each
+    in hand or on a sequence of the suit inside the window (``TableFacts.windows``)."""
     counts = [0] * 14
-    present = [0, 0, 0, 0]  # ranks held in each suit, as bits
+    held = doubled = 0  # the hand's naturals, and those held twice, as bits by card
     for card in hand:
-        rank = RANK[card]
-        counts[rank] += 1
-        if not IS_WILD[card] and not IS_BLACK3[card]:
-            present[SUIT[card]] |= 1 << rank
+        counts[RANK[card]] += 1
+        if IS_NATURAL[card]:
+            bit = 1 << card
+            doubled |= held & bit
+            held |= bit
     grouped = facts.grouped
-    ends = facts.ends
     threes = counts[THREE]
-    stranded = 0 if not threes or threes >= 3 or grouped >> THREE & 1 else threes
+    stranded = 0
     homeless = -1
+    if threes and threes < 3 and not grouped >> THREE & 1:
+        stranded = threes
+        for card in hand:
+            if IS_BLACK3[card]:
+                homeless = card
+                break
     sequences = rules[3]
     wilds = counts[TWO] + counts[JOKER_RANK]
     alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
-    lonely = 0  # the natural ranks that no meld on the table or from the hand can take
     for rank in range(FOUR, ACE + 1):
-        if 0 < counts[rank] < alone and not grouped >> rank & 1:
-            lonely |= 1 << rank
-    for card in hand if lonely else ():
-        rank = RANK[card]
-        if not IS_NATURAL[card] or not lonely >> rank & 1:
+        held_here = counts[rank]
+        if not held_here or held_here >= alone or grouped >> rank & 1:
             continue
-        suit = SUIT[card]
-        if sequences and (
-            present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
-        ):
-            continue
-        stranded += 1
-        homeless = card
+        for suit in range(4):
+            card = suit * 13 + rank
+            if not held >> card & 1:
+                continue
+            copies = 2 if doubled >> card & 1 else 1
+            if sequences and _sequence_takes(
+                held >> (suit * 13) & _SUIT_RANKS, rank, facts.spans[suit]
+            ):
+                copies -= 1
+            if copies:
+                stranded += copies
+                homeless = card
     if stranded > (1 if allow_discard else 0):
         return None
-    if stranded and threes and stranded == threes:
-        homeless = -1  # the one or two black threes with no meld: let the search try
     missing = rules[1] - facts.canastas
     if missing <= 0 and rules[6] <= facts.escaleras:
         return homeless  # (the canastas are there: no cost to weigh)
     sequence_costs: list[int] = []
     if sequences:  # at most one more seven-card sequence of each suit
-        runs = facts.runs
         for suit in range(4):
-            if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
-                sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
+            ranks = held >> (suit * 13) & _SUIT_RANKS
+            cheapest = CANASTA_SIZE + 1
+            for needed, cost in facts.windows[suit]:
+                if ranks & needed == needed and cost < cheapest:
+                    cheapest = cost
+            if cheapest <= CANASTA_SIZE:
+                sequence_costs.append(cheapest)
     room = len(hand)
     if missing > 0:
         # What each canasta still possible costs in hand cards at least: the cards on the
@@ -239,21 +330,47 @@ def _might_go_out(
             for _ in range((on_table + wilds) // CANASTA_SIZE):
                 costs.append(max(0, CANASTA_SIZE - on_table))
                 on_table = max(0, on_table - CANASTA_SIZE)
-        cheapest = sorted([*costs, *sequence_costs])[:missing]
-        if len(cheapest) < missing or sum(cheapest) > room:
+        cheapest_ones = sorted([*costs, *sequence_costs])[:missing]
+        if len(cheapest_ones) < missing or sum(cheapest_ones) > room:
             return None
     missing = rules[6] - facts.escaleras
     if missing > 0:
-        cheapest = sorted(sequence_costs)[:missing]
-        if len(cheapest) < missing or sum(cheapest) > room:
+        cheapest_ones = sorted(sequence_costs)[:missing]
+        if len(cheapest_ones) < missing or sum(cheapest_ones) > room:
             return None
     return homeless
 
 
-@lru_cache(maxsize=2048)
+def _sequence_takes(ranks: int, rank: int, spans: tuple[tuple[int, int], ...]) -> bool:
+    """Whether some sequence could take the natural of ``rank`` in a suit whose ranks in
+    hand are ``ranks`` (bits) and whose sequences on the table are ``spans``: a run of three
+    or more ranks in hand through it, or a run from it up to an incomplete sequence it
+    would grow within seven cards. A rank inside a sequence of its suit joins none (a second
+    sequence would overlap that one, §3.8a)."""
+    for low, high in spans:
+        if low <= rank <= high:
+            return False
+    low = high = rank
+    while low > FOUR and ranks >> (low - 1) & 1:
+        low -= 1
+    while high < ACE and ranks >> (high + 1) & 1:
+        high += 1
+    if high - low >= 2:
+        return True
+    for first, last in spans:
+        if last - first + 1 >= CANASTA_SIZE:
+            continue
+        if last < rank and low <= last + 1 and rank - first < CANASTA_SIZE:
+            return True
+        if rank < first and high >= first - 1 and last - rank < CANASTA_SIZE:
+            return True
+    return False
+
+
 def _search(
     rules: Rules,
     hand: tuple[Card, ...],
+    table: Table,
     facts: TableFacts,
     minimum: int,
     allow_discard: bool,
@@ -263,7 +380,6 @@ def _search(
     there is one, else any card (these games refuse no discard). Each try asks the quick
     layout first (``_plain_layout``), which finds most ways out, then the whole search
     (after a discard, only if the cheap conditions hold for the cards left)."""
-    table = facts.table
     if homeless >= 0:
         rest = list(hand)
         rest.remove(homeless)
