@@ -263,13 +263,8 @@ def _might_go_out(
     meld to join either. A seven-card sequence needs seven ranks in a row of its suit, each
     in hand or on a sequence of the suit inside the window (``TableFacts.windows``)."""
     counts = [0] * 14
-    held = doubled = 0  # the hand's naturals, and those held twice, as bits by card
     for card in hand:
         counts[RANK[card]] += 1
-        if IS_NATURAL[card]:
-            bit = 1 << card
-            doubled |= held & bit
-            held |= bit
     grouped = facts.grouped
     threes = counts[THREE]
     stranded = 0
@@ -283,22 +278,25 @@ def _might_go_out(
     sequences = rules[3]
     wilds = counts[TWO] + counts[JOKER_RANK]
     alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
+    suit_ranks: list[int] | None = None  # the ranks held in each suit, as bits, once asked
     for rank in range(FOUR, ACE + 1):
         held_here = counts[rank]
         if not held_here or held_here >= alone or grouped >> rank & 1:
             continue
+        if suit_ranks is None:
+            suit_ranks = _suit_ranks(hand)
         for suit in range(4):
-            card = suit * 13 + rank
-            if not held >> card & 1:
+            if not suit_ranks[suit] >> rank & 1:
                 continue
-            copies = 2 if doubled >> card & 1 else 1
-            if sequences and _sequence_takes(
-                held >> (suit * 13) & _SUIT_RANKS, rank, facts.spans[suit]
-            ):
+            card = suit * 13 + rank
+            copies = 2 if held_here == 2 and hand.count(card) == 2 else 1
+            if sequences and _sequence_takes(suit_ranks[suit], rank, facts.spans[suit]):
                 copies -= 1
             if copies:
                 stranded += copies
                 homeless = card
+        if stranded > 1:
+            return None
     if stranded > (1 if allow_discard else 0):
         return None
     missing = rules[1] - facts.canastas
@@ -306,10 +304,19 @@ def _might_go_out(
         return homeless  # (the canastas are there: no cost to weigh)
     sequence_costs: list[int] = []
     if sequences:  # at most one more seven-card sequence of each suit
+        if suit_ranks is None:
+            suit_ranks = _suit_ranks(hand)
+        windows = facts.windows
         for suit in range(4):
-            ranks = held >> (suit * 13) & _SUIT_RANKS
+            ranks = suit_ranks[suit]
+            if windows[suit] is _OPEN_WINDOWS:  # no sequence of the suit on the table
+                run = ranks & ranks >> 1  # (bit r: ranks r and r + 1 held; then four, seven)
+                run &= run >> 2
+                if run & run >> 3:
+                    sequence_costs.append(CANASTA_SIZE)
+                continue
             cheapest = CANASTA_SIZE + 1
-            for needed, cost in facts.windows[suit]:
+            for needed, cost in windows[suit]:
                 if ranks & needed == needed and cost < cheapest:
                     cheapest = cost
             if cheapest <= CANASTA_SIZE:
@@ -319,7 +326,7 @@ def _might_go_out(
         # What each canasta still possible costs in hand cards at least: the cards on the
         # table's incomplete melds count toward it (combined, for groups of a rank).
         loose = facts.loose
-        costs: list[int] = []
+        costs = sequence_costs[:]
         for rank in range(FOUR, ACE + 1):
             on_table = loose[rank]
             for _ in range((on_table + counts[rank] + wilds) // CANASTA_SIZE):
@@ -330,15 +337,28 @@ def _might_go_out(
             for _ in range((on_table + wilds) // CANASTA_SIZE):
                 costs.append(max(0, CANASTA_SIZE - on_table))
                 on_table = max(0, on_table - CANASTA_SIZE)
-        cheapest_ones = sorted([*costs, *sequence_costs])[:missing]
-        if len(cheapest_ones) < missing or sum(cheapest_ones) > room:
+        if len(costs) < missing:
+            return None
+        costs.sort()
+        if sum(costs[:missing]) > room:
             return None
     missing = rules[6] - facts.escaleras
     if missing > 0:
-        cheapest_ones = sorted(sequence_costs)[:missing]
-        if len(cheapest_ones) < missing or sum(cheapest_ones) > room:
+        if len(sequence_costs) < missing:
+            return None
+        sequence_costs.sort()
+        if sum(sequence_costs[:missing]) > room:
             return None
     return homeless
+
+
+def _suit_ranks(hand: Sequence[Card]) -> list[int]:
+    """The natural ranks (4 to ace) ``hand`` holds in each suit, as bits."""
+    ranks = [0, 0, 0, 0]
+    for card in hand:
+        if IS_NATURAL[card]:
+            ranks[SUIT[card]] |= 1 << RANK[card]
+    return ranks
 
 
 def _sequence_takes(ranks: int, rank: int, spans: tuple[tuple[int, int], ...]) -> bool:
