@@ -20,6 +20,7 @@ from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
 from ...cards import (
     ACE,
     FOUR,
+    IS_BLACK3,
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
@@ -37,6 +38,7 @@ from ...cards import (
 from ...config import RuleConfig, wild_cap
 from ...edits import EXTRA_BIT, Plan, remove_cards
 from ...errors import IllegalMoveError
+from ...goingout import can_go_out
 from ...melds import (
     CANASTA_SIZE,
     GROUP,
@@ -51,8 +53,8 @@ from ...melds import (
 )
 from ...opening import check_opening_meld, opening_target, require_minimum
 from ...pile import pile_cards_taken, take_prologue
-from ...ruleset import Verdict
-from ...state import GameState
+from ...ruleset import Ruleset, Verdict, rules
+from ...state import GameState, Phase, out_forbidden
 from ...threes import check_black_threes
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
@@ -598,6 +600,8 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             shape = meld_kind(cards)
             if shape == WILD and config.allow_wild_melds:  # a bolivia begun (§3.5)
                 return wild_meld_fits(cards, 0)
+            if shape == GROUP and IS_BLACK3[cards[0]]:
+                return black_threes_verdict(state, seat, cards)
             if not config.allow_sequences or shape != SEQUENCE:
                 return None
             if sequence_fault(cards) is not None:
@@ -629,9 +633,146 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         if kind is Combine:
             assert isinstance(action, Combine)
             return combine_verdict(state, side, action) if room >= 2 else None
+        if kind is TakePile:
+            assert isinstance(action, TakePile)
+            return take_verdict(state, seat, action, spans)
         return None
 
     return verdict
+
+
+def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -> bool | None:
+    """The engine's verdict on melding black threes ``cards`` from hand, two or more cards
+    staying in hand and nothing obliging the player to go out yet (``None`` otherwise):
+    three or more of them (or onto the side's black-three meld), never while going out is
+    forbidden, and, since they meld only in the turn the player goes out (§1.9), only where
+    the hand left can still go out onto the melds after them (the dead-end guard, §1.11.3,
+    asks ``goingout.can_go_out`` of the same)."""
+    config = state.config
+    hand = state.hands[seat]
+    if (
+        state.phase is not Phase.PLAY
+        or state.must_go_out
+        or state.no_discard
+        or config.closed_books
+        or len(hand) - len(cards) < 2
+        or not all(IS_BLACK3[c] for c in cards)
+        or type(rules(state)).guard_turn_end is not Ruleset.guard_turn_end
+    ):
+        return None
+    side = state.side_of[seat]
+    melds = list(state.melds[side])
+    old = melds[THREE]
+    if (not old and len(cards) < 3) or out_forbidden(state):
+        return False
+    melds[THREE] = (*old, *cards)
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return can_go_out(config, rest, tuple(melds), extra=state.extra_of(side))
+
+
+def take_verdict(
+    state: GameState, seat: int, take: TakePile, spans: list[tuple[int, Span]]
+) -> bool | None:
+    """``plan_variant_take``'s verdict on a take of the pile the move lists offer an opened
+    side (the top card alone onto a meld, or with a natural pair from hand), decided without
+    a plan or a trial take, where two cards or more stay in hand and nothing obliges the
+    player to go out (else ``None``: the engine decides, the dead-end guard may object,
+    §1.11.3). ``spans`` are the side's sequences (``_spans``).
+
+    Its checks in its order (§1.8.2, §3.4, §3.8a), less those the candidates meet by
+    construction (a pile to take, support cards held and of the top card's rank): no wild
+    card or black three on top, the one-card rule; with a pair, the group meld it makes
+    or joins; with the top card alone, an unfrozen pile, the lay-off allowed as a way of
+    taking it, and the first meld ``_layoff_target`` picks taking it."""
+    config = state.config
+    pile = state.pile
+    hand = state.hands[seat]
+    side = state.side_of[seat]
+    if (
+        state.phase is not Phase.DRAW
+        or state.must_go_out
+        or state.no_discard
+        or not pile
+        or take.onto is not None
+        or take.melds
+        or not state.opened(side)
+    ):
+        return None
+    top = pile[-1]
+    if IS_WILD[top] or IS_BLACK3[top]:
+        return False
+    rank = RANK[top]
+    if not FOUR <= rank <= ACE:
+        return None
+    if config.one_card_pile_rule and len(hand) == 1 and len(pile) == 1:
+        return False
+    support = take.cards
+    naturals = wilds = 0
+    for card in support:
+        if IS_WILD[card]:
+            wilds += 1
+        elif RANK[card] == rank and not IS_RED3[card]:
+            naturals += 1
+        else:
+            return None
+    melds = state.melds[side]
+    if naturals >= 2 or (naturals == 1 and wilds and not state.pile_frozen):
+        if naturals < 2 and "natural_plus_wild" not in config.unfrozen_take_methods:
+            return False
+        cards = (top, *support)
+        old = melds[rank]
+        if old and config.multiple_melds_per_rank:
+            fault = group_fault(config, rank, (), cards, new=True)
+        else:
+            fault = group_fault(config, rank, old, cards, new=not old)
+        if fault is not None:
+            return False
+    else:
+        if state.pile_frozen or "layoff" not in config.unfrozen_take_methods or support:
+            return False
+        if not _layoff_fits(state, side, top, spans):
+            return False
+    taken = sum(1 for c in pile_cards_taken(state) if not IS_RED3[c])
+    return True if len(hand) - len(support) + taken >= 2 else None
+
+
+def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, Span]]) -> bool:
+    """Whether the top card alone joins the meld ``_layoff_target`` picks for it (the first
+    of its rank's group melds, then of the sequences it extends, that is not yet a canasta
+    where the rules want one that is not) and ``_add_to`` lets it (§3.4, §3.8a)."""
+    config = state.config
+    rank = RANK[top]
+    suit = SUIT[top]
+    melds = state.melds[side]
+    extra = state.extra_of(side)
+    onto_canasta = config.pile_layoff_onto_canasta
+    old = melds[rank]
+    if old and (onto_canasta or len(old) < CANASTA_SIZE):
+        return group_fault(config, rank, old, (top,), new=False) is None
+    for i, cards in enumerate(extra):
+        kind, meld_rank_of, _ = meld_facts(cards)
+        if kind == GROUP:
+            if meld_rank_of != rank:
+                continue
+        elif kind == SEQUENCE:
+            o_suit, low, high = sequence_span(cards)
+            if o_suit != suit or rank not in (low - 1, high + 1):
+                continue
+        else:
+            continue
+        if not onto_canasta and len(cards) >= CANASTA_SIZE:
+            continue
+        if kind == GROUP:
+            return group_fault(config, rank, cards, (top,), new=False) is None
+        if len(cards) >= CANASTA_SIZE:
+            return False  # a samba takes nothing more
+        merged = (*cards, top)
+        if sequence_fault(merged) is not None:
+            return False
+        return _touching_span(spans, sequence_span(merged), i) < 0
+    return False  # (no meld to take it, or only canastas)
 
 
 def opening_verdicts(state: GameState, seat: int) -> Verdict:
