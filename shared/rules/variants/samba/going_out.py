@@ -152,6 +152,8 @@ class TableFacts(NamedTuple):
     """Per suit, its sequences on the table (lowest rank, highest rank), complete or not."""
     loose: tuple[int, ...]
     """Cards on incomplete group melds, by rank (13: on incomplete wild melds)."""
+    loose_wilds: tuple[int, ...]
+    """Wild cards on incomplete group melds, by rank."""
     windows: tuple[tuple[tuple[int, int], ...], ...]
     """Per suit, each seven-card sequence it could still get: (the ranks the hand must
     supply, as bits; how many that is). A window of seven ranks qualifies when every
@@ -166,22 +168,29 @@ _SERIALS = itertools.count()
 def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     grouped = canastas = escaleras = 0
     loose = [0] * 14
+    loose_wilds = [0] * 14
     for rank in range(THREE, ACE + 1):  # (the rank-indexed melds are group melds)
-        size = len(melds[rank])
+        cards = melds[rank]
+        size = len(cards)
         if size:
             grouped |= 1 << rank
             if size >= CANASTA_SIZE:
                 canastas += 1
             else:
                 loose[rank] += size
-    sequences: list[tuple[int, int, int]] = []
+                loose_wilds[rank] += meld_facts(cards)[2]
+    spans: tuple[tuple[tuple[int, int], ...], ...] = _NO_SPANS
+    windows = _ALL_OPEN
+    by_suit: list[list[tuple[int, int]]] | None = None
     for cards in extra:
-        kind, rank, _ = meld_facts(cards)
+        kind, rank, wilds, suit, low, high = _further_meld(cards)
         size = len(cards)
         complete = size >= CANASTA_SIZE
         canastas += complete
         if kind == SEQUENCE:
-            sequences.append(sequence_span(cards))
+            if by_suit is None:
+                by_suit = [[], [], [], []]
+            by_suit[suit].append((low, high))
             escaleras += complete
         elif kind == WILD:
             if not complete:
@@ -190,17 +199,35 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
             grouped |= 1 << rank
             if not complete:
                 loose[rank] += size
-    spans = _NO_SPANS
-    windows = _ALL_OPEN
-    if sequences:
-        spans = tuple(
-            tuple((low, high) for s, low, high in sorted(sequences) if s == suit)
-            for suit in range(4)
-        )
+                loose_wilds[rank] += wilds
+    if by_suit is not None:
+        spans = tuple(tuple(sorted(own)) for own in by_suit)
         windows = tuple(_windows(own) if own else _OPEN_WINDOWS for own in spans)
-    return TableFacts(next(_SERIALS), grouped, canastas, escaleras, spans, tuple(loose), windows)
+    return TableFacts(
+        next(_SERIALS),
+        grouped,
+        canastas,
+        escaleras,
+        spans,
+        tuple(loose),
+        tuple(loose_wilds),
+        windows,
+    )
 
 
+@lru_cache(maxsize=4096)
+def _further_meld(cards: tuple[Card, ...]) -> tuple[str, int, int, int, int, int]:
+    """What ``_table_facts`` reads of a further meld, memoised (a meld outlives many tables):
+    its kind, rank and wild cards (``meld_facts``), and a sequence's suit and lowest and
+    highest ranks (else -1)."""
+    kind, rank, wilds = meld_facts(cards)
+    if kind == SEQUENCE:
+        suit, low, high = sequence_span(cards)
+        return kind, rank, wilds, suit, low, high
+    return kind, rank, wilds, -1, -1, -1
+
+
+@lru_cache(maxsize=1024)
 def _windows(spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
     """``TableFacts.windows`` of a suit with sequences ``spans`` on the table."""
     found: list[tuple[int, int]] = []
@@ -299,6 +326,22 @@ def _might_go_out(
             return None
     if stranded > (1 if allow_discard else 0):
         return None
+    # A pair of a rank with no meld, which sequences cannot both take, melds with a wild card.
+    paired = 0
+    if wilds:
+        for rank in range(FOUR, ACE + 1):
+            if counts[rank] != 2 or grouped >> rank & 1:
+                continue
+            if sequences:
+                if suit_ranks is None:
+                    suit_ranks = _suit_ranks(hand)
+                if _pair_in_sequences(hand, rank, suit_ranks, facts.spans):
+                    continue
+            paired += 1
+        if paired and allow_discard and homeless < 0:
+            paired -= 1  # (the discard may break one pair)
+        if paired > wilds:
+            return None
     missing = rules[1] - facts.canastas
     if missing <= 0 and rules[6] <= facts.escaleras:
         return homeless  # (the canastas are there: no cost to weigh)
@@ -342,6 +385,8 @@ def _might_go_out(
         costs.sort()
         if sum(costs[:missing]) > room:
             return None
+        if _wilds_short(rules, counts, facts, wilds - paired, missing, len(sequence_costs)):
+            return None
     missing = rules[6] - facts.escaleras
     if missing > 0:
         if len(sequence_costs) < missing:
@@ -350,6 +395,71 @@ def _might_go_out(
         if sum(sequence_costs[:missing]) > room:
             return None
     return homeless
+
+
+def _pair_in_sequences(
+    hand: Sequence[Card],
+    rank: int,
+    suit_ranks: list[int],
+    spans: tuple[tuple[tuple[int, int], ...], ...],
+) -> bool:
+    """Whether sequences could take both cards of a pair of ``rank`` (of two suits: two
+    sequences of one suit never share a rank, §3.8a)."""
+    suits = [suit for suit in range(4) if suit_ranks[suit] >> rank & 1]
+    if len(suits) != 2:
+        return False  # (both of one suit)
+    return all(_sequence_takes(suit_ranks[suit], rank, spans[suit]) for suit in suits)
+
+
+_NATURALS_IN_CANASTA = {
+    limit: min(n for n in range(CANASTA_SIZE + 1) if n + wild_cap(limit, n) >= CANASTA_SIZE)
+    for limit in ("max2", "max3", "not_more_than_naturals", "fewer_than_naturals_max3")
+}
+"""The fewest natural cards a seven-card group meld holds under each wild limit."""
+
+
+def _wilds_short(
+    rules: Rules,
+    counts: list[int],
+    facts: TableFacts,
+    wilds: int,
+    missing: int,
+    sequences: int,
+) -> bool:
+    """Whether ``wilds`` wild cards from hand are too few for ``missing`` more canastas
+    (``sequences`` of them may be seven-card sequences, which take none). The ``k``
+    canastas of a rank hold seven cards each and at most the wild limit's wild cards each
+    (§1.9, §3.4), so the naturals on its incomplete melds and in hand, ``a``, and the wild
+    cards already on those melds, ``b``, leave at least ``7k - a - min(b, cap k)`` to come
+    from hand, and ``k`` is at most ``a`` over the fewest naturals a canasta holds; a wild
+    meld's ``k`` canastas (§3.5) need ``7k`` wild cards less those on the table. Each such
+    cost grows by at least as much with every further canasta, so the cheapest ``missing``
+    steps over all of them are the least the hand must supply."""
+    limit = rules[0]
+    fewest = _NATURALS_IN_CANASTA.get(limit, 1)
+    cap = wild_cap(limit, CANASTA_SIZE) if limit in ("max2", "max3") else CANASTA_SIZE
+    loose = facts.loose
+    loose_wilds = facts.loose_wilds
+    steps = [0] * sequences
+    for rank in range(FOUR, ACE + 1):
+        held = loose_wilds[rank]
+        naturals = loose[rank] - held + counts[rank]
+        before = 0
+        for k in range(1, naturals // fewest + 1):
+            cost = max(0, CANASTA_SIZE * k - naturals - min(held, cap * k))
+            steps.append(cost - before)
+            before = cost
+    if rules[5]:
+        on_table = loose[JOKER_RANK]
+        before = 0
+        for k in range(1, (on_table + wilds) // CANASTA_SIZE + 1):
+            cost = max(0, CANASTA_SIZE * k - on_table)
+            steps.append(cost - before)
+            before = cost
+    if len(steps) < missing:
+        return True
+    steps.sort()
+    return sum(steps[:missing]) > wilds
 
 
 def _suit_ranks(hand: Sequence[Card]) -> list[int]:

@@ -831,51 +831,49 @@ def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
 
 def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Samba and Bolivia moves worth listing (each still checked by the engine): the longest
-    run of each suit in hand as a new sequence, hand cards that extend a sequence, a wild
-    meld from three wild cards and a wild card onto a wild meld (Bolivia), and combining the
-    first two group melds of a rank (§3.4, §3.5)."""
+    run of each suit in hand as a new sequence (its lowest seven cards), hand cards that
+    extend a sequence, a wild meld from three wild cards and a wild card onto a wild meld
+    (Bolivia), and combining the first two group melds of a rank (§3.4, §3.5). The hand is
+    read once, into the ranks held in each suit as bits: most suits hold no three ranks in
+    a row, which one test of the bits tells."""
     config = state.config
     out: list[Action] = []
     extra = state.extra_of(side)
-    if config.allow_sequences:
-        by_suit: list[set[int]] = [set(), set(), set(), set()]
+    sequences = config.allow_sequences
+    wild_melds = config.allow_wild_melds
+    ranks = [0, 0, 0, 0]  # per suit, the natural ranks held, as bits
+    wilds: list[Card] = []
+    if sequences or wild_melds:
+        # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
         for card in hand:
             if IS_NATURAL[card]:
-                by_suit[SUIT[card]].add(RANK[card])
-        for suit, ranks in enumerate(by_suit):
-            run: list[int] = []
-            for rank in [*sorted(ranks), 99]:
-                if run and rank == run[-1] + 1:
-                    run.append(rank)
-                    continue
-                if len(run) >= 3:
-                    cards = tuple(suit * 13 + r for r in run[:CANASTA_SIZE])
-                    out.append(Meld((cards,)))
-                run = [rank]
+                ranks[SUIT[card]] |= 1 << RANK[card]
+            elif IS_WILD[card]:
+                wilds.append(card)
+    if sequences:
+        for suit in range(4):
+            held = ranks[suit]
+            if held & held >> 1 & held >> 2:  # (three ranks in a row somewhere)
+                out.extend(_runs(suit, held))
         for cards in extra:
-            if meld_facts(cards)[0] != SEQUENCE or len(cards) >= CANASTA_SIZE:
+            if len(cards) >= CANASTA_SIZE or meld_facts(cards)[0] != SEQUENCE:
                 continue
             suit, low, high = sequence_span(cards)
-            ranks = by_suit[suit]
+            held = ranks[suit]
             up: list[Card] = []
-            r = high + 1
-            while r in ranks and len(cards) + len(up) < CANASTA_SIZE:
-                up.append(suit * 13 + r)
-                r += 1
+            rank = high + 1
+            while held >> rank & 1 and len(cards) + len(up) < CANASTA_SIZE:
+                up.append(suit * 13 + rank)
+                rank += 1
             down: list[Card] = []
-            r = low - 1
-            while r in ranks and len(cards) + len(up) + len(down) < CANASTA_SIZE:
-                down.append(suit * 13 + r)
-                r -= 1
+            rank = low - 1
+            while held >> rank & 1 and len(cards) + len(up) + len(down) < CANASTA_SIZE:
+                down.append(suit * 13 + rank)
+                rank -= 1
             if up or down:
                 out.append(LayOff(low, (*up, *down), 1, suit, high))
-    # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
-    wilds = (
-        sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-        if config.allow_wild_melds
-        else []
-    )
-    if wilds:
+    if wilds and wild_melds:
+        wilds.sort(key=VALUE.__getitem__)  # (stable: the cheapest first, in hand order)
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
         if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
@@ -886,4 +884,21 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
             if kind == GROUP:
                 out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
                 break
+    return out
+
+
+def _runs(suit: int, held: int) -> list[Action]:
+    """Each run of three or more ranks in ``held`` (a suit's ranks in hand, as bits) as a
+    new sequence of its lowest seven cards, lowest run first."""
+    out: list[Action] = []
+    start = -1
+    for rank in range(FOUR, ACE + 2):  # (no card of rank ACE + 1: the last run ends there)
+        if held >> rank & 1:
+            if start < 0:
+                start = rank
+        elif start >= 0:
+            if rank - start >= 3:
+                end = min(rank, start + CANASTA_SIZE)
+                out.append(Meld((tuple(suit * 13 + r for r in range(start, end)),)))
+            start = -1
     return out
