@@ -22,6 +22,7 @@ from shared.rules.actions import Meld, TakePile
 from shared.rules.cards import IS_BLACK3
 from shared.rules.engine import is_legal
 from shared.rules.state import GameState, Phase
+from shared.rules.variants.samba import melds
 
 
 def _positions(preset: str, hands: int, seed: int) -> list[tuple[GameState, int]]:
@@ -70,3 +71,25 @@ def test_3_4_verdicts_in_place_are_the_engines(preset: str, hands: int, seed: in
     assert decided["take", True]
     assert decided["take", False]
     assert decided["black threes", True] + decided["black threes", False]
+
+
+def test_3_4_a_sequence_in_one_pass_is_the_checked_sequence() -> None:
+    """§3.4, §3.8a: ``sequence_ok`` (the move lists' one-pass test) says yes exactly where
+    ``sequence_fault`` (the move's check) finds nothing wrong: three to seven naturals of
+    one suit, each rank once, in a row, on runs, near-runs and random cards."""
+    rng = random.Random(5)
+    deck = list(range(53))
+    shapes: list[tuple[int, ...]] = []
+    for _ in range(3000):
+        suit = rng.randrange(4)
+        low = rng.randrange(2, 12)
+        run = [suit * 13 + r for r in range(low, min(13, low + rng.randrange(1, 9)))]
+        if rng.random() < 0.4 and run:  # spoil it: another suit, a wild, a gap, a double
+            run[rng.randrange(len(run))] = rng.choice(deck)
+        rng.shuffle(run)
+        shapes.append(tuple(run))
+        shapes.append(tuple(rng.sample(deck, rng.randrange(1, 9))))
+    good = sum(melds.sequence_ok(cards) for cards in shapes)
+    for cards in shapes:
+        assert melds.sequence_ok(cards) is (melds.sequence_fault(cards) is None), cards
+    assert 0 < good < len(shapes)

@@ -54,7 +54,7 @@ from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
 from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_facts
 from ...state import Extra, Melds
-from .melds import sequence_span
+from .melds import further_facts, sequence_span
 
 Part = tuple[int, int]
 """A group meld already on the table: (size, wild cards)."""
@@ -102,7 +102,14 @@ def _decide(
     """``variant_can_go_out``: the cheap necessary conditions (``_might_go_out``), which
     most positions fail, then the search, memoised (the move lists ask it of one hand again,
     and of hands that differ by the candidate played)."""
-    facts = _table_facts(melds, extra)
+    known = _FACTS_OF.get((id(melds), id(extra)))
+    if known is not None and known[0] is melds and known[1] is extra:
+        facts = known[2]
+    else:
+        facts = _table_facts(melds, extra)
+        if len(_FACTS_OF) >= _FACTS_MOST:
+            _FACTS_OF.clear()
+        _FACTS_OF[id(melds), id(extra)] = (melds, extra, facts)
     homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
@@ -117,6 +124,11 @@ def _decide(
     return found
 
 
+_FACTS_OF: dict[tuple[int, int], tuple[Melds, Extra, TableFacts]] = {}
+"""``_table_facts`` by the identity of the melds asked about (the same tuples, passed from one
+position to the next until the side melds, are asked about at each of its turns): no
+hashing of their cards. Each entry holds its tuples, so their ids stay theirs."""
+_FACTS_MOST = 256
 _DECIDED: dict[tuple[Rules, tuple[Card, ...], int, int, bool], bool] = {}
 """``_decide``'s searches, by hand and table (``TableFacts.serial``); emptied when full."""
 _DECIDED_MOST = 4096
@@ -183,7 +195,7 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     windows = _ALL_OPEN
     by_suit: list[list[tuple[int, int]]] | None = None
     for cards in extra:
-        kind, rank, wilds, suit, low, high = _further_meld(cards)
+        kind, rank, wilds, suit, low, high = further_facts(cards)
         size = len(cards)
         complete = size >= CANASTA_SIZE
         canastas += complete
@@ -213,18 +225,6 @@ def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
         tuple(loose_wilds),
         windows,
     )
-
-
-@lru_cache(maxsize=4096)
-def _further_meld(cards: tuple[Card, ...]) -> tuple[str, int, int, int, int, int]:
-    """What ``_table_facts`` reads of a further meld, memoised (a meld outlives many tables):
-    its kind, rank and wild cards (``meld_facts``), and a sequence's suit and lowest and
-    highest ranks (else -1)."""
-    kind, rank, wilds = meld_facts(cards)
-    if kind == SEQUENCE:
-        suit, low, high = sequence_span(cards)
-        return kind, rank, wilds, suit, low, high
-    return kind, rank, wilds, -1, -1, -1
 
 
 @lru_cache(maxsize=1024)

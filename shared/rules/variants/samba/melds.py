@@ -15,6 +15,7 @@ config has these melds (``RuleConfig.variant_melds``), so the classic paths run 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
 from ...cards import (
@@ -127,6 +128,37 @@ def sequence_fault(cards: Sequence[Card]) -> str | None:
     return None
 
 
+def sequence_ok(cards: Sequence[Card]) -> bool:
+    """``sequence_fault(cards) is None``, in one pass over the cards (the move lists ask it of
+    every listed sequence): three to seven naturals of one suit, each rank once, in a row."""
+    count = len(cards)
+    if count < 3 or count > CANASTA_SIZE:
+        return False
+    suit = SUIT[cards[0]]
+    ranks = 0
+    for card in cards:
+        if not IS_NATURAL[card] or SUIT[card] != suit:
+            return False
+        bit = 1 << RANK[card]
+        if ranks & bit:
+            return False
+        ranks |= bit
+    lowest = (ranks & -ranks).bit_length() - 1
+    return ranks >> lowest == (1 << count) - 1
+
+
+@lru_cache(maxsize=4096)
+def further_facts(cards: tuple[Card, ...]) -> tuple[str, int, int, int, int, int]:
+    """What the move lists and the going-out search read of a further meld, memoised (a meld
+    outlives many positions): its kind, rank and wild cards (``melds.meld_facts``), and a
+    sequence's suit, lowest and highest rank (else -1 each)."""
+    kind, rank, wilds = meld_facts(cards)
+    if kind == SEQUENCE:
+        suit, low, high = sequence_span(cards)
+        return kind, rank, wilds, suit, low, high
+    return kind, rank, wilds, -1, -1, -1
+
+
 def _check_apart(extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int) -> None:
     """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
     other = _touching(extra, cards, skip)
@@ -152,7 +184,12 @@ Span = tuple[int, int, int]
 
 def _spans(extra: Sequence[tuple[Card, ...]]) -> list[tuple[int, Span]]:
     """The side's sequences among its further melds: (place, span)."""
-    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_facts(m)[0] == SEQUENCE]
+    found: list[tuple[int, Span]] = []
+    for i, cards in enumerate(extra):
+        kind, _, _, suit, low, high = further_facts(cards)
+        if kind == SEQUENCE:
+            found.append((i, (suit, low, high)))
+    return found
 
 
 def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
@@ -604,7 +641,7 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
                 return black_threes_verdict(state, seat, cards)
             if not config.allow_sequences or shape != SEQUENCE:
                 return None
-            if sequence_fault(cards) is not None:
+            if not sequence_ok(cards):
                 return False
             return _touching_span(spans, sequence_span(cards), -1) < 0
         if kind is LayOff:
@@ -626,7 +663,7 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
                     if len(old) >= CANASTA_SIZE:
                         return False
                     merged = (*old, *action.cards)
-                    if sequence_fault(merged) is not None:
+                    if not sequence_ok(merged):
                         return False
                     return _touching_span(spans, sequence_span(merged), i) < 0
             return None
@@ -734,8 +771,10 @@ def take_verdict(
             return False
         if not _layoff_fits(state, side, top, spans):
             return False
-    taken = sum(1 for c in pile_cards_taken(state) if not IS_RED3[c])
-    return True if len(hand) - len(support) + taken >= 2 else None
+    left = len(hand) - len(support)
+    if left < 2:
+        left += sum(1 for c in pile_cards_taken(state) if not IS_RED3[c])
+    return True if left >= 2 else None
 
 
 def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, Span]]) -> bool:
@@ -752,12 +791,11 @@ def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, 
     if old and (onto_canasta or len(old) < CANASTA_SIZE):
         return group_fault(config, rank, old, (top,), new=False) is None
     for i, cards in enumerate(extra):
-        kind, meld_rank_of, _ = meld_facts(cards)
+        kind, meld_rank_of, _, o_suit, low, high = further_facts(cards)
         if kind == GROUP:
             if meld_rank_of != rank:
                 continue
         elif kind == SEQUENCE:
-            o_suit, low, high = sequence_span(cards)
             if o_suit != suit or rank not in (low - 1, high + 1):
                 continue
         else:
@@ -769,7 +807,7 @@ def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, 
         if len(cards) >= CANASTA_SIZE:
             return False  # a samba takes nothing more
         merged = (*cards, top)
-        if sequence_fault(merged) is not None:
+        if not sequence_ok(merged):
             return False
         return _touching_span(spans, sequence_span(merged), i) < 0
     return False  # (no meld to take it, or only canastas)
@@ -856,9 +894,11 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
             if held & held >> 1 & held >> 2:  # (three ranks in a row somewhere)
                 out.extend(_runs(suit, held))
         for cards in extra:
-            if len(cards) >= CANASTA_SIZE or meld_facts(cards)[0] != SEQUENCE:
+            if len(cards) >= CANASTA_SIZE:
                 continue
-            suit, low, high = sequence_span(cards)
+            kind, _, _, suit, low, high = further_facts(cards)
+            if kind != SEQUENCE:
+                continue
             held = ranks[suit]
             up: list[Card] = []
             rank = high + 1
@@ -876,11 +916,11 @@ def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> li
         wilds.sort(key=VALUE.__getitem__)  # (stable: the cheapest first, in hand order)
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
-        if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
+        if any(len(m) < CANASTA_SIZE and further_facts(m)[0] == WILD for m in extra):
             out.append(LayOff(JOKER_RANK, (wilds[0],)))
     if config.multiple_melds_per_rank:
         for cards in extra:
-            kind, rank, _ = meld_facts(cards)
+            kind, rank, _, _, _, _ = further_facts(cards)
             if kind == GROUP:
                 out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
                 break
