@@ -622,6 +622,15 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         return opening_verdicts(state, seat)
     if state.must_go_out or state.no_discard:
         return None
+    if state.phase is Phase.DRAW:  # (the start of a turn lists takes of the pile only)
+
+        def take(action: Action) -> bool | None:
+            if type(action) is TakePile:
+                assert isinstance(action, TakePile)
+                return take_verdict(state, seat, action)
+            return None
+
+        return take
     config = state.config
     room = len(state.hands[seat])
     extra = state.extra_of(side)
@@ -670,9 +679,6 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         if kind is Combine:
             assert isinstance(action, Combine)
             return combine_verdict(state, side, action) if room >= 2 else None
-        if kind is TakePile:
-            assert isinstance(action, TakePile)
-            return take_verdict(state, seat, action, spans)
         return None
 
     return verdict
@@ -709,14 +715,12 @@ def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -
     return can_go_out(config, rest, tuple(melds), extra=state.extra_of(side))
 
 
-def take_verdict(
-    state: GameState, seat: int, take: TakePile, spans: list[tuple[int, Span]]
-) -> bool | None:
+def take_verdict(state: GameState, seat: int, take: TakePile) -> bool | None:
     """``plan_variant_take``'s verdict on a take of the pile the move lists offer an opened
     side (the top card alone onto a meld, or with a natural pair from hand), decided without
     a plan or a trial take, where two cards or more stay in hand and nothing obliges the
     player to go out (else ``None``: the engine decides, the dead-end guard may object,
-    §1.11.3). ``spans`` are the side's sequences (``_spans``).
+    §1.11.3).
 
     Its checks in its order (§1.8.2, §3.4, §3.8a), less those the candidates meet by
     construction (a pile to take, support cards held and of the top card's rank): no wild
@@ -769,7 +773,7 @@ def take_verdict(
     else:
         if state.pile_frozen or "layoff" not in config.unfrozen_take_methods or support:
             return False
-        if not _layoff_fits(state, side, top, spans):
+        if not _layoff_fits(state, side, top):
             return False
     left = len(hand) - len(support)
     if left < 2:
@@ -777,7 +781,7 @@ def take_verdict(
     return True if left >= 2 else None
 
 
-def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, Span]]) -> bool:
+def _layoff_fits(state: GameState, side: int, top: Card) -> bool:
     """Whether the top card alone joins the meld ``_layoff_target`` picks for it (the first
     of its rank's group melds, then of the sequences it extends, that is not yet a canasta
     where the rules want one that is not) and ``_add_to`` lets it (§3.4, §3.8a)."""
@@ -809,7 +813,7 @@ def _layoff_fits(state: GameState, side: int, top: Card, spans: list[tuple[int, 
         merged = (*cards, top)
         if not sequence_ok(merged):
             return False
-        return _touching_span(spans, sequence_span(merged), i) < 0
+        return _touching_span(_spans(extra), (suit, min(low, rank), max(high, rank)), i) < 0
     return False  # (no meld to take it, or only canastas)
 
 
