@@ -4,7 +4,8 @@ The move lists keep a candidate the ruleset has a verdict on in its place withou
 engine's trial (``Ruleset.candidate_verdicts``): for Samba and Bolivia
 (``variants.samba.melds.sequence_verdicts``) the takes of the pile an opened side is
 offered (§1.8.2, §3.4, §3.8a), black threes melded (§1.9, §1.11.3), new and grown
-sequences, wild melds and two melds of a rank combined (§3.4, §3.5). Each verdict must be
+sequences, wild melds and two melds of a rank combined (§3.4, §3.5), and every meld,
+lay-off and combination of a player who must go out (§1.11.2, §1.11.3). Each verdict must be
 the engine's own answer, or the listing would drop a legal move or offer an illegal one;
 seeded random play asks both at every candidate.
 """
@@ -52,7 +53,7 @@ def _kind(action: object) -> str:
     return type(action).__name__
 
 
-@pytest.mark.parametrize(("preset", "hands", "seed"), [("samba", 6, 3), ("bolivia", 6, 4)])
+@pytest.mark.parametrize(("preset", "hands", "seed"), [("samba", 6, 6), ("bolivia", 6, 6)])
 def test_3_4_verdicts_in_place_are_the_engines(preset: str, hands: int, seed: int) -> None:
     """§1.8.2, §1.9, §1.11.3, §3.4, §3.5, §3.8a: every verdict the ruleset gives on a listed
     candidate, at the start of a turn and after the draw, is the engine's check."""
@@ -66,11 +67,15 @@ def test_3_4_verdicts_in_place_are_the_engines(preset: str, hands: int, seed: in
             if known is None:
                 continue
             decided[_kind(action), known] += 1
+            if state.must_go_out:
+                decided["obliged to go out", known] += 1
             assert known is is_legal(state, seat, action), (preset, str(action))
     # (the random hands reach each kind of verdict, both ways for the takes)
     assert decided["take", True]
     assert decided["take", False]
     assert decided["black threes", True] + decided["black threes", False]
+    assert decided["obliged to go out", True]
+    assert decided["obliged to go out", False]
 
 
 def test_3_4_a_sequence_in_one_pass_is_the_checked_sequence() -> None:

@@ -40,6 +40,7 @@ from ...config import RuleConfig, wild_cap
 from ...edits import EXTRA_BIT, Plan, remove_cards
 from ...errors import IllegalMoveError
 from ...goingout import can_go_out
+from ...melding import plan_lay_off, plan_meld
 from ...melds import (
     CANASTA_SIZE,
     GROUP,
@@ -620,8 +621,10 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         return None
     if not state.opened(side):
         return opening_verdicts(state, seat)
-    if state.must_go_out or state.no_discard:
+    if state.no_discard:
         return None
+    if state.must_go_out:
+        return obliged_verdicts(state, seat)
     if state.phase is Phase.DRAW:  # (the start of a turn lists takes of the pile only)
 
         def take(action: Action) -> bool | None:
@@ -680,6 +683,51 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             assert isinstance(action, Combine)
             return combine_verdict(state, side, action) if room >= 2 else None
         return None
+
+    return verdict
+
+
+def obliged_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed melds, lay-offs and combinations of a player who must go out
+    this turn (partner said yes, or black threes went down, §1.11.2, §1.9), where two cards
+    or more stay in hand: the move's own plan (``melding.plan_meld``, ``plan_lay_off``, the
+    ruleset's ``plan_combine``: every check it makes), then the dead-end guard's question
+    of the hand and melds the plan leaves, ``goingout.can_go_out`` (§1.11.3), without the
+    trial's copy of the position. ``None`` (the engine decides) with fewer cards left, or
+    where the ruleset keeps a guard of its own."""
+    ruleset = rules(state)
+    if (
+        state.phase is not Phase.PLAY
+        or state.no_discard
+        or type(ruleset).guard_turn_end is not Ruleset.guard_turn_end
+    ):
+        return None
+    config = state.config
+    side = state.side_of[seat]
+    forbidden = out_forbidden(state)
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        try:
+            if kind is Meld:
+                assert isinstance(action, Meld)
+                plan = plan_meld(state, seat, action)
+            elif kind is LayOff:
+                assert isinstance(action, LayOff)
+                plan = plan_lay_off(state, seat, action)
+            elif kind is Combine:
+                assert isinstance(action, Combine)
+                plan = ruleset.plan_combine(state, seat, action)
+            else:
+                return None
+        except IllegalMoveError:
+            return False
+        if len(plan.hand) < 2:
+            return None
+        if forbidden:
+            return False
+        extra = plan.extra if plan.extra is not None else state.extra_of(side)
+        return can_go_out(config, plan.hand, plan.melds, extra=extra)
 
     return verdict
 
