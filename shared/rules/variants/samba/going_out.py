@@ -41,6 +41,7 @@ from ...cards import (
     IS_BLACK3,
     IS_NATURAL,
     IS_WILD,
+    JOKER,
     JOKER_RANK,
     RANK,
     SUIT,
@@ -270,6 +271,8 @@ def _search_table(melds: Melds, extra: Extra) -> Table:
     )
 
 
+_NATURAL_BIT = tuple(1 << RANK[card] if IS_NATURAL[card] else 0 for card in range(JOKER + 1))
+"""Per card, its rank's bit if it is a natural (4 to ace), else 0."""
 _SUIT_RANKS = (1 << 13) - 1
 """The rank bits of one suit in a hand's bits by card (``card = suit * 13 + rank``)."""
 
@@ -290,8 +293,10 @@ def _might_go_out(
     meld to join either. A seven-card sequence needs seven ranks in a row of its suit, each
     in hand or on a sequence of the suit inside the window (``TableFacts.windows``)."""
     counts = [0] * 14
+    suit_ranks = [0, 0, 0, 0]  # the natural ranks held in each suit, as bits
     for card in hand:
         counts[RANK[card]] += 1
+        suit_ranks[SUIT[card]] |= _NATURAL_BIT[card]  # (a joker's suit, -1, gets no bit)
     grouped = facts.grouped
     threes = counts[THREE]
     stranded = 0
@@ -305,19 +310,24 @@ def _might_go_out(
     sequences = rules[3]
     wilds = counts[TWO] + counts[JOKER_RANK]
     alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
-    suit_ranks: list[int] | None = None  # the ranks held in each suit, as bits, once asked
+    spans = facts.spans
+    trios: list[int] | None = None  # per suit, bit r: ranks r, r + 1 and r + 2 held
     for rank in range(FOUR, ACE + 1):
         held_here = counts[rank]
         if not held_here or held_here >= alone or grouped >> rank & 1:
             continue
-        if suit_ranks is None:
-            suit_ranks = _suit_ranks(hand)
+        if trios is None:
+            trios = [ranks & ranks >> 1 & ranks >> 2 for ranks in suit_ranks]
         for suit in range(4):
             if not suit_ranks[suit] >> rank & 1:
                 continue
             card = suit * 13 + rank
             copies = 2 if held_here == 2 and hand.count(card) == 2 else 1
-            if sequences and _sequence_takes(suit_ranks[suit], rank, facts.spans[suit]):
+            if sequences and (
+                _sequence_takes(suit_ranks[suit], rank, spans[suit])
+                if spans[suit]
+                else trios[suit] >> (rank - 2) & 7  # (a run of three through it)
+            ):
                 copies -= 1
             if copies:
                 stranded += copies
@@ -332,11 +342,8 @@ def _might_go_out(
         for rank in range(FOUR, ACE + 1):
             if counts[rank] != 2 or grouped >> rank & 1:
                 continue
-            if sequences:
-                if suit_ranks is None:
-                    suit_ranks = _suit_ranks(hand)
-                if _pair_in_sequences(hand, rank, suit_ranks, facts.spans):
-                    continue
+            if sequences and _pair_in_sequences(hand, rank, suit_ranks, facts.spans):
+                continue
             paired += 1
         if paired and allow_discard and homeless < 0:
             paired -= 1  # (the discard may break one pair)
@@ -347,8 +354,6 @@ def _might_go_out(
         return homeless  # (the canastas are there: no cost to weigh)
     sequence_costs: list[int] = []
     if sequences:  # at most one more seven-card sequence of each suit
-        if suit_ranks is None:
-            suit_ranks = _suit_ranks(hand)
         windows = facts.windows
         for suit in range(4):
             ranks = suit_ranks[suit]
@@ -460,15 +465,6 @@ def _wilds_short(
         return True
     steps.sort()
     return sum(steps[:missing]) > wilds
-
-
-def _suit_ranks(hand: Sequence[Card]) -> list[int]:
-    """The natural ranks (4 to ace) ``hand`` holds in each suit, as bits."""
-    ranks = [0, 0, 0, 0]
-    for card in hand:
-        if IS_NATURAL[card]:
-            ranks[SUIT[card]] |= 1 << RANK[card]
-    return ranks
 
 
 def _sequence_takes(ranks: int, rank: int, spans: tuple[tuple[int, int], ...]) -> bool:
