@@ -24,8 +24,18 @@ assumed.
 Every step is memoised on small integer keys, and the sequences of each suit are few, so
 a hand of twenty cards is decided in some thousands of steps (the memos' ``cache_info``
 counts them).
-Cheap necessary conditions come first (at most one card with no meld to join, enough
-cards for the canastas and escaleras still missing), and most positions stop there.
+
+Cheap necessary conditions come first (``_might_go_out``), each exact (it refuses only
+hands that cannot go out; tests/shared/rules/test_going_out_samba_bolivia.py holds the
+answer to the whole search over every discard), and most questions stop there (five in
+six in random play): at most one card with no meld to join (a lone natural needs a group
+of its rank on the table, a run of three of its suit, or a sequence to grow), a wild card
+for each pair with no meld, and enough cards and wild cards for the canastas and
+escaleras still missing. They
+read the hand once, by rank and by suit as bits, and the side's melds once per table
+(``TableFacts``, kept by the melds' identity: the move lists ask at each turn of a side
+whose melds have not changed). The move lists ask of one hand again and again, so the
+whole search is memoised too, on the hand and the table's serial.
 """
 
 from __future__ import annotations

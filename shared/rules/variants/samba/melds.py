@@ -615,7 +615,10 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     Only where nothing else can refuse them (``None`` then: the engine decides): the side
     has opened, nothing obliges the player to go out and two cards stay in hand
     (§1.11.3). The candidates' cards come from the hand (the lists take them from it). A
-    side that has not opened gets ``opening_verdicts`` instead."""
+    side that has not opened gets ``opening_verdicts`` instead; a player obliged to go out,
+    ``obliged_verdicts``; at the start of a turn the takes of the pile are decided
+    (``take_verdict``), and after the draw a meld of black threes too
+    (``black_threes_verdict``)."""
     side = state.side_of[seat]
     if not state.extra:
         return None
