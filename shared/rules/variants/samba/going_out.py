@@ -90,8 +90,11 @@ def variant_can_go_out(
 
 
 def search_rules(config: RuleConfig) -> Rules:
-    """What the search needs of ``config`` (``Rules``)."""
-    return (
+    """What the search needs of ``config`` (``Rules``), read once per config."""
+    known = _RULES_OF.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
+    rules: Rules = (
         config.wild_limit,
         config.canastas_to_go_out,
         config.wild_onto_canasta,
@@ -100,6 +103,15 @@ def search_rules(config: RuleConfig) -> Rules:
         config.allow_wild_melds,
         config.sequence_canastas_to_go_out,
     )
+    if len(_RULES_OF) >= 64:
+        _RULES_OF.clear()
+    _RULES_OF[id(config)] = (config, rules)
+    return rules
+
+
+_RULES_OF: dict[int, tuple[RuleConfig, Rules]] = {}
+"""``search_rules`` by the config's identity (each entry holds its config, so the id stays
+its own; hashing a config would read all its fields)."""
 
 
 def _decide(
