@@ -599,7 +599,7 @@ def side_canastas(config: RuleConfig, s: GameState, side: int) -> tuple[int, int
     """(all canastas, sequence canastas) of a side: what going out asks for (§3.4, §3.5)."""
     total = s.canastas(side)
     sequences = sum(
-        1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE
+        1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and further_facts(m)[0] == SEQUENCE
     )
     return total, sequences
 
