@@ -130,6 +130,8 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
         candidates.extend(pile_takes(state, seat))
         if may_ask and state.config.ask_timing == "before_or_after_draw":
             candidates.append(ASK)
+        if candidates:  # (a ruleset that knows its takes' verdicts spares their trials)
+            verdict = rules(state).candidate_verdicts(state, seat)
     else:
         if may_ask and ask_refused_why(state, seat) is None:
             known.append(ASK)

@@ -10,19 +10,20 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import pytest
 
 from shared import rules
-from shared.rules import GameState, make_config, parse_cards
+from shared.rules import GameState, Phase, make_config, parse_cards
 from shared.rules.actions import Combine, Discard, Draw, LayOff, Meld, MeldRef
-from shared.rules.cards import FIVE, IS_RED3, JOKER_RANK, NINE, RANK
+from shared.rules.cards import FIVE, IS_RED3, JOKER_RANK, NINE, RANK, Card
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError, ConfigError, IllegalMoveError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.melds import GROUP, SEQUENCE, meld_kind, meld_rank
 from shared.rules.opening import minimum_to_go_out
-from shared.rules.state import EMPTY_MELDS
+from shared.rules.state import EMPTY_MELDS, Extra, Melds
 from shared.rules.variants.samba import going_out
 from shared.rules.variants.samba.melds import sequence_span
 
@@ -312,8 +313,8 @@ def test_d9_a_wild_limit_by_naturals_outside_hand_and_foot_is_searched_exactly()
 
 
 _STEPS = (
-    going_out._decide,
-    going_out._search,
+    going_out._table_facts,
+    going_out._search_table,
     going_out._suit_options,
     going_out._groups_best,
     going_out._wild_best,
@@ -321,13 +322,98 @@ _STEPS = (
     going_out._fill,
     going_out._new_melds,
 )
-"""The memoised steps of Samba's search: their misses count its work."""
+"""The memoised steps of Samba's search: their misses count its work (with the searches
+``going_out._decide`` remembers)."""
 
 
 def _clear_steps() -> None:
+    going_out._DECIDED.clear()
     for cached in _STEPS:
         cached.cache_clear()
 
 
 def _steps() -> int:
-    return sum(cached.cache_info().misses for cached in _STEPS)
+    return len(going_out._DECIDED) + sum(cached.cache_info().misses for cached in _STEPS)
+
+
+# -- the cheap conditions and the quick layout agree with the whole search -----------------------
+
+
+class _Question(NamedTuple):
+    """A going-out question: a hand against a side's melds, under a game's rules."""
+
+    rules: going_out.Rules
+    hand: tuple[Card, ...]
+    melds: Melds
+    extra: Extra
+
+
+def _played_questions(preset: str, hands: int, seed: int) -> list[_Question]:
+    """The going-out questions seeded random play of ``preset`` asks: at each decision after
+    the draw, the seat's hand (and that hand less each card it holds, as a listed play
+    would leave it) against its side's melds."""
+    config = make_config(preset)
+    searched = going_out.search_rules(config)
+    rng = random.Random(seed)
+    match = new_match(config, seed=seed)
+    found: list[_Question] = []
+    for _ in range(hands):
+        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
+        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
+            seat = state.actor()
+            assert seat is not None
+            if state.phase is Phase.PLAY:
+                side = state.side_of[seat]
+                hand = state.hands[seat]
+                melds, extra = state.melds[side], state.extra_of(side)
+                found.append(_Question(searched, hand, melds, extra))
+                for card in dict.fromkeys(hand):
+                    rest = list(hand)
+                    rest.remove(card)
+                    found.append(_Question(searched, tuple(rest), melds, extra))
+            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
+        match = state
+        if match.phase is Phase.MATCH_OVER:
+            match = new_match(config, seed=rng.getrandbits(32))
+    return found
+
+
+def _placed_out(question: _Question, minimum: int, allow_discard: bool) -> bool:
+    """The whole search alone (``_place_all``), with every final discard tried: the answer
+    the cheap conditions, the quick layout and the discards worth trying must give."""
+    table = going_out._search_table(question.melds, question.extra)
+    hand = question.hand
+    if going_out._place_all(question.rules, hand, table, minimum):
+        return True
+    if not allow_discard:
+        return False
+    for card in dict.fromkeys(hand):
+        rest = list(hand)
+        rest.remove(card)
+        if going_out._place_all(question.rules, tuple(rest), table, minimum):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(("preset", "hands", "seed"), [("samba", 3, 5), ("bolivia", 8, 3)])
+def test_1_11_3_the_cheap_conditions_refuse_only_hands_that_cannot_go_out(
+    preset: str, hands: int, seed: int
+) -> None:
+    """§1.11.3 with §3.4, §3.5, §3.8a: the going-out answer (cheap necessary conditions
+    first, then a quick layout, then the search over the discards worth trying) is the
+    whole search's over every discard, on the hands random play holds after its draws and
+    on each of them less one card; with and without a final discard, and with an opening
+    minimum to reach (§1.10, an unopened side going out)."""
+    refused = outs = 0
+    for question in _played_questions(preset, hands, seed):
+        facts = going_out._table_facts(question.melds, question.extra)
+        for minimum, allow_discard in ((-1, True), (-1, False), (120, True)):
+            going_out._DECIDED.clear()
+            answer = going_out._decide(*question, minimum, allow_discard)
+            refused += (
+                going_out._might_go_out(question.rules, question.hand, facts, allow_discard) is None
+            )
+            outs += answer
+            assert answer is _placed_out(question, minimum, allow_discard), question
+    assert refused  # (both answers were asked for)
+    assert outs

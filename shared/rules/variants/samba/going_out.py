@@ -24,12 +24,23 @@ assumed.
 Every step is memoised on small integer keys, and the sequences of each suit are few, so
 a hand of twenty cards is decided in some thousands of steps (the memos' ``cache_info``
 counts them).
-Cheap necessary conditions come first (at most one card with no meld to join, enough
-cards for the canastas and escaleras still missing), and most positions stop there.
+
+Cheap necessary conditions come first (``_might_go_out``), each exact (it refuses only
+hands that cannot go out; tests/shared/rules/test_going_out_samba_bolivia.py holds the
+answer to the whole search over every discard), and most questions stop there (five in
+six in random play): at most one card with no meld to join (a lone natural needs a group
+of its rank on the table, a run of three of its suit, or a sequence to grow), a wild card
+for each pair with no meld, and enough cards and wild cards for the canastas and
+escaleras still missing. They
+read the hand once, by rank and by suit as bits, and the side's melds once per table
+(``TableFacts``, kept by the melds' identity: the move lists ask at each turn of a side
+whose melds have not changed). The move lists ask of one hand again and again, so the
+whole search is memoised too, on the hand and the table's serial.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import NamedTuple
@@ -40,6 +51,7 @@ from ...cards import (
     IS_BLACK3,
     IS_NATURAL,
     IS_WILD,
+    JOKER,
     JOKER_RANK,
     RANK,
     SUIT,
@@ -53,7 +65,7 @@ from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
 from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_facts
 from ...state import Extra, Melds
-from .melds import sequence_span
+from .melds import further_facts, sequence_span
 
 Part = tuple[int, int]
 """A group meld already on the table: (size, wild cards)."""
@@ -73,6 +85,15 @@ def variant_can_go_out(
     allow_discard: bool,
 ) -> bool:
     """``goingout.can_go_out`` for configs with ``variant_melds`` (Samba, Bolivia)."""
+    least = -1 if minimum is None else minimum
+    return _decide(search_rules(config), tuple(hand), melds, extra, least, allow_discard)
+
+
+def search_rules(config: RuleConfig) -> Rules:
+    """What the search needs of ``config`` (``Rules``), read once per config."""
+    known = _RULES_OF.get(id(config))
+    if known is not None and known[0] is config:
+        return known[1]
     rules: Rules = (
         config.wild_limit,
         config.canastas_to_go_out,
@@ -82,11 +103,17 @@ def variant_can_go_out(
         config.allow_wild_melds,
         config.sequence_canastas_to_go_out,
     )
-    least = -1 if minimum is None else minimum
-    return _decide(rules, tuple(hand), melds, extra, least, allow_discard)
+    if len(_RULES_OF) >= 64:
+        _RULES_OF.clear()
+    _RULES_OF[id(config)] = (config, rules)
+    return rules
 
 
-@lru_cache(maxsize=4096)
+_RULES_OF: dict[int, tuple[RuleConfig, Rules]] = {}
+"""``search_rules`` by the config's identity (each entry holds its config, so the id stays
+its own; hashing a config would read all its fields)."""
+
+
 def _decide(
     rules: Rules,
     hand: tuple[Card, ...],
@@ -95,12 +122,39 @@ def _decide(
     minimum: int,
     allow_discard: bool,
 ) -> bool:
-    """``variant_can_go_out``, memoised: the move lists ask it again and again of one hand."""
-    facts = _table_facts(melds, extra)
+    """``variant_can_go_out``: the cheap necessary conditions (``_might_go_out``), which
+    most positions fail, then the search, memoised (the move lists ask it of one hand again,
+    and of hands that differ by the candidate played)."""
+    known = _FACTS_OF.get((id(melds), id(extra)))
+    if known is not None and known[0] is melds and known[1] is extra:
+        facts = known[2]
+    else:
+        facts = _table_facts(melds, extra)
+        if len(_FACTS_OF) >= _FACTS_MOST:
+            _FACTS_OF.clear()
+        _FACTS_OF[id(melds), id(extra)] = (melds, extra, facts)
     homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
-    return _search(rules, tuple(sorted(hand)), facts, minimum, allow_discard, homeless)
+    key = (rules, hand, facts.serial, minimum, allow_discard)
+    found = _DECIDED.get(key)
+    if found is None:
+        if len(_DECIDED) >= _DECIDED_MOST:
+            _DECIDED.clear()
+        table = _search_table(melds, extra)
+        found = _search(rules, hand, table, facts, minimum, allow_discard, homeless)
+        _DECIDED[key] = found
+    return found
+
+
+_FACTS_OF: dict[tuple[int, int], tuple[Melds, Extra, TableFacts]] = {}
+"""``_table_facts`` by the identity of the melds asked about (the same tuples, passed from one
+position to the next until the side melds, are asked about at each of its turns): no
+hashing of their cards. Each entry holds its tuples, so their ids stay theirs."""
+_FACTS_MOST = 256
+_DECIDED: dict[tuple[Rules, tuple[Card, ...], int, int, bool], bool] = {}
+"""``_decide``'s searches, by hand and table (``TableFacts.serial``); emptied when full."""
+_DECIDED_MOST = 4096
 
 
 Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
@@ -108,64 +162,141 @@ Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tu
 the sequences (suit, lowest rank, highest rank) and the sizes of the wild melds."""
 
 
-class TableFacts(NamedTuple):
-    """What the going-out questions need of a side's melds, read once per table (the same
-    table is asked about at every turn of both its seats until one of them melds)."""
+_OPEN_WINDOWS: tuple[tuple[int, int], ...] = tuple(
+    (((1 << CANASTA_SIZE) - 1) << start, CANASTA_SIZE)
+    for start in range(FOUR, ACE - CANASTA_SIZE + 2)
+)
+"""``TableFacts.windows`` of a suit with no sequence on the table: any seven ranks in a row."""
+_NO_SPANS: tuple[tuple[tuple[int, int], ...], ...] = ((), (), (), ())
+_ALL_OPEN: tuple[tuple[tuple[int, int], ...], ...] = (_OPEN_WINDOWS,) * 4
 
-    table: Table
+
+class TableFacts(NamedTuple):
+    """What the cheap conditions need of a side's melds, read once per table (a table is
+    asked about at a seat's turn, and after each meld or lay-off of an obliged player)."""
+
+    serial: int
+    """Tells this table's facts from every other's (the search's memo keys on it, cheaper
+    to hash than the melds)."""
     grouped: int
     """The ranks holding a group meld (rank-indexed or further), as bits."""
     canastas: int
     escaleras: int
     """Seven-card sequences."""
-    ends: tuple[int, ...]
-    """Per suit, the ranks that would grow one of its incomplete sequences, as bits."""
+    spans: tuple[tuple[tuple[int, int], ...], ...]
+    """Per suit, its sequences on the table (lowest rank, highest rank), complete or not."""
     loose: tuple[int, ...]
     """Cards on incomplete group melds, by rank (13: on incomplete wild melds)."""
-    runs: tuple[int, ...]
-    """Cards on incomplete sequences, by suit."""
+    loose_wilds: tuple[int, ...]
+    """Wild cards on incomplete group melds, by rank."""
+    windows: tuple[tuple[tuple[int, int], ...], ...]
+    """Per suit, each seven-card sequence it could still get: (the ranks the hand must
+    supply, as bits; how many that is). A window of seven ranks qualifies when every
+    sequence of the suit it overlaps or touches lies inside it, incomplete (sequences of a
+    suit never overlap or touch, §3.8a, and a samba takes no more, §3.4)."""
+
+
+_SERIALS = itertools.count()
 
 
 @lru_cache(maxsize=1024)
 def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
-    groups: list[list[Part]] = [[] for _ in range(13)]
-    sequences: list[tuple[int, int, int]] = []
-    wild_melds: list[int] = []
     grouped = canastas = escaleras = 0
-    ends = [0, 0, 0, 0]
     loose = [0] * 14
-    runs = [0, 0, 0, 0]
-    for cards in (*melds, *extra):
-        if not cards:
-            continue
-        kind, rank, wilds = meld_facts(cards)
+    loose_wilds = [0] * 14
+    for rank in range(THREE, ACE + 1):  # (the rank-indexed melds are group melds)
+        cards = melds[rank]
+        size = len(cards)
+        if size:
+            grouped |= 1 << rank
+            if size >= CANASTA_SIZE:
+                canastas += 1
+            else:
+                loose[rank] += size
+                loose_wilds[rank] += meld_facts(cards)[2]
+    spans: tuple[tuple[tuple[int, int], ...], ...] = _NO_SPANS
+    windows = _ALL_OPEN
+    by_suit: list[list[tuple[int, int]]] | None = None
+    for cards in extra:
+        kind, rank, wilds, suit, low, high = further_facts(cards)
         size = len(cards)
         complete = size >= CANASTA_SIZE
         canastas += complete
         if kind == SEQUENCE:
-            span = sequence_span(cards)
-            sequences.append(span)
-            if complete:
-                escaleras += 1
-            else:
-                suit, low, high = span
-                ends[suit] |= (1 << (low - 1)) | (1 << (high + 1))
-                runs[suit] += size
+            if by_suit is None:
+                by_suit = [[], [], [], []]
+            by_suit[suit].append((low, high))
+            escaleras += complete
         elif kind == WILD:
-            wild_melds.append(size)
             if not complete:
                 loose[JOKER_RANK] += size
         else:
             grouped |= 1 << rank
-            groups[rank].append((size, wilds))
             if not complete:
                 loose[rank] += size
-    table = (
+                loose_wilds[rank] += wilds
+    if by_suit is not None:
+        spans = tuple(tuple(sorted(own)) for own in by_suit)
+        windows = tuple(_windows(own) if own else _OPEN_WINDOWS for own in spans)
+    return TableFacts(
+        next(_SERIALS),
+        grouped,
+        canastas,
+        escaleras,
+        spans,
+        tuple(loose),
+        tuple(loose_wilds),
+        windows,
+    )
+
+
+@lru_cache(maxsize=1024)
+def _windows(spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """``TableFacts.windows`` of a suit with sequences ``spans`` on the table."""
+    found: list[tuple[int, int]] = []
+    for start in range(FOUR, ACE - CANASTA_SIZE + 2):
+        end = start + CANASTA_SIZE - 1
+        needed = ((1 << CANASTA_SIZE) - 1) << start
+        fits = True
+        for low, high in spans:
+            if high < start - 1 or low > end + 1:
+                continue  # apart from the window
+            if low < start or high > end or high - low + 1 >= CANASTA_SIZE:
+                fits = False  # it would join the window's run and outgrow seven
+                break
+            needed &= ~(((1 << (high - low + 1)) - 1) << low)
+        if fits:
+            found.append((needed, needed.bit_count()))
+    return tuple(found)
+
+
+@lru_cache(maxsize=1024)
+def _search_table(melds: Melds, extra: Extra) -> Table:
+    """A side's melds as the search sees them (``Table``)."""
+    groups: list[list[Part]] = [[] for _ in range(13)]
+    sequences: list[tuple[int, int, int]] = []
+    wild_melds: list[int] = []
+    for cards in (*melds, *extra):
+        if not cards:
+            continue
+        kind, rank, wilds = meld_facts(cards)
+        if kind == SEQUENCE:
+            sequences.append(sequence_span(cards))
+        elif kind == WILD:
+            wild_melds.append(len(cards))
+        else:
+            groups[rank].append((len(cards), wilds))
+    return (
         tuple(tuple(sorted(g)) if len(g) > 1 else tuple(g) for g in groups),
         tuple(sorted(sequences)),
         tuple(sorted(wild_melds)),
     )
-    return TableFacts(table, grouped, canastas, escaleras, tuple(ends), tuple(loose), tuple(runs))
+
+
+_NATURAL_BIT = tuple(1 << RANK[card] if IS_NATURAL[card] else 0 for card in range(JOKER + 1))
+"""Per card, its rank's bit if it is a natural (4 to ace), else 0."""
+_SUIT_RANKS = (1 << 13) - 1
+"""The rank bits of one suit in a hand's bits by card (``card = suit * 13 + rank``)."""
 
 
 def _might_go_out(
@@ -178,57 +309,94 @@ def _might_go_out(
 
     A natural has no meld to join when the side has no group meld of its rank, the hand
     cannot start one (a new meld needs three cards, two of them natural: a third card of
-    the rank, or a pair and a wild card) and no sequence can take it (none of its suit has
-    a neighbouring rank in hand, and it extends no sequence on the table)."""
+    the rank, or a pair and a wild card) and no sequence can take it (``_sequence_takes``;
+    of two such cards of one suit and rank, a sequence takes one at most, since sequences
+    of a suit never overlap). One or two black threes with no black-three meld have no
+    meld to join either. A seven-card sequence needs seven ranks in a row of its suit, each
+    in hand or on a sequence of the suit inside the window (``TableFacts.windows``)."""
     counts = [0] * 14
-    present = [0, 0, 0, 0]  # ranks held in each suit, as bits
+    suit_ranks = [0, 0, 0, 0]  # the natural ranks held in each suit, as bits
     for card in hand:
-        rank = RANK[card]
-        counts[rank] += 1
-        if not IS_WILD[card] and not IS_BLACK3[card]:
-            present[SUIT[card]] |= 1 << rank
+        counts[RANK[card]] += 1
+        suit_ranks[SUIT[card]] |= _NATURAL_BIT[card]  # (a joker's suit, -1, gets no bit)
     grouped = facts.grouped
-    ends = facts.ends
     threes = counts[THREE]
-    stranded = 0 if not threes or threes >= 3 or grouped >> THREE & 1 else threes
+    stranded = 0
     homeless = -1
+    if threes and threes < 3 and not grouped >> THREE & 1:
+        stranded = threes
+        for card in hand:
+            if IS_BLACK3[card]:
+                homeless = card
+                break
     sequences = rules[3]
     wilds = counts[TWO] + counts[JOKER_RANK]
     alone = 2 if wilds else 3  # fewer of a rank than this cannot start a meld of it
-    lonely = 0  # the natural ranks that no meld on the table or from the hand can take
+    spans = facts.spans
+    trios: list[int] | None = None  # per suit, bit r: ranks r, r + 1 and r + 2 held
     for rank in range(FOUR, ACE + 1):
-        if 0 < counts[rank] < alone and not grouped >> rank & 1:
-            lonely |= 1 << rank
-    for card in hand if lonely else ():
-        rank = RANK[card]
-        if not IS_NATURAL[card] or not lonely >> rank & 1:
+        held_here = counts[rank]
+        if not held_here or held_here >= alone or grouped >> rank & 1:
             continue
-        suit = SUIT[card]
-        if sequences and (
-            present[suit] & ((1 << (rank - 1)) | (1 << (rank + 1))) or ends[suit] >> rank & 1
-        ):
-            continue
-        stranded += 1
-        homeless = card
+        if trios is None:
+            trios = [ranks & ranks >> 1 & ranks >> 2 for ranks in suit_ranks]
+        for suit in range(4):
+            if not suit_ranks[suit] >> rank & 1:
+                continue
+            card = suit * 13 + rank
+            copies = 2 if held_here == 2 and hand.count(card) == 2 else 1
+            if sequences and (
+                _sequence_takes(suit_ranks[suit], rank, spans[suit])
+                if spans[suit]
+                else trios[suit] >> (rank - 2) & 7  # (a run of three through it)
+            ):
+                copies -= 1
+            if copies:
+                stranded += copies
+                homeless = card
+        if stranded > 1:
+            return None
     if stranded > (1 if allow_discard else 0):
         return None
-    if stranded and threes and stranded == threes:
-        homeless = -1  # the one or two black threes with no meld: let the search try
+    # A pair of a rank with no meld, which sequences cannot both take, melds with a wild card.
+    paired = 0
+    if wilds:
+        for rank in range(FOUR, ACE + 1):
+            if counts[rank] != 2 or grouped >> rank & 1:
+                continue
+            if sequences and _pair_in_sequences(hand, rank, suit_ranks, facts.spans):
+                continue
+            paired += 1
+        if paired and allow_discard and homeless < 0:
+            paired -= 1  # (the discard may break one pair)
+        if paired > wilds:
+            return None
     missing = rules[1] - facts.canastas
     if missing <= 0 and rules[6] <= facts.escaleras:
         return homeless  # (the canastas are there: no cost to weigh)
     sequence_costs: list[int] = []
     if sequences:  # at most one more seven-card sequence of each suit
-        runs = facts.runs
+        windows = facts.windows
         for suit in range(4):
-            if runs[suit] + present[suit].bit_count() >= CANASTA_SIZE:
-                sequence_costs.append(max(0, CANASTA_SIZE - runs[suit]))
+            ranks = suit_ranks[suit]
+            if windows[suit] is _OPEN_WINDOWS:  # no sequence of the suit on the table
+                run = ranks & ranks >> 1  # (bit r: ranks r and r + 1 held; then four, seven)
+                run &= run >> 2
+                if run & run >> 3:
+                    sequence_costs.append(CANASTA_SIZE)
+                continue
+            cheapest = CANASTA_SIZE + 1
+            for needed, cost in windows[suit]:
+                if ranks & needed == needed and cost < cheapest:
+                    cheapest = cost
+            if cheapest <= CANASTA_SIZE:
+                sequence_costs.append(cheapest)
     room = len(hand)
     if missing > 0:
         # What each canasta still possible costs in hand cards at least: the cards on the
         # table's incomplete melds count toward it (combined, for groups of a rank).
         loose = facts.loose
-        costs: list[int] = []
+        costs = sequence_costs[:]
         for rank in range(FOUR, ACE + 1):
             on_table = loose[rank]
             for _ in range((on_table + counts[rank] + wilds) // CANASTA_SIZE):
@@ -239,21 +407,118 @@ def _might_go_out(
             for _ in range((on_table + wilds) // CANASTA_SIZE):
                 costs.append(max(0, CANASTA_SIZE - on_table))
                 on_table = max(0, on_table - CANASTA_SIZE)
-        cheapest = sorted([*costs, *sequence_costs])[:missing]
-        if len(cheapest) < missing or sum(cheapest) > room:
+        if len(costs) < missing:
+            return None
+        costs.sort()
+        if sum(costs[:missing]) > room:
+            return None
+        if _wilds_short(rules, counts, facts, wilds - paired, missing, len(sequence_costs)):
             return None
     missing = rules[6] - facts.escaleras
     if missing > 0:
-        cheapest = sorted(sequence_costs)[:missing]
-        if len(cheapest) < missing or sum(cheapest) > room:
+        if len(sequence_costs) < missing:
+            return None
+        sequence_costs.sort()
+        if sum(sequence_costs[:missing]) > room:
             return None
     return homeless
 
 
-@lru_cache(maxsize=2048)
+def _pair_in_sequences(
+    hand: Sequence[Card],
+    rank: int,
+    suit_ranks: list[int],
+    spans: tuple[tuple[tuple[int, int], ...], ...],
+) -> bool:
+    """Whether sequences could take both cards of a pair of ``rank`` (of two suits: two
+    sequences of one suit never share a rank, §3.8a)."""
+    suits = [suit for suit in range(4) if suit_ranks[suit] >> rank & 1]
+    if len(suits) != 2:
+        return False  # (both of one suit)
+    return all(_sequence_takes(suit_ranks[suit], rank, spans[suit]) for suit in suits)
+
+
+_NATURALS_IN_CANASTA = {
+    limit: min(n for n in range(CANASTA_SIZE + 1) if n + wild_cap(limit, n) >= CANASTA_SIZE)
+    for limit in ("max2", "max3", "not_more_than_naturals", "fewer_than_naturals_max3")
+}
+"""The fewest natural cards a seven-card group meld holds under each wild limit."""
+
+
+def _wilds_short(
+    rules: Rules,
+    counts: list[int],
+    facts: TableFacts,
+    wilds: int,
+    missing: int,
+    sequences: int,
+) -> bool:
+    """Whether ``wilds`` wild cards from hand are too few for ``missing`` more canastas
+    (``sequences`` of them may be seven-card sequences, which take none). The ``k``
+    canastas of a rank hold seven cards each and at most the wild limit's wild cards each
+    (§1.9, §3.4), so the naturals on its incomplete melds and in hand, ``a``, and the wild
+    cards already on those melds, ``b``, leave at least ``7k - a - min(b, cap k)`` to come
+    from hand, and ``k`` is at most ``a`` over the fewest naturals a canasta holds; a wild
+    meld's ``k`` canastas (§3.5) need ``7k`` wild cards less those on the table. Each such
+    cost grows by at least as much with every further canasta, so the cheapest ``missing``
+    steps over all of them are the least the hand must supply."""
+    limit = rules[0]
+    fewest = _NATURALS_IN_CANASTA.get(limit, 1)
+    cap = wild_cap(limit, CANASTA_SIZE) if limit in ("max2", "max3") else CANASTA_SIZE
+    loose = facts.loose
+    loose_wilds = facts.loose_wilds
+    steps = [0] * sequences
+    for rank in range(FOUR, ACE + 1):
+        held = loose_wilds[rank]
+        naturals = loose[rank] - held + counts[rank]
+        before = 0
+        for k in range(1, naturals // fewest + 1):
+            cost = max(0, CANASTA_SIZE * k - naturals - min(held, cap * k))
+            steps.append(cost - before)
+            before = cost
+    if rules[5]:
+        on_table = loose[JOKER_RANK]
+        before = 0
+        for k in range(1, (on_table + wilds) // CANASTA_SIZE + 1):
+            cost = max(0, CANASTA_SIZE * k - on_table)
+            steps.append(cost - before)
+            before = cost
+    if len(steps) < missing:
+        return True
+    steps.sort()
+    return sum(steps[:missing]) > wilds
+
+
+def _sequence_takes(ranks: int, rank: int, spans: tuple[tuple[int, int], ...]) -> bool:
+    """Whether some sequence could take the natural of ``rank`` in a suit whose ranks in
+    hand are ``ranks`` (bits) and whose sequences on the table are ``spans``: a run of three
+    or more ranks in hand through it, or a run from it up to an incomplete sequence it
+    would grow within seven cards. A rank inside a sequence of its suit joins none (a second
+    sequence would overlap that one, §3.8a)."""
+    for low, high in spans:
+        if low <= rank <= high:
+            return False
+    low = high = rank
+    while low > FOUR and ranks >> (low - 1) & 1:
+        low -= 1
+    while high < ACE and ranks >> (high + 1) & 1:
+        high += 1
+    if high - low >= 2:
+        return True
+    for first, last in spans:
+        if last - first + 1 >= CANASTA_SIZE:
+            continue
+        if last < rank and low <= last + 1 and rank - first < CANASTA_SIZE:
+            return True
+        if rank < first and high >= first - 1 and last - rank < CANASTA_SIZE:
+            return True
+    return False
+
+
 def _search(
     rules: Rules,
     hand: tuple[Card, ...],
+    table: Table,
     facts: TableFacts,
     minimum: int,
     allow_discard: bool,
@@ -263,7 +528,6 @@ def _search(
     there is one, else any card (these games refuse no discard). Each try asks the quick
     layout first (``_plain_layout``), which finds most ways out, then the whole search
     (after a discard, only if the cheap conditions hold for the cards left)."""
-    table = facts.table
     if homeless >= 0:
         rest = list(hand)
         rest.remove(homeless)

@@ -15,11 +15,13 @@ config has these melds (``RuleConfig.variant_melds``), so the classic paths run 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ...actions import Action, Combine, LayOff, Meld, MeldRef, TakePile
 from ...cards import (
     ACE,
     FOUR,
+    IS_BLACK3,
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
@@ -37,6 +39,8 @@ from ...cards import (
 from ...config import RuleConfig, wild_cap
 from ...edits import EXTRA_BIT, Plan, remove_cards
 from ...errors import IllegalMoveError
+from ...goingout import can_go_out
+from ...melding import plan_lay_off, plan_meld
 from ...melds import (
     CANASTA_SIZE,
     GROUP,
@@ -51,8 +55,8 @@ from ...melds import (
 )
 from ...opening import check_opening_meld, opening_target, require_minimum
 from ...pile import pile_cards_taken, take_prologue
-from ...ruleset import Verdict
-from ...state import GameState
+from ...ruleset import Ruleset, Verdict, rules
+from ...state import GameState, Phase, out_forbidden
 from ...threes import check_black_threes
 
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
@@ -125,6 +129,37 @@ def sequence_fault(cards: Sequence[Card]) -> str | None:
     return None
 
 
+def sequence_ok(cards: Sequence[Card]) -> bool:
+    """``sequence_fault(cards) is None``, in one pass over the cards (the move lists ask it of
+    every listed sequence): three to seven naturals of one suit, each rank once, in a row."""
+    count = len(cards)
+    if count < 3 or count > CANASTA_SIZE:
+        return False
+    suit = SUIT[cards[0]]
+    ranks = 0
+    for card in cards:
+        if not IS_NATURAL[card] or SUIT[card] != suit:
+            return False
+        bit = 1 << RANK[card]
+        if ranks & bit:
+            return False
+        ranks |= bit
+    lowest = (ranks & -ranks).bit_length() - 1
+    return ranks >> lowest == (1 << count) - 1
+
+
+@lru_cache(maxsize=4096)
+def further_facts(cards: tuple[Card, ...]) -> tuple[str, int, int, int, int, int]:
+    """What the move lists and the going-out search read of a further meld, memoised (a meld
+    outlives many positions): its kind, rank and wild cards (``melds.meld_facts``), and a
+    sequence's suit, lowest and highest rank (else -1 each)."""
+    kind, rank, wilds = meld_facts(cards)
+    if kind == SEQUENCE:
+        suit, low, high = sequence_span(cards)
+        return kind, rank, wilds, suit, low, high
+    return kind, rank, wilds, -1, -1, -1
+
+
 def _check_apart(extra: Sequence[tuple[Card, ...]], cards: Sequence[Card], skip: int) -> None:
     """§3.8a: sequences of one suit may coexist only if they neither overlap nor touch."""
     other = _touching(extra, cards, skip)
@@ -150,7 +185,12 @@ Span = tuple[int, int, int]
 
 def _spans(extra: Sequence[tuple[Card, ...]]) -> list[tuple[int, Span]]:
     """The side's sequences among its further melds: (place, span)."""
-    return [(i, sequence_span(m)) for i, m in enumerate(extra) if meld_facts(m)[0] == SEQUENCE]
+    found: list[tuple[int, Span]] = []
+    for i, cards in enumerate(extra):
+        kind, _, _, suit, low, high = further_facts(cards)
+        if kind == SEQUENCE:
+            found.append((i, (suit, low, high)))
+    return found
 
 
 def _touching_span(spans: list[tuple[int, Span]], span: Span, skip: int) -> int:
@@ -559,7 +599,7 @@ def side_canastas(config: RuleConfig, s: GameState, side: int) -> tuple[int, int
     """(all canastas, sequence canastas) of a side: what going out asks for (§3.4, §3.5)."""
     total = s.canastas(side)
     sequences = sum(
-        1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and meld_kind(m) == SEQUENCE
+        1 for m in s.extra_of(side) if len(m) >= CANASTA_SIZE and further_facts(m)[0] == SEQUENCE
     )
     return total, sequences
 
@@ -575,14 +615,28 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
     Only where nothing else can refuse them (``None`` then: the engine decides): the side
     has opened, nothing obliges the player to go out and two cards stay in hand
     (§1.11.3). The candidates' cards come from the hand (the lists take them from it). A
-    side that has not opened gets ``opening_verdicts`` instead."""
+    side that has not opened gets ``opening_verdicts`` instead; a player obliged to go out,
+    ``obliged_verdicts``; at the start of a turn the takes of the pile are decided
+    (``take_verdict``), and after the draw a meld of black threes too
+    (``black_threes_verdict``)."""
     side = state.side_of[seat]
     if not state.extra:
         return None
     if not state.opened(side):
         return opening_verdicts(state, seat)
-    if state.must_go_out or state.no_discard:
+    if state.no_discard:
         return None
+    if state.must_go_out:
+        return obliged_verdicts(state, seat)
+    if state.phase is Phase.DRAW:  # (the start of a turn lists takes of the pile only)
+
+        def take(action: Action) -> bool | None:
+            if type(action) is TakePile:
+                assert isinstance(action, TakePile)
+                return take_verdict(state, seat, action)
+            return None
+
+        return take
     config = state.config
     room = len(state.hands[seat])
     extra = state.extra_of(side)
@@ -598,9 +652,11 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
             shape = meld_kind(cards)
             if shape == WILD and config.allow_wild_melds:  # a bolivia begun (§3.5)
                 return wild_meld_fits(cards, 0)
+            if shape == GROUP and IS_BLACK3[cards[0]]:
+                return black_threes_verdict(state, seat, cards)
             if not config.allow_sequences or shape != SEQUENCE:
                 return None
-            if sequence_fault(cards) is not None:
+            if not sequence_ok(cards):
                 return False
             return _touching_span(spans, sequence_span(cards), -1) < 0
         if kind is LayOff:
@@ -622,7 +678,7 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
                     if len(old) >= CANASTA_SIZE:
                         return False
                     merged = (*old, *action.cards)
-                    if sequence_fault(merged) is not None:
+                    if not sequence_ok(merged):
                         return False
                     return _touching_span(spans, sequence_span(merged), i) < 0
             return None
@@ -632,6 +688,184 @@ def sequence_verdicts(state: GameState, seat: int) -> Verdict | None:
         return None
 
     return verdict
+
+
+def obliged_verdicts(state: GameState, seat: int) -> Verdict | None:
+    """Verdicts on the listed melds, lay-offs and combinations of a player who must go out
+    this turn (partner said yes, or black threes went down, §1.11.2, §1.9), where two cards
+    or more stay in hand: the move's own plan (``melding.plan_meld``, ``plan_lay_off``, the
+    ruleset's ``plan_combine``: every check it makes), then the dead-end guard's question
+    of the hand and melds the plan leaves, ``goingout.can_go_out`` (§1.11.3), without the
+    trial's copy of the position. ``None`` (the engine decides) with fewer cards left, or
+    where the ruleset keeps a guard of its own."""
+    ruleset = rules(state)
+    if (
+        state.phase is not Phase.PLAY
+        or state.no_discard
+        or type(ruleset).guard_turn_end is not Ruleset.guard_turn_end
+    ):
+        return None
+    config = state.config
+    side = state.side_of[seat]
+    forbidden = out_forbidden(state)
+
+    def verdict(action: Action) -> bool | None:
+        kind = type(action)
+        try:
+            if kind is Meld:
+                assert isinstance(action, Meld)
+                plan = plan_meld(state, seat, action)
+            elif kind is LayOff:
+                assert isinstance(action, LayOff)
+                plan = plan_lay_off(state, seat, action)
+            elif kind is Combine:
+                assert isinstance(action, Combine)
+                plan = ruleset.plan_combine(state, seat, action)
+            else:
+                return None
+        except IllegalMoveError:
+            return False
+        if len(plan.hand) < 2:
+            return None
+        if forbidden:
+            return False
+        extra = plan.extra if plan.extra is not None else state.extra_of(side)
+        return can_go_out(config, plan.hand, plan.melds, extra=extra)
+
+    return verdict
+
+
+def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -> bool | None:
+    """The engine's verdict on melding black threes ``cards`` from hand, two or more cards
+    staying in hand and nothing obliging the player to go out yet (``None`` otherwise):
+    three or more of them (or onto the side's black-three meld), never while going out is
+    forbidden, and, since they meld only in the turn the player goes out (§1.9), only where
+    the hand left can still go out onto the melds after them (the dead-end guard, §1.11.3,
+    asks ``goingout.can_go_out`` of the same)."""
+    config = state.config
+    hand = state.hands[seat]
+    if (
+        state.phase is not Phase.PLAY
+        or state.must_go_out
+        or state.no_discard
+        or config.closed_books
+        or len(hand) - len(cards) < 2
+        or not all(IS_BLACK3[c] for c in cards)
+        or type(rules(state)).guard_turn_end is not Ruleset.guard_turn_end
+    ):
+        return None
+    side = state.side_of[seat]
+    melds = list(state.melds[side])
+    old = melds[THREE]
+    if (not old and len(cards) < 3) or out_forbidden(state):
+        return False
+    melds[THREE] = (*old, *cards)
+    rest = list(hand)
+    for card in cards:
+        rest.remove(card)
+    return can_go_out(config, rest, tuple(melds), extra=state.extra_of(side))
+
+
+def take_verdict(state: GameState, seat: int, take: TakePile) -> bool | None:
+    """``plan_variant_take``'s verdict on a take of the pile the move lists offer an opened
+    side (the top card alone onto a meld, or with a natural pair from hand), decided without
+    a plan or a trial take, where two cards or more stay in hand and nothing obliges the
+    player to go out (else ``None``: the engine decides, the dead-end guard may object,
+    §1.11.3).
+
+    Its checks in its order (§1.8.2, §3.4, §3.8a), less those the candidates meet by
+    construction (a pile to take, support cards held and of the top card's rank): no wild
+    card or black three on top, the one-card rule; with a pair, the group meld it makes
+    or joins; with the top card alone, an unfrozen pile, the lay-off allowed as a way of
+    taking it, and the first meld ``_layoff_target`` picks taking it."""
+    config = state.config
+    pile = state.pile
+    hand = state.hands[seat]
+    side = state.side_of[seat]
+    if (
+        state.phase is not Phase.DRAW
+        or state.must_go_out
+        or state.no_discard
+        or not pile
+        or take.onto is not None
+        or take.melds
+        or not state.opened(side)
+    ):
+        return None
+    top = pile[-1]
+    if IS_WILD[top] or IS_BLACK3[top]:
+        return False
+    rank = RANK[top]
+    if not FOUR <= rank <= ACE:
+        return None
+    if config.one_card_pile_rule and len(hand) == 1 and len(pile) == 1:
+        return False
+    support = take.cards
+    naturals = wilds = 0
+    for card in support:
+        if IS_WILD[card]:
+            wilds += 1
+        elif RANK[card] == rank and not IS_RED3[card]:
+            naturals += 1
+        else:
+            return None
+    melds = state.melds[side]
+    if naturals >= 2 or (naturals == 1 and wilds and not state.pile_frozen):
+        if naturals < 2 and "natural_plus_wild" not in config.unfrozen_take_methods:
+            return False
+        cards = (top, *support)
+        old = melds[rank]
+        if old and config.multiple_melds_per_rank:
+            fault = group_fault(config, rank, (), cards, new=True)
+        else:
+            fault = group_fault(config, rank, old, cards, new=not old)
+        if fault is not None:
+            return False
+    else:
+        if state.pile_frozen or "layoff" not in config.unfrozen_take_methods or support:
+            return False
+        if not _layoff_fits(state, side, top):
+            return False
+    left = len(hand) - len(support)
+    if left < 2:
+        left += sum(1 for c in pile_cards_taken(state) if not IS_RED3[c])
+    return True if left >= 2 else None
+
+
+def _layoff_fits(state: GameState, side: int, top: Card) -> bool:
+    """Whether the top card alone joins the meld ``_layoff_target`` picks for it (the first
+    of its rank's group melds, then of the sequences it extends, that is not yet a canasta
+    where the rules want one that is not) and ``_add_to`` lets it (§3.4, §3.8a)."""
+    config = state.config
+    rank = RANK[top]
+    suit = SUIT[top]
+    melds = state.melds[side]
+    extra = state.extra_of(side)
+    onto_canasta = config.pile_layoff_onto_canasta
+    old = melds[rank]
+    if old and (onto_canasta or len(old) < CANASTA_SIZE):
+        return group_fault(config, rank, old, (top,), new=False) is None
+    for i, cards in enumerate(extra):
+        kind, meld_rank_of, _, o_suit, low, high = further_facts(cards)
+        if kind == GROUP:
+            if meld_rank_of != rank:
+                continue
+        elif kind == SEQUENCE:
+            if o_suit != suit or rank not in (low - 1, high + 1):
+                continue
+        else:
+            continue
+        if not onto_canasta and len(cards) >= CANASTA_SIZE:
+            continue
+        if kind == GROUP:
+            return group_fault(config, rank, cards, (top,), new=False) is None
+        if len(cards) >= CANASTA_SIZE:
+            return False  # a samba takes nothing more
+        merged = (*cards, top)
+        if not sequence_ok(merged):
+            return False
+        return _touching_span(_spans(extra), (suit, min(low, rank), max(high, rank)), i) < 0
+    return False  # (no meld to take it, or only canastas)
 
 
 def opening_verdicts(state: GameState, seat: int) -> Verdict:
@@ -690,59 +924,76 @@ def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
 
 def sequence_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Samba and Bolivia moves worth listing (each still checked by the engine): the longest
-    run of each suit in hand as a new sequence, hand cards that extend a sequence, a wild
-    meld from three wild cards and a wild card onto a wild meld (Bolivia), and combining the
-    first two group melds of a rank (§3.4, §3.5)."""
+    run of each suit in hand as a new sequence (its lowest seven cards), hand cards that
+    extend a sequence, a wild meld from three wild cards and a wild card onto a wild meld
+    (Bolivia), and combining the first two group melds of a rank (§3.4, §3.5). The hand is
+    read once, into the ranks held in each suit as bits: most suits hold no three ranks in
+    a row, which one test of the bits tells."""
     config = state.config
     out: list[Action] = []
     extra = state.extra_of(side)
-    if config.allow_sequences:
-        by_suit: list[set[int]] = [set(), set(), set(), set()]
+    sequences = config.allow_sequences
+    wild_melds = config.allow_wild_melds
+    ranks = [0, 0, 0, 0]  # per suit, the natural ranks held, as bits
+    wilds: list[Card] = []
+    if sequences or wild_melds:
+        # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
         for card in hand:
             if IS_NATURAL[card]:
-                by_suit[SUIT[card]].add(RANK[card])
-        for suit, ranks in enumerate(by_suit):
-            run: list[int] = []
-            for rank in [*sorted(ranks), 99]:
-                if run and rank == run[-1] + 1:
-                    run.append(rank)
-                    continue
-                if len(run) >= 3:
-                    cards = tuple(suit * 13 + r for r in run[:CANASTA_SIZE])
-                    out.append(Meld((cards,)))
-                run = [rank]
+                ranks[SUIT[card]] |= 1 << RANK[card]
+            elif IS_WILD[card]:
+                wilds.append(card)
+    if sequences:
+        for suit in range(4):
+            held = ranks[suit]
+            if held & held >> 1 & held >> 2:  # (three ranks in a row somewhere)
+                out.extend(_runs(suit, held))
         for cards in extra:
-            if meld_facts(cards)[0] != SEQUENCE or len(cards) >= CANASTA_SIZE:
+            if len(cards) >= CANASTA_SIZE:
                 continue
-            suit, low, high = sequence_span(cards)
-            ranks = by_suit[suit]
+            kind, _, _, suit, low, high = further_facts(cards)
+            if kind != SEQUENCE:
+                continue
+            held = ranks[suit]
             up: list[Card] = []
-            r = high + 1
-            while r in ranks and len(cards) + len(up) < CANASTA_SIZE:
-                up.append(suit * 13 + r)
-                r += 1
+            rank = high + 1
+            while held >> rank & 1 and len(cards) + len(up) < CANASTA_SIZE:
+                up.append(suit * 13 + rank)
+                rank += 1
             down: list[Card] = []
-            r = low - 1
-            while r in ranks and len(cards) + len(up) + len(down) < CANASTA_SIZE:
-                down.append(suit * 13 + r)
-                r -= 1
+            rank = low - 1
+            while held >> rank & 1 and len(cards) + len(up) + len(down) < CANASTA_SIZE:
+                down.append(suit * 13 + rank)
+                rank -= 1
             if up or down:
                 out.append(LayOff(low, (*up, *down), 1, suit, high))
-    # (a game without sequences or wild melds, Hand and Foot's, reads the hand no further)
-    wilds = (
-        sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-        if config.allow_wild_melds
-        else []
-    )
-    if wilds:
+    if wilds and wild_melds:
+        wilds.sort(key=VALUE.__getitem__)  # (stable: the cheapest first, in hand order)
         if len(wilds) >= 3:
             out.append(Meld((tuple(wilds[:3]),)))
-        if any(meld_facts(m)[0] == WILD and len(m) < CANASTA_SIZE for m in extra):
+        if any(len(m) < CANASTA_SIZE and further_facts(m)[0] == WILD for m in extra):
             out.append(LayOff(JOKER_RANK, (wilds[0],)))
     if config.multiple_melds_per_rank:
         for cards in extra:
-            kind, rank, _ = meld_facts(cards)
+            kind, rank, _, _, _, _ = further_facts(cards)
             if kind == GROUP:
                 out.append(Combine(MeldRef(rank), MeldRef(rank, 2)))
                 break
+    return out
+
+
+def _runs(suit: int, held: int) -> list[Action]:
+    """Each run of three or more ranks in ``held`` (a suit's ranks in hand, as bits) as a
+    new sequence of its lowest seven cards, lowest run first."""
+    out: list[Action] = []
+    start = -1
+    for rank in range(FOUR, ACE + 2):  # (no card of rank ACE + 1: the last run ends there)
+        if held >> rank & 1:
+            if start < 0:
+                start = rank
+        elif start >= 0:
+            if rank - start >= 3:
+                end = min(rank, start + CANASTA_SIZE)
+                out.append(Meld((tuple(suit * 13 + r for r in range(start, end)),)))
+            start = -1
     return out

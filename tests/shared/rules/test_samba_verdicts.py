@@ -1,0 +1,100 @@
+"""Samba and Bolivia's verdicts in place agree with the engine's check (issue 27).
+
+The move lists keep a candidate the ruleset has a verdict on in its place without the
+engine's trial (``Ruleset.candidate_verdicts``): for Samba and Bolivia
+(``variants.samba.melds.sequence_verdicts``) the takes of the pile an opened side is
+offered (§1.8.2, §3.4, §3.8a), black threes melded (§1.9, §1.11.3), new and grown
+sequences, wild melds and two melds of a rank combined (§3.4, §3.5), and every meld,
+lay-off and combination of a player who must go out (§1.11.2, §1.11.3). Each verdict must be
+the engine's own answer, or the listing would drop a legal move or offer an illegal one;
+seeded random play asks both at every candidate.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from shared import rules
+from shared.rules import legal
+from shared.rules.actions import Meld, TakePile
+from shared.rules.cards import IS_BLACK3
+from shared.rules.engine import is_legal
+from shared.rules.state import GameState, Phase
+from shared.rules.variants.samba import melds
+
+
+def _positions(preset: str, hands: int, seed: int) -> list[tuple[GameState, int]]:
+    """Every decision of a few seeded random hands of ``preset``."""
+    config = rules.make_config(preset)
+    rng = random.Random(seed)
+    match = rules.new_match(config, seed=seed)
+    found: list[tuple[GameState, int]] = []
+    for _ in range(hands):
+        if match.phase is Phase.MATCH_OVER:
+            match = rules.new_match(config, seed=rng.getrandbits(32))
+        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
+        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
+            seat = state.actor()
+            assert seat is not None
+            found.append((state, seat))
+            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
+        match = state
+    return found
+
+
+def _kind(action: object) -> str:
+    if isinstance(action, TakePile):
+        return "take"
+    if isinstance(action, Meld) and IS_BLACK3[action.melds[0][0]]:
+        return "black threes"
+    return type(action).__name__
+
+
+@pytest.mark.parametrize(("preset", "hands", "seed"), [("samba", 6, 6), ("bolivia", 6, 6)])
+def test_3_4_verdicts_in_place_are_the_engines(preset: str, hands: int, seed: int) -> None:
+    """§1.8.2, §1.9, §1.11.3, §3.4, §3.5, §3.8a: every verdict the ruleset gives on a listed
+    candidate, at the start of a turn and after the draw, is the engine's check."""
+    decided: Counter[tuple[str, bool]] = Counter()
+    for state, seat in _positions(preset, hands, seed):
+        _, candidates, verdict = legal._listing(state, seat)
+        if verdict is None:
+            continue
+        for action in candidates:
+            known = verdict(action)
+            if known is None:
+                continue
+            decided[_kind(action), known] += 1
+            if state.must_go_out:
+                decided["obliged to go out", known] += 1
+            assert known is is_legal(state, seat, action), (preset, str(action))
+    # (the random hands reach each kind of verdict, both ways for the takes)
+    assert decided["take", True]
+    assert decided["take", False]
+    assert decided["black threes", True] + decided["black threes", False]
+    assert decided["obliged to go out", True]
+    assert decided["obliged to go out", False]
+
+
+def test_3_4_a_sequence_in_one_pass_is_the_checked_sequence() -> None:
+    """§3.4, §3.8a: ``sequence_ok`` (the move lists' one-pass test) says yes exactly where
+    ``sequence_fault`` (the move's check) finds nothing wrong: three to seven naturals of
+    one suit, each rank once, in a row, on runs, near-runs and random cards."""
+    rng = random.Random(5)
+    deck = list(range(53))
+    shapes: list[tuple[int, ...]] = []
+    for _ in range(3000):
+        suit = rng.randrange(4)
+        low = rng.randrange(2, 12)
+        run = [suit * 13 + r for r in range(low, min(13, low + rng.randrange(1, 9)))]
+        if rng.random() < 0.4 and run:  # spoil it: another suit, a wild, a gap, a double
+            run[rng.randrange(len(run))] = rng.choice(deck)
+        rng.shuffle(run)
+        shapes.append(tuple(run))
+        shapes.append(tuple(rng.sample(deck, rng.randrange(1, 9))))
+    good = sum(melds.sequence_ok(cards) for cards in shapes)
+    for cards in shapes:
+        assert melds.sequence_ok(cards) is (melds.sequence_fault(cards) is None), cards
+    assert 0 < good < len(shapes)
