@@ -61,7 +61,7 @@ from ..errors import IllegalMoveError
 from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
 from ..ruleset import Trial, Verdict, register
-from ..state import Event, Extra, GameState, Melds
+from ..state import Event, Extra, GameState, Melds, Phase
 from ..threes import lay_out_red_threes
 from .samba import Samba
 from .samba.melds import combine_verdict, group_fault, lay_off_fits, sequence_candidates
@@ -1238,7 +1238,9 @@ class HandAndFoot(Samba):
         return None
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
-        if s.config.closed_books and s.extra:
+        """The start of a turn lists takes of the pile only, which Samba's verdicts decide
+        (Hand and Foot takes the pile by Samba's rules, §3.8a); after the draw, the books'."""
+        if s.config.closed_books and s.extra and s.phase is not Phase.DRAW:
             return group_verdicts(s, seat)
         return super().candidate_verdicts(s, seat)
 

@@ -319,8 +319,11 @@ def test_the_wild_meld_verdict_agrees_with_check_wild_meld() -> None:
                 assert wild_meld_fits(cards, old) is expected, (old, total, natural)
 
 
-def _book_positions(config: RuleConfig, hands: int, seed: int) -> list[tuple[GameState, int]]:
-    """Every decision after the draw of a few seeded random hands of ``config``."""
+def _book_positions(
+    config: RuleConfig, hands: int, seed: int, phase: Phase = Phase.PLAY
+) -> list[tuple[GameState, int]]:
+    """Every decision in ``phase`` (after the draw, unless named) of a few seeded random hands
+    of ``config``."""
     rng = random.Random(seed)
     match = rules.new_match(config, seed=seed)
     found: list[tuple[GameState, int]] = []
@@ -331,7 +334,7 @@ def _book_positions(config: RuleConfig, hands: int, seed: int) -> list[tuple[Gam
         while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
             seat = state.actor()
             assert seat is not None
-            if state.phase is Phase.PLAY:
+            if state.phase is phase:
                 found.append((state, seat))
             state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
         match = state
@@ -380,6 +383,34 @@ def test_the_listing_decided_in_place_is_the_engines_3_7(options: dict[str, obje
         assert listing == expected, (options, state.hands[seat])
         assert rules.legal_actions(state, seat) == listing
     assert decided > 500
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        for o in _BOOK_OPTIONS
+    ],
+)
+def test_the_takes_decided_in_place_are_the_engines_3_8a(options: dict[str, object]) -> None:
+    """§1.8.2, §3.8a: at the start of a turn Hand and Foot's listing keeps the takes of the
+    pile that Samba's verdicts decide (Hand and Foot takes the pile by Samba's rules) without
+    the engine's trial; each such verdict is the engine's check."""
+    from shared.rules import legal
+    from shared.rules.engine import is_legal
+
+    config = make_config("hand_and_foot", options)
+    decided: Counter[bool] = Counter()
+    for state, seat in _book_positions(config, 10, 7 + len(options), Phase.DRAW):
+        _known, candidates, verdict = legal._listing(state, seat)
+        if verdict is None:
+            continue
+        for action in candidates:
+            known = verdict(action)
+            if known is not None:
+                decided[known] += 1
+                assert known is is_legal(state, seat, action), (options, str(action))
+    assert decided[True] > 100, decided  # (refusals are rare: most listed takes are legal)
 
 
 def test_the_new_meld_verdict_on_counts_agrees_with_group_fault_3_7() -> None:
