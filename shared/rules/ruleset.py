@@ -277,9 +277,21 @@ def rules_of(config: RuleConfig) -> Ruleset:
         found = _REGISTRY[config.ruleset]
         cutthroat = _REGISTRY.get("cutthroat")
         if config.cutthroat and cutthroat is not None and found is not cutthroat:
-            mixed = type(f"Cutthroat{type(found).__name__}", (type(cutthroat), type(found)), {})
-            found = mixed()
+            found = _cutthroat_form(cutthroat, found)
         object.__setattr__(config, "_hooks", found)  # (a frozen dataclass: set once, here)
+    return found
+
+
+def _cutthroat_form(cutthroat: Ruleset, game: Ruleset) -> Ruleset:
+    """The one ruleset of ``game`` played cutthroat, made once per game and kept in the
+    registry: every config of that form shares it, so what the move lists learn about a
+    ruleset (``legal._FAST``) stays one entry per form however many configs a long-running
+    server reads from its store."""
+    name = f"{cutthroat.name}+{game.name}"
+    found = _REGISTRY.get(name)
+    if found is None:
+        mixed = type(f"Cutthroat{type(game).__name__}", (type(cutthroat), type(game)), {})
+        found = _REGISTRY[name] = mixed()
     return found
 
 

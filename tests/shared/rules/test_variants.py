@@ -177,3 +177,26 @@ def test_a_classic_side_cannot_name_a_second_meld() -> None:
         with pytest.raises(rules.IllegalMoveError):
             rules.apply(state, 0, parse_action(text))
     assert not rules.is_legal(state, 0, parse_action("lay 4s-6s 7s"))
+
+
+def test_3_2_a_cutthroat_form_of_a_game_is_one_ruleset_however_many_configs() -> None:
+    """§3.2: cutthroat played with Samba's rules gets both rulesets' hooks. Every config of
+    that form, however often a server reads one from its store, shares one ruleset, so what
+    the move lists keep per ruleset (``legal._FAST``) does not grow with the configs read."""
+    from shared.rules import legal
+    from shared.rules.ruleset import rules_of
+
+    options = {"wild_limit": "fewer_than_naturals_max3"}
+    first = make_config("three_cutthroat", options)
+    state = rules.deal_hand(rules.new_match(first, seed=3), rules.shuffled_deck(first, 3))
+    rules.legal_actions(state, state.turn)
+    both = rules_of(first)
+    assert isinstance(both, type(rules_of(make_config("samba"))))
+    assert isinstance(both, type(rules_of(make_config("three_cutthroat"))))
+    known = len(legal._FAST)
+    for _ in range(20):
+        loaded = GameState.from_json(json.loads(json.dumps(state.to_json())))
+        assert loaded.config is not first
+        assert rules_of(loaded.config) is rules_of(first)
+        rules.legal_actions(loaded, loaded.turn)
+    assert len(legal._FAST) == known
