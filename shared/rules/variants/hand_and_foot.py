@@ -17,7 +17,7 @@ differs:
 * a seven-card meld is a closed book (``melds.check_meld`` refuses an eighth card);
 * going out needs books of each kind (``books_missing``), and the search that tells whether a
   player could go out this turn (``foot_can_go_out``) is exact under these rules; a player
-  who must go out is offered every step of a way out (``way_out_candidates``). A player on the
+  who must go out is offered every step of a way out (``way_out_steps``). A player on the
   foot always belongs to a side that has opened: the hand grows by one card a turn unless
   its owner melds, so only melding (or the pile, which opens too) empties it;
 * cards of an unplayed foot count against the side like cards in hand (``unplayed_foot_penalty``);
@@ -26,7 +26,6 @@ differs:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -37,7 +36,6 @@ from ..actions import (
     Combine,
     LayOff,
     Meld,
-    MeldRef,
     layoff_of,
     meld_of,
 )
@@ -47,7 +45,6 @@ from ..cards import (
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
-    JOKER_RANK,
     RANK,
     SORT_KEY,
     THREE,
@@ -64,7 +61,13 @@ from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds, Phase
 from ..threes import lay_out_red_threes
 from .samba import Samba
-from .samba.melds import combine_verdict, group_fault, lay_off_fits, sequence_candidates
+from .samba.melds import (
+    combine_verdict,
+    group_fault,
+    lay_off_fits,
+    sequence_candidates,
+    way_out_steps,
+)
 
 # -- the foot --------------------------------------------------------------------------------------
 
@@ -839,7 +842,7 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
         for rank, places in open_melds.items():
             check.extend(layoff_of(rank, wild, which) for which, _size in places)
     if state.must_go_out:  # every step of a way out, so the list never runs dry
-        check += way_out_candidates(state, side, hand)
+        check += way_out_steps(state, side, hand)
     return sure, check
 
 
@@ -1100,62 +1103,6 @@ def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
     return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
 
 
-def way_out_candidates(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
-    """Every single step of a way out, for a player who must go out (partner said yes, or
-    black threes were melded, §1.11.2, §1.9): cards of a rank onto each open meld of it,
-    wild cards (one to three) onto each, new melds of two to seven naturals with up to
-    three wild cards, two open melds of a rank combined, black threes, wild melds. Any way
-    out the search finds is a sequence of such steps (naturals first, then combining, then
-    wild cards), and after a legal step the dead-end guard has checked that a way out is
-    left, so the engine's check of these candidates always leaves the next step listed."""
-    config = state.config
-    naturals: dict[int, list[Card]] = {}
-    for card in hand:
-        if not IS_WILD[card]:
-            naturals.setdefault(RANK[card], []).append(card)
-    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
-    out: list[Action] = []
-    counts: dict[int, int] = {}
-    groups: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
-    wild_which = 0
-    for meld in (*state.melds[side], *state.extra_of(side)):
-        if not meld:
-            continue
-        rank = next((RANK[c] for c in meld if not IS_WILD[c]), JOKER_RANK)
-        if rank == JOKER_RANK:
-            wild_which += 1
-            which = wild_which
-        else:
-            counts[rank] = which = counts.get(rank, 0) + 1
-        room = CANASTA_SIZE - len(meld)
-        if room <= 0:
-            continue
-        groups.setdefault(rank, []).append((which, len(meld)))
-        own = naturals.get(rank, []) if rank != JOKER_RANK else []
-        out.extend(LayOff(rank, tuple(own[:k]), which) for k in range(1, min(len(own), room) + 1))
-        if rank != THREE:
-            top = min(len(wilds), room, 3 if rank != JOKER_RANK else room)
-            out.extend(LayOff(rank, tuple(wilds[:z]), which) for z in range(1, top + 1))
-    for rank, places in groups.items():
-        if rank in (THREE, JOKER_RANK):
-            continue
-        for (one, size1), (two, size2) in itertools.combinations(places, 2):
-            if size1 + size2 <= CANASTA_SIZE:
-                out.append(Combine(MeldRef(rank, one), MeldRef(rank, two)))
-    for rank, own in naturals.items():
-        if rank == THREE:
-            if rank not in groups and not counts.get(THREE):
-                out.extend(Meld((tuple(own[:k]),)) for k in range(3, min(len(own), 7) + 1))
-            continue
-        for x in range(2, min(len(own), CANASTA_SIZE) + 1):
-            for z in range(min(len(wilds), 3, CANASTA_SIZE - x) + 1):
-                if x + z >= 3:
-                    out.append(Meld(((*own[:x], *wilds[:z]),)))
-    if config.allow_wild_melds:
-        out.extend(Meld((tuple(wilds[:z]),)) for z in range(3, min(len(wilds), 7) + 1))
-    return out
-
-
 # -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
 
 
@@ -1220,14 +1167,11 @@ class HandAndFoot(Samba):
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]
     ) -> tuple[list[Action], list[Action]]:
-        known, check = super().further_candidates(s, side, hand)
-        if s.config.closed_books:
-            if s.extra:
-                sure, unsure = foot_candidates(s, side, hand)
-                known += sure
-                check += unsure
-            if s.must_go_out:  # every step of a way out, so the list never runs dry
-                check += way_out_candidates(s, side, hand)
+        known, check = super().further_candidates(s, side, hand)  # (with a way out's steps)
+        if s.config.closed_books and s.extra:
+            sure, unsure = foot_candidates(s, side, hand)
+            known += sure
+            check += unsure
         return known, check
 
     def play_listing(

@@ -8,6 +8,7 @@ position, and the search must agree both ways.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -16,14 +17,14 @@ import pytest
 
 from shared import rules
 from shared.rules import GameState, Phase, make_config, parse_cards
-from shared.rules.actions import Combine, Discard, Draw, LayOff, Meld, MeldRef
+from shared.rules.actions import YES, AskPartner, Combine, Discard, Draw, LayOff, Meld, MeldRef
 from shared.rules.cards import FIVE, IS_RED3, JOKER_RANK, NINE, RANK, Card
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.errors import CanastaError, ConfigError, IllegalMoveError
 from shared.rules.goingout import _can_go_out, can_go_out
 from shared.rules.melds import GROUP, SEQUENCE, meld_kind, meld_rank
 from shared.rules.opening import minimum_to_go_out
-from shared.rules.state import EMPTY_MELDS, Extra, Melds
+from shared.rules.state import EMPTY_MELDS, EndReason, Extra, Melds
 from shared.rules.variants.samba import going_out
 from shared.rules.variants.samba.melds import sequence_span
 
@@ -417,3 +418,54 @@ def test_1_11_3_the_cheap_conditions_refuse_only_hands_that_cannot_go_out(
             assert answer is _placed_out(question, minimum, allow_discard), question
     assert refused  # (both answers were asked for)
     assert outs
+
+
+def _listed_way_out(state: GameState, seen: set[str]) -> bool:
+    """Whether moves the move lists offer seat 0, one after another, take it out; every
+    position on the way must list something (a bot or a search playout only plays listed
+    moves). Exhaustive over the listed moves, memoised in ``seen`` on the position."""
+    key = json.dumps(state.to_json(), sort_keys=True)
+    if key in seen:
+        return False
+    seen.add(key)
+    listed = rules.legal_actions(state, 0)
+    assert listed, f"nothing listed for {rules.cards_text(state.hands[0])}"
+    for action in listed:
+        after = rules.apply(state, 0, action)
+        if after.last_hand is not None and after.last_hand.reason is EndReason.WENT_OUT:
+            return True
+        if after.phase is Phase.PLAY and after.turn == 0 and _listed_way_out(after, seen):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    ("preset", "hand", "melds"),
+    [
+        # §3.4: two melds of eights combined past seven cards make the second canasta; the
+        # side's first pair of melds of a rank (fives) may not combine (§3.8a: a wild card
+        # onto a completed canasta)
+        (
+            "samba",
+            "8s 9c 10d",
+            [TWO_CANASTAS[1], "5h 5s jo", "8c 8c 8h 8d 8h", "8d 8c 8s", "9s 9d 9h"],
+        ),
+        # §3.4: a new meld of nines beside the first, with a wild card
+        ("samba", "9c 9s jo kc", [*TWO_CANASTAS, "9h 9d 9h"]),
+        # §3.4: a sequence begun and grown a card at a time
+        ("samba", "4d 5d 6d 7d 8d kc", TWO_CANASTAS),
+        # §3.5: a wild meld begun and grown
+        ("bolivia", "2c 2d jo 2h kc", TWO_CANASTAS),
+    ],
+)
+def test_1_11_2_told_to_go_out_the_move_lists_lead_out(
+    preset: str, hand: str, melds: list[str]
+) -> None:
+    """§1.11.2, §3.4, §3.5: once partner says yes, the player must go out, and the move lists
+    offer, position after position, the steps of a way out: they never run dry (a bot or a
+    search playout plays only listed moves) and some path through them goes out."""
+    state = _position(preset, hand, melds)
+    state = rules.apply(state, 0, AskPartner())
+    state = rules.apply(state, 2, YES)
+    assert state.must_go_out
+    assert _listed_way_out(state, set())

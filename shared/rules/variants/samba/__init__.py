@@ -30,6 +30,7 @@ from .melds import (
     sequence_candidates,
     sequence_verdicts,
     side_canastas,
+    way_out_steps,
 )
 
 
@@ -57,7 +58,10 @@ class Samba(Ruleset):
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]
     ) -> tuple[list[Action], list[Action]]:
-        return [], sequence_candidates(s, side, hand) if s.extra else []
+        found = sequence_candidates(s, side, hand) if s.extra else []
+        if s.must_go_out:  # every step of a way out, so the list never runs dry
+            found += way_out_steps(s, side, hand)
+        return [], found
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         return sequence_verdicts(s, seat)

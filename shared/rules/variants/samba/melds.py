@@ -14,6 +14,7 @@ config has these melds (``RuleConfig.variant_melds``), so the classic paths run 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -996,4 +997,83 @@ def _runs(suit: int, held: int) -> list[Action]:
                 end = min(rank, start + CANASTA_SIZE)
                 out.append(Meld((tuple(suit * 13 + r for r in range(start, end)),)))
             start = -1
+    return out
+
+
+def way_out_steps(state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
+    """Every single step of a way out, for a player who must go out (partner said yes, or
+    black threes were melded, §1.11.2, §1.9), on a table of further melds (Samba, Bolivia,
+    Hand and Foot): cards of a rank onto each open group meld of it, wild cards (one to
+    three) onto each, new group melds of two to seven naturals with up to three wild cards,
+    two open group melds of a rank combined, black threes, wild melds and a wild card onto
+    each (§3.5), and, where sequences are played (§3.4), each run of three natural ranks of
+    a suit as a new sequence and each card that extends an open sequence by one rank.
+
+    Any way out the going-out search finds is a sequence of such steps (a sequence grows
+    from three of its cards one rank at a time), and after a legal step the dead-end guard
+    has checked that a way out is left, so the engine's check of these candidates always
+    leaves the next step listed: the move lists never run dry for such a player. Where
+    books close at seven (Hand and Foot) no step makes a meld longer; elsewhere a group
+    meld grows, and two combine, past seven."""
+    config = state.config
+    closed = config.closed_books
+    naturals: dict[int, list[Card]] = {}
+    suits = [0, 0, 0, 0]  # per suit, the natural ranks held, as bits (for sequences)
+    for card in hand:
+        if not IS_WILD[card]:
+            naturals.setdefault(RANK[card], []).append(card)
+            if IS_NATURAL[card]:
+                suits[SUIT[card]] |= 1 << RANK[card]
+    wilds = sorted((c for c in hand if IS_WILD[c]), key=VALUE.__getitem__)
+    out: list[Action] = []
+    counts: dict[int, int] = {}
+    groups: dict[int, list[tuple[int, int]]] = {}  # rank -> (which, size) of open melds
+    wild_which = 0
+    for meld in (*state.melds[side], *state.extra_of(side)):
+        if not meld:
+            continue
+        kind, _, _, suit, low, high = further_facts(meld)
+        if kind == SEQUENCE:  # (one rank up or down; no wild card in a sequence, §3.4)
+            if len(meld) < CANASTA_SIZE:
+                for rank in (high + 1, low - 1):
+                    if FOUR <= rank <= ACE and suits[suit] >> rank & 1:
+                        out.append(LayOff(low, (suit * 13 + rank,), 1, suit, high))
+            continue
+        rank = next((RANK[c] for c in meld if not IS_WILD[c]), JOKER_RANK)
+        if rank == JOKER_RANK:
+            wild_which += 1
+            which = wild_which
+        else:
+            counts[rank] = which = counts.get(rank, 0) + 1
+        room = CANASTA_SIZE - len(meld) if closed else len(hand)
+        if room <= 0:
+            continue
+        groups.setdefault(rank, []).append((which, len(meld)))
+        own = naturals.get(rank, []) if rank != JOKER_RANK else []
+        out.extend(LayOff(rank, tuple(own[:k]), which) for k in range(1, min(len(own), room) + 1))
+        if rank != THREE:
+            top = min(len(wilds), room, 3 if rank != JOKER_RANK else room)
+            out.extend(LayOff(rank, tuple(wilds[:z]), which) for z in range(1, top + 1))
+    for rank, places in groups.items():
+        if rank in (THREE, JOKER_RANK):
+            continue
+        for (one, size1), (two, size2) in itertools.combinations(places, 2):
+            if size1 + size2 <= CANASTA_SIZE or not closed:
+                out.append(Combine(MeldRef(rank, one), MeldRef(rank, two)))
+    for rank, own in naturals.items():
+        if rank == THREE:
+            if rank not in groups and not counts.get(THREE):
+                out.extend(Meld((tuple(own[:k]),)) for k in range(3, min(len(own), 7) + 1))
+            continue
+        for x in range(2, min(len(own), CANASTA_SIZE) + 1):
+            for z in range(min(len(wilds), 3, CANASTA_SIZE - x) + 1):
+                if x + z >= 3:
+                    out.append(Meld(((*own[:x], *wilds[:z]),)))
+    if config.allow_sequences:
+        for suit, held in enumerate(suits):
+            for low in range(FOUR, ACE - 1):
+                if held >> low & 7 == 7:  # (three ranks in a row from ``low``)
+                    out.append(Meld((tuple(suit * 13 + r for r in range(low, low + 3)),)))
+    if config.allow_wild_melds:
+        out.extend(Meld((tuple(wilds[:z]),)) for z in range(3, min(len(wilds), 7) + 1))
     return out
