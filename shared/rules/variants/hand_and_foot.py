@@ -36,6 +36,7 @@ from ..actions import (
     Combine,
     LayOff,
     Meld,
+    MeldRef,
     layoff_of,
     meld_of,
 )
@@ -549,10 +550,11 @@ class _Books:
         counts = [0] * 14
         room_for_wild = wild_bits = 0
         onto_canasta = config.wild_onto_canasta
-        limit = config.wild_limit
+        caps = _caps_of(config.wild_limit)
         regular = True
-        for index in range(len(melds)):
-            meld = melds[index]
+        index = -1
+        for meld in melds:
+            index += 1
             if not meld:
                 continue
             _kind, rank, wilds = meld_facts(meld)  # (its first natural card's rank)
@@ -571,27 +573,31 @@ class _Books:
                     closed.add(rank)
             if FOUR <= index <= ACE:
                 places[index, 1] = (size, wilds)
-                if wilds < wild_cap(limit, size - wilds):
+                if wilds < caps[size - wilds]:
                     if size < CANASTA_SIZE:
                         room_for_wild |= 1 << index
-                    if onto_canasta:
-                        wild_bits |= 1 << index
-        further: dict[int, int] = {}
-        for cards in extra:
-            kind, rank, wilds = meld_facts(cards)
-            if kind == GROUP:
-                if melds[rank]:
-                    further[rank] = which = further.get(rank, 1) + 1
-                    places[rank, which] = (len(cards), wilds)
+                    wild_bits |= 1 << index
+        if extra:
+            further: dict[int, int] = {}
+            for cards in extra:
+                kind, rank, wilds = meld_facts(cards)
+                if kind == GROUP:
+                    if melds[rank]:
+                        further[rank] = which = further.get(rank, 1) + 1
+                        places[rank, which] = (len(cards), wilds)
+                    else:
+                        regular = False
+                if rank < 0:
+                    continue  # (a wild meld, or no meld)
+                counts[rank] += 1
+                if len(cards) < CANASTA_SIZE:
+                    found = open_melds.get(rank)
+                    if found is None:
+                        open_melds[rank] = [(counts[rank], len(cards))]
+                    else:
+                        found.append((counts[rank], len(cards)))
                 else:
-                    regular = False
-            if not cards or rank < 0:
-                continue  # (a wild meld)
-            counts[rank] += 1
-            if len(cards) < CANASTA_SIZE:
-                open_melds.setdefault(rank, []).append((counts[rank], len(cards)))
-            else:
-                closed.add(rank)
+                    closed.add(rank)
         self.room_for_wild = room_for_wild
         """The ranks whose rank-indexed meld may take one more wild card (the wild limit,
         §1.9, §3.7, and under seven cards), as bits: where no wild card joins a canasta."""
@@ -604,33 +610,52 @@ class _Books:
         """The ranks whose rank-indexed meld the classic lists offer a wild card
         (``legal._group_candidates``: under the wild limit, and under seven cards unless
         a wild card may join a canasta), as bits."""
-        self.wild_places: _WildPlaces | None = None
-        """Where a wild card may go (``_wild_places``), once asked."""
+        self.wild_places: dict[Card, _WildPlaces] = {}
+        """Where each wild card asked of may go (``_wild_places``)."""
         self.further: list[Action] | None = None
         """Samba's further moves (``sequence_candidates``) where they depend on the table
         alone (no sequences, no wild melds), listed once per table."""
 
 
-_WildPlaces = tuple[list[tuple[int, int, "bool | None"]], list["bool | None"]]
-"""Where a wild card may go, each with its verdict (``_wild_places``)."""
+_CAPS: dict[str, tuple[int, ...]] = {}
+
+
+def _caps_of(limit: str) -> tuple[int, ...]:
+    """``wild_cap(limit, naturals)`` for every count of naturals a meld may hold (up to the
+    cards of eight packs), read by index where a table's melds are read: the few wild limits
+    there are each kept once."""
+    found = _CAPS.get(limit)
+    if found is None:
+        if len(_CAPS) >= 16:  # (a bound, never reached: the config allows four limits)
+            _CAPS.clear()
+        found = _CAPS[limit] = tuple(wild_cap(limit, n) for n in range(8 * 54 + 1))
+    return found
+
+
+_WildPlaces = tuple[
+    list[tuple[int, int, "bool | None", LayOff]], list["tuple[bool, LayOff] | None"]
+]
+"""Where a wild card may go, each with its verdict and the lay-off (``_wild_places``)."""
 
 
 def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
-    """A wild card onto each open meld of the side, in table order (rank, which, verdict),
-    and onto each rank's rank-indexed meld where the classic lists offer one (the verdict
-    indexed by rank; ``None``: not offered), the verdicts those of ``group_verdicts`` when a
-    card more stays in hand: ``lay_off_fits`` of the place's counts (``None``: no place the
-    verdicts know, so the engine decides). Worked out once per table: ``lay_off_fits`` asks
-    of a wild card only that it is one, so which wild card ``wild`` is makes no difference."""
-    found = books.wild_places
+    """The wild card ``wild`` onto each open meld of the side, in table order (rank, which,
+    verdict, the lay-off), and onto each rank's rank-indexed meld where the classic lists
+    offer one (the verdict and the lay-off, indexed by rank; ``None``: not offered), the
+    verdicts those of ``group_verdicts`` when a card more stays in hand: ``lay_off_fits`` of
+    the place's counts (``None``: no place the verdicts know, so the engine decides).
+    Worked out once per table and wild card (the cheapest wild card in hand: a two or a
+    joker, so a handful per table); ``lay_off_fits`` asks of a wild card only that it is
+    one, so the verdicts are the same for every wild card."""
+    found = books.wild_places.get(wild)
     if found is not None:
         return found
     config = books.config
     places = books.places
     memo = _wild_fits_of(config)
     cards = (wild,)
-    onto_open: list[tuple[int, int, bool | None]] = []
-    onto_first: list[bool | None] = [None] * 13
+    onto_open: list[tuple[int, int, bool | None, LayOff]] = []
+    onto_first: list[tuple[bool, LayOff] | None] = [None] * 13
     bits = books.wild_bits
     for rank, spots in books.open_melds.items():
         for which, _size in spots:
@@ -641,7 +666,7 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
                 fits = memo.get(key)
                 if fits is None:
                     fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_open.append((rank, which, fits))
+            onto_open.append((rank, which, fits, layoff_of(rank, cards, which)))
     for rank in range(FOUR, ACE + 1):
         if bits >> rank & 1:
             place = places[rank, 1]  # (a rank-indexed meld: ``wild_bits``)
@@ -649,8 +674,8 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
             fits = memo.get(key)
             if fits is None:
                 fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_first[rank] = fits
-    found = books.wild_places = (onto_open, onto_first)
+            onto_first[rank] = (fits, layoff_of(rank, cards))
+    found = books.wild_places[wild] = (onto_open, onto_first)
     return found
 
 
@@ -935,8 +960,41 @@ def _table_verdict(
         return len(group), group_fault(config, rank, old, group, new=not old) is None
     if kind is Combine:
         assert isinstance(action, Combine)
-        return 0, combine_verdict(state, side, action)
+        first, second = action.first, action.second
+        rank = first.rank
+        keep = books.places.get((rank, 1))
+        gone = books.places.get((rank, 2))
+        if (
+            keep is None
+            or gone is None
+            or first != MeldRef(rank)
+            or second != MeldRef(rank, 2)
+            or not config.multiple_melds_per_rank
+        ):
+            return 0, combine_verdict(state, side, action)
+        return 0, combine_fits(config, keep[0], keep[1], gone[0], gone[1])
     return -1, None
+
+
+def combine_fits(config: RuleConfig, size: int, wilds: int, other: int, other_wilds: int) -> bool:
+    """Whether ``samba.melds.combine_fault`` lets two group melds of one rank (four to ace)
+    become one, asked of their counts alone (``size`` cards, ``wilds`` of them wild, and
+    ``other`` cards, ``other_wilds`` wild): the book's seven cards (§3.7), two naturals and
+    the wild limit of the joined meld (§1.9, §3.4), and no wild card joining a completed
+    canasta where none may be added to one (§3.8a). ``_Books.places`` holds these counts,
+    so the verdict needs no card read again."""
+    total = size + other
+    if config.closed_books and total > CANASTA_SIZE:
+        return False
+    held = wilds + other_wilds
+    naturals = total - held
+    if naturals < 2:
+        return False
+    if held and held > wild_cap(config.wild_limit, naturals):
+        return False
+    return config.wild_onto_canasta or not (
+        (size >= CANASTA_SIZE and other_wilds) or (other >= CANASTA_SIZE and wilds)
+    )
 
 
 def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> list[Action] | None:
@@ -994,7 +1052,6 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     closed = books.closed
     wilds = _wild_places(books, cheapest) if cheapest >= 0 else None
     onto_first = wilds[1] if wilds is not None else None
-    wild = (cheapest,)
     offered_first = 0  # the ranks whose first meld the classic list offers the wild card
     classic: list[Action] = []  # (decided: the legal ones)
     foot: list[Action] = []  # (to decide after Samba's moves)
@@ -1044,10 +1101,10 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         elif not meld:
             continue
         if onto_first is not None:  # the classic list's wild card onto the rank's meld
-            fits_one = onto_first[rank]
-            if fits_one is not None:
+            offered = onto_first[rank]
+            if offered is not None:
                 offered_first |= 1 << rank
-                action = layoff_of(rank, wild)
+                fits_one, action = offered
                 if fits_one if room >= 1 else trial(state, seat, action):
                     classic.append(action)
     if start != end:
@@ -1068,10 +1125,9 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         if answer if answer is not None else trial(state, seat, action):
             listed.append(action)
     if wilds is not None:  # the foot's wild card onto each open meld
-        for rank, which, onto in wilds[0]:
+        for rank, which, onto, action in wilds[0]:
             if which == 1 and offered_first >> rank & 1:
                 continue  # (listed in the classic list's place)
-            action = layoff_of(rank, wild, which)
             if onto if room >= 1 and onto is not None else trial(state, seat, action):
                 listed.append(action)
     return listed

@@ -442,3 +442,47 @@ def test_the_new_meld_verdict_on_counts_agrees_with_group_fault_3_7() -> None:
                     )
                     compared += 1
     assert compared > 500
+
+
+def test_the_combine_verdict_on_counts_agrees_with_combine_fault_3_7() -> None:
+    """§1.9, §3.4, §3.7, §3.8a: the listing's verdict on joining two group melds of a rank
+    from their counts (``combine_fits``, what ``_Books.places`` holds) is the engine's
+    (``samba.melds.combine_fault``) for every pair of melds of up to eight cards, none to
+    three of them wild, under each wild limit, with books closed at seven or not and wild
+    cards onto a completed canasta allowed or not."""
+    from shared.rules.cards import TWO, make_card
+    from shared.rules.variants.hand_and_foot import combine_fits
+    from shared.rules.variants.samba.melds import combine_fault
+
+    base = make_config("hand_and_foot")
+    compared = Counter[bool]()
+    for limit in ("fewer_than_naturals_max3", "max3", "max2", "not_more_than_naturals"):
+        for closed in (True, False):
+            for onto_canasta in (True, False):
+                changes: dict[str, object] = {
+                    "wild_limit": limit,
+                    "closed_books": closed,
+                    "wild_onto_canasta": onto_canasta,
+                }
+                try:
+                    config = dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+                except ConfigError:
+                    config = dataclasses.replace(base, decks=3, **changes)  # type: ignore[arg-type]
+                for size in range(1, 9):
+                    for wilds in range(0, min(size, 3) + 1):
+                        keep = [make_card(9, n % 4) for n in range(size - wilds)]
+                        keep += [JOKER if n % 2 else make_card(TWO, n % 4) for n in range(wilds)]
+                        for other in range(1, 9):
+                            for other_wilds in range(0, min(other, 3) + 1):
+                                gone = [make_card(9, n % 4) for n in range(other - other_wilds)]
+                                gone += [JOKER] * other_wilds
+                                expected = combine_fault(config, 9, keep, gone) is None
+                                found = combine_fits(config, size, wilds, other, other_wilds)
+                                assert found is expected, (
+                                    changes,
+                                    (size, wilds),
+                                    (other, other_wilds),
+                                )
+                                compared[expected] += 1
+    assert compared[True] > 500, compared
+    assert compared[False] > 500, compared
