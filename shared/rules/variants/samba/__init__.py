@@ -67,11 +67,13 @@ class Samba(Ruleset):
         self, s: GameState, seat: int, may_ask: bool, trial: Trial
     ) -> list[Action] | None:
         """The listing after the draw decided in place (``listing.samba_listing``), where
-        this class's hooks on the listing are Samba's own: a subclass that makes its own
-        candidates or limits discards gets ``legal``'s lists (or its own ``play_listing``)."""
+        this class's hooks on the candidates are Samba's own (the listing's argument that no
+        candidate repeats another is about these): a subclass that makes its own candidates
+        or limits discards gets ``legal``'s lists (or its own ``play_listing``)."""
         kind = type(self)
         if (
             kind.meld_candidates is not Ruleset.meld_candidates
+            or kind.further_candidates is not Samba.further_candidates
             or kind.discards_need_check is not Ruleset.discards_need_check
         ):
             return None
