@@ -16,9 +16,10 @@ from ...cards import VALUE, Card, sort_cards
 from ...config import RuleConfig
 from ...edits import Plan
 from ...melds import SEQUENCE, WILD, check_wild_meld, is_canasta, is_natural, meld_kind
-from ...ruleset import MeldShown, Ruleset, Verdict, register
+from ...ruleset import MeldShown, Ruleset, Trial, Verdict, register
 from ...state import GameState, Melds
 from .going_out import variant_can_go_out
+from .listing import samba_listing
 from .melds import (
     canasta_kind,
     check_sequence,
@@ -65,6 +66,22 @@ class Samba(Ruleset):
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         return sequence_verdicts(s, seat)
+
+    def play_listing(
+        self, s: GameState, seat: int, may_ask: bool, trial: Trial
+    ) -> list[Action] | None:
+        """The listing after the draw decided in place (``listing.samba_listing``), where
+        this class's hooks on the candidates are Samba's own (the listing's argument that no
+        candidate repeats another is about these): a subclass that makes its own candidates
+        or limits discards gets ``legal``'s lists (or its own ``play_listing``)."""
+        kind = type(self)
+        if (
+            kind.meld_candidates is not Ruleset.meld_candidates
+            or kind.further_candidates is not Samba.further_candidates
+            or kind.discards_need_check is not Ruleset.discards_need_check
+        ):
+            return None
+        return samba_listing(self, s, seat, may_ask, trial)
 
     def why_melds_keep_in(self, s: GameState, side: int) -> str | None:
         """Bolivia (§3.5): one of the canastas must be an escalera (a seven-card sequence)."""

@@ -643,7 +643,13 @@ def _plain_layout(
 
 def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int) -> bool:
     """Whether every card of ``cards`` can go onto the table (worth ``minimum`` or more),
-    the side then meeting the going-out requirement."""
+    the side then meeting the going-out requirement.
+
+    The naturals left after each suit's sequences are one integer, a field of
+    ``_FIELD`` bits per rank (``_packed``): a way of laying a suit takes one card of each
+    rank it uses, which is one subtraction of that way's ``_spread`` (no field borrows: a
+    way uses only ranks the suit holds, each card once), so the states of big hands, whose
+    ways multiply from suit to suit, cost a subtraction each, not a list and a tuple."""
     if minimum >= 0 and sum(VALUE[c] for c in cards) < minimum:
         return False
     groups, sequences, wild_melds = table
@@ -666,7 +672,7 @@ def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int
         return False
     homeless = [r for r in range(FOUR, ACE + 1) if not groups[r]]  # ranks with no group meld
     cap = max(rules[1], rules[6])  # more sequence canastas than that change nothing
-    states = {(tuple(counts), 0)}
+    states = {(_packed(counts), 0)}
     to_come = (held[1] | held[2] | held[3], held[2] | held[3], held[3], 0)
     spans_of: list[list[tuple[int, int]]] = [[], [], [], []]
     for x, low, high in sequences:
@@ -683,34 +689,67 @@ def _place_all(rules: Rules, cards: tuple[Card, ...], table: Table, minimum: int
             if made:
                 states = {(left, min(cap, seq + made)) for left, seq in states}
             continue
-        after: set[tuple[tuple[int, ...], int]] = set()
+        ways = [(_spread(used), made) for used, made in options]
+        after: set[tuple[int, int]] = set()
         for left, seq in states:
-            for used, made in options:
-                if used:
-                    row = list(left)
-                    while used:
-                        bit = used & -used
-                        row[bit.bit_length() - 1] -= 1
-                        used ^= bit
-                    after.add((tuple(row), min(cap, seq + made)))
-                else:
-                    after.add((left, min(cap, seq + made)))
+            for taken, made in ways:
+                total = seq + made
+                after.add((left - taken, total if total < cap else cap))
         states = after
         if i + 1 < len(active):
             # A natural left alone, of a rank with no meld and no card in the suits still
             # to come (which could take one more into a sequence), has nowhere to go (the
             # last suit's states meet the same test below).
             later = to_come[suit]
-            settled = [r for r in homeless if not later >> r & 1]
+            settled = [r * _FIELD for r in homeless if not later >> r & 1]
             if settled:
-                states = {state for state in after if all(state[0][r] != 1 for r in settled)}
+                states = {
+                    state
+                    for state in after
+                    if all(state[0] >> shift & _FIELD_MASK != 1 for shift in settled)
+                }
+    lone = [r * _FIELD for r in homeless]
     for left, seq in states:
-        if seq < rules[6] or any(left[rank] == 1 for rank in homeless):
+        if seq < rules[6] or any(left >> shift & _FIELD_MASK == 1 for shift in lone):
             continue  # too few escaleras, or a lone natural with no meld to join
-        best = _groups_best(rules, groups, left, wilds, wild_melds)
+        rows = tuple(left >> (r * _FIELD) & _FIELD_MASK for r in range(13))
+        best = _groups_best(rules, groups, rows, wilds, wild_melds)
         if best >= 0 and best + seq >= rules[1]:
             return True
     return False
+
+
+_FIELD = 8
+"""Bits per rank in ``_place_all``'s packed counts (a hand holds far fewer than 256 cards of
+a rank)."""
+_FIELD_MASK = (1 << _FIELD) - 1
+
+
+def _packed(counts: Sequence[int]) -> int:
+    """Counts per rank index as one integer, ``_FIELD`` bits per rank (``_place_all``)."""
+    packed = 0
+    for rank, count in enumerate(counts):
+        packed |= count << (rank * _FIELD)
+    return packed
+
+
+def _spread(used: int) -> int:
+    """One card of each rank in ``used`` (rank bits), packed as ``_packed`` packs counts;
+    memoised (at most one entry per set of the thirteen ranks, 8192)."""
+    found = _SPREADS.get(used)
+    if found is None:
+        found = 0
+        bits = used
+        while bits:
+            bit = bits & -bits
+            found |= 1 << ((bit.bit_length() - 1) * _FIELD)
+            bits ^= bit
+        _SPREADS[used] = found
+    return found
+
+
+_SPREADS: dict[int, int] = {}
+"""``_spread`` by rank bits (bounded by the 8192 sets of thirteen ranks)."""
 
 
 @lru_cache(maxsize=4096)
