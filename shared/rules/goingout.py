@@ -44,7 +44,7 @@ from .edits import EXTRA_BIT
 from .errors import CanastaError, IllegalMoveError, WrongPhaseError
 from .melds import CANASTA_SIZE
 from .opening import minimum_to_go_out
-from .ruleset import rules, rules_of
+from .ruleset import form_sides, rules, rules_of
 from .scoring import end_hand
 from .state import EndReason, Event, Extra, GameState, Melds, Phase, out_forbidden
 
@@ -103,7 +103,7 @@ def go_out(s: GameState, seat: int) -> None:
             )
         )
     )
-    rules(s).form_sides(s, seat)
+    form_sides(s, seat)
     s.events = (
         *s.events,
         Event(seat, "out", text="went out concealed" if concealed else "went out"),

@@ -41,7 +41,7 @@ from .opening import (
     opening_target,
     require_minimum,
 )
-from .ruleset import rules
+from .ruleset import form_sides, rules
 from .state import Event, GameState, Phase
 from .threes import add_red_threes, check_black_threes
 
@@ -298,7 +298,7 @@ def take_pile(s: GameState, seat: int, action: TakePile, listed: bool = False) -
     s.phase = Phase.PLAY
     if plan.obliges_out:
         s.must_go_out = True
-    ruleset.form_sides(s, seat)
+    form_sides(s, seat)
     after_put_down(s, seat, listed)
 
 

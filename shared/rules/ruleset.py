@@ -270,29 +270,24 @@ def register(ruleset: type[Ruleset]) -> type[Ruleset]:
 
 
 def rules_of(config: RuleConfig) -> Ruleset:
-    """The ruleset ``config`` plays. Cutthroat's sides (§3.2) combine with a game that has
-    feet (a stored option set), so such a config gets both rulesets' hooks."""
+    """The ruleset ``config`` plays: one registered instance per ruleset, shared by every
+    config that plays it (so what the move lists learn about a ruleset, ``legal._FAST``,
+    stays one entry per ruleset however many configs a long-running server reads)."""
     found: Ruleset | None = config._hooks
     if found is None:
         found = _REGISTRY[config.ruleset]
-        cutthroat = _REGISTRY.get("cutthroat")
-        if config.cutthroat and cutthroat is not None and found is not cutthroat:
-            found = _cutthroat_form(cutthroat, found)
         object.__setattr__(config, "_hooks", found)  # (a frozen dataclass: set once, here)
     return found
 
 
-def _cutthroat_form(cutthroat: Ruleset, game: Ruleset) -> Ruleset:
-    """The one ruleset of ``game`` played cutthroat, made once per game and kept in the
-    registry: every config of that form shares it, so what the move lists learn about a
-    ruleset (``legal._FAST``) stays one entry per form however many configs a long-running
-    server reads from its store."""
-    name = f"{cutthroat.name}+{game.name}"
-    found = _REGISTRY.get(name)
-    if found is None:
-        mixed = type(f"Cutthroat{type(game).__name__}", (type(cutthroat), type(game)), {})
-        found = _REGISTRY[name] = mixed()
-    return found
+def form_sides(s: GameState, seat: int) -> None:
+    """``seat`` took the pile or went out: the sides form by the ``form_sides`` hook of
+    cutthroat's ruleset where the config plays cutthroat (§3.2), which combines with
+    another game's ruleset (Samba's going-out search, for a wild limit by naturals), else by
+    the game's own. Asked apart from ``rules_of`` so that no class is made at run time
+    from two rulesets (a compiled build cannot subclass its native classes then)."""
+    sides = _REGISTRY.get("cutthroat") if s.config.cutthroat else None
+    (sides if sides is not None else rules(s)).form_sides(s, seat)
 
 
 def rules(s: GameState) -> Ruleset:

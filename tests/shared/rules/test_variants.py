@@ -8,11 +8,12 @@ random playouts, leak audits and bot tests run over these presets with every oth
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from shared import rules
-from shared.rules import GameState, NotationError, make_config, parse_action, parse_cards
+from shared.rules import GameState, NotationError, Phase, make_config, parse_action, parse_cards
 from shared.rules.actions import Combine, LayOff, MeldRef, TakePile
 from shared.rules.cards import HEARTS, IS_RED3, JOKER_RANK, NINE, VALUE
 from shared.rules.dealing import deal_position, new_match
@@ -179,20 +180,18 @@ def test_a_classic_side_cannot_name_a_second_meld() -> None:
     assert not rules.is_legal(state, 0, parse_action("lay 4s-6s 7s"))
 
 
-def test_3_2_a_cutthroat_form_of_a_game_is_one_ruleset_however_many_configs() -> None:
-    """§3.2: cutthroat played with Samba's rules gets both rulesets' hooks. Every config of
-    that form, however often a server reads one from its store, shares one ruleset, so what
-    the move lists keep per ruleset (``legal._FAST``) does not grow with the configs read."""
+def test_3_2_a_cutthroat_form_of_a_game_plays_its_rules_and_cutthroat_sides() -> None:
+    """§3.2: cutthroat played with Samba's going-out search (a wild limit by naturals) forms
+    its sides as cutthroat does, while every config of that form, however often a server
+    reads one from its store, plays the one registered Samba ruleset: what the move lists
+    keep per ruleset (``legal._FAST``) does not grow with the configs read."""
     from shared.rules import legal
     from shared.rules.ruleset import rules_of
 
-    options = {"wild_limit": "fewer_than_naturals_max3"}
-    first = make_config("three_cutthroat", options)
+    first = make_config("three_cutthroat", {"wild_limit": "fewer_than_naturals_max3"})
+    assert rules_of(first) is rules_of(make_config("samba"))
     state = rules.deal_hand(rules.new_match(first, seed=3), rules.shuffled_deck(first, 3))
     rules.legal_actions(state, state.turn)
-    both = rules_of(first)
-    assert isinstance(both, type(rules_of(make_config("samba"))))
-    assert isinstance(both, type(rules_of(make_config("three_cutthroat"))))
     known = len(legal._FAST)
     for _ in range(20):
         loaded = GameState.from_json(json.loads(json.dumps(state.to_json())))
@@ -200,3 +199,14 @@ def test_3_2_a_cutthroat_form_of_a_game_is_one_ruleset_however_many_configs() ->
         assert rules_of(loaded.config) is rules_of(first)
         rules.legal_actions(loaded, loaded.turn)
     assert len(legal._FAST) == known
+    # (the first seat to take the pile plays alone; the other two become partners)
+    rng = random.Random(5)
+    while state.lone_seat is None and state.phase is not Phase.DEAL:
+        seat = state.actor()
+        assert seat is not None
+        listed = rules.legal_actions(state, seat)
+        takes = [a for a in listed if isinstance(a, TakePile)]
+        state = rules.apply(state, seat, takes[0] if takes else rng.choice(listed))
+    assert state.lone_seat is not None
+    others = [x for x in range(3) if x != state.lone_seat]
+    assert state.side_of[others[0]] == state.side_of[others[1]] != state.side_of[state.lone_seat]
