@@ -62,8 +62,22 @@ def legal_actions(state: GameState, seat: int) -> list[Action]:
         return decided
     known, candidates, verdict = _listing(state, seat)
     if verdict is not None:
-        return known + [a for a in candidates if _accepted(state, seat, a, verdict)]
-    return known + [a for a in candidates if is_legal(state, seat, a)]
+        listed = known + [a for a in candidates if _accepted(state, seat, a, verdict)]
+    else:
+        listed = known + [a for a in candidates if is_legal(state, seat, a)]
+    return listed or _way_out(state, seat)
+
+
+def _way_out(state: GameState, seat: int) -> list[Action]:
+    """For a player who must go out (§1.11.2, §1.9) and whose usual candidates are all
+    refused: the ruleset's every step of a way out that the engine accepts, so that the
+    lists never run dry while a way out exists (asked only then: a step is checked by a
+    going-out search, and the usual candidates nearly always hold one)."""
+    if not state.must_go_out or state.actor() != seat or state.phase is not Phase.PLAY:
+        return []
+    steps = rules(state).way_out_steps(state, seat)
+    verdict = rules(state).candidate_verdicts(state, seat) if steps else None
+    return [a for a in dict.fromkeys(steps) if _accepted(state, seat, a, verdict)]
 
 
 def _accepted(state: GameState, seat: int, action: Action, verdict: Verdict | None) -> bool:
@@ -90,6 +104,8 @@ def legal_action_kinds(state: GameState, seat: int) -> list[str]:
         kind = _KINDS[type(action)]
         if kind not in kinds and _accepted(state, seat, action, verdict):
             kinds.add(kind)
+    if not kinds:
+        kinds = {_KINDS[type(a)] for a in _way_out(state, seat)}
     return [k for k in _KIND_ORDER if k in kinds]
 
 

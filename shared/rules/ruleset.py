@@ -145,6 +145,12 @@ class Ruleset:
         checked by the engine; none in classic."""
         return [], []
 
+    def way_out_steps(self, s: GameState, seat: int) -> list[Action]:
+        """Every single step of a way out for ``seat``, who must go out, for the move lists
+        to fall back on when their usual candidates are all refused (``legal._way_out``);
+        none in classic, whose candidates always hold the steps of a way out."""
+        return []
+
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         """For ``seat``'s listed candidates, a verdict the ruleset knows without the engine's
         check (``None`` from it: check), so that the move lists keep such a candidate in its

@@ -1223,11 +1223,14 @@ class HandAndFoot(Samba):
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]
     ) -> tuple[list[Action], list[Action]]:
-        known, check = super().further_candidates(s, side, hand)  # (with a way out's steps)
-        if s.config.closed_books and s.extra:
-            sure, unsure = foot_candidates(s, side, hand)
-            known += sure
-            check += unsure
+        known, check = super().further_candidates(s, side, hand)
+        if s.config.closed_books:
+            if s.extra:
+                sure, unsure = foot_candidates(s, side, hand)
+                known += sure
+                check += unsure
+            if s.must_go_out:  # every step of a way out, so the list never runs dry
+                check += way_out_steps(s, side, hand)
         return known, check
 
     def play_listing(

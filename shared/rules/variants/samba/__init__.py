@@ -59,10 +59,10 @@ class Samba(Ruleset):
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]
     ) -> tuple[list[Action], list[Action]]:
-        found = sequence_candidates(s, side, hand) if s.extra else []
-        if s.must_go_out:  # every step of a way out, so the list never runs dry
-            found += way_out_steps(s, side, hand)
-        return [], found
+        return [], sequence_candidates(s, side, hand) if s.extra else []
+
+    def way_out_steps(self, s: GameState, seat: int) -> list[Action]:
+        return way_out_steps(s, s.side_of[seat], s.hands[seat])
 
     def candidate_verdicts(self, s: GameState, seat: int) -> Verdict | None:
         return sequence_verdicts(s, seat)
