@@ -799,3 +799,29 @@ def expected_columns(
             bonus += sevens * (config.clean_sevens_bonus - config.natural_canasta_bonus)
         out.append((meld_points, natural, mixed, bonus, threes, red3_points, out_bonus, penalty))
     return out
+
+
+DECISION_PHASES = (Phase.DRAW, Phase.PLAY, Phase.ANSWER)
+
+
+def random_positions(
+    config: RuleConfig, hands: int, seed: int, phases: Sequence[Phase] = DECISION_PHASES
+) -> list[tuple[GameState, int]]:
+    """Every decision in ``phases`` (each position and the seat to act) of ``hands`` seeded
+    hands of uniform random legal play of ``config``: consecutive hands of a match, a new
+    match when one ends. The listing tests compare fast paths with the engine's check there."""
+    rng = random.Random(seed)
+    match = rules.new_match(config, seed=seed)
+    found: list[tuple[GameState, int]] = []
+    for _ in range(hands):
+        if match.phase is Phase.MATCH_OVER:
+            match = rules.new_match(config, seed=rng.getrandbits(32))
+        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
+        while state.phase in DECISION_PHASES:
+            seat = state.actor()
+            assert seat is not None
+            if state.phase in phases:
+                found.append((state, seat))
+            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
+        match = state
+    return found

@@ -27,6 +27,7 @@ from shared.rules import (
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
 from shared.rules.dealing import deal_position, new_match
 from shared.rules.goingout import can_go_out
+from tests.shared.rules.playout import random_positions
 
 
 def test_the_deck_and_the_deal_3_7() -> None:
@@ -324,21 +325,7 @@ def _book_positions(
 ) -> list[tuple[GameState, int]]:
     """Every decision in ``phase`` (after the draw, unless named) of a few seeded random hands
     of ``config``."""
-    rng = random.Random(seed)
-    match = rules.new_match(config, seed=seed)
-    found: list[tuple[GameState, int]] = []
-    for _ in range(hands):
-        if match.phase is Phase.MATCH_OVER:
-            match = rules.new_match(config, seed=rng.getrandbits(32))
-        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
-        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
-            seat = state.actor()
-            assert seat is not None
-            if state.phase is phase:
-                found.append((state, seat))
-            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
-        match = state
-    return found
+    return random_positions(config, hands, seed, (phase,))
 
 
 _BOOK_OPTIONS: list[dict[str, object]] = [

@@ -21,6 +21,7 @@ from shared.rules.cards import IS_WILD, RANK, VALUE, Card, deck, hand_groups
 from shared.rules.goingout import ask_refused_why, can_go_out, surely_stranded
 from shared.rules.opening import best_opening, opening_of_groups
 from shared.rules.state import EMPTY_MELDS, GameState, Melds, Phase
+from tests.shared.rules.playout import random_positions
 
 CLASSIC_FAMILY = ("classic", "two_player", "three_cutthroat", "six_2x3")
 
@@ -56,22 +57,7 @@ def test_opening_of_groups_is_best_opening(preset: str) -> None:
 
 def _positions(preset: str, hands: int = 3) -> list[tuple[GameState, int]]:
     """The play decisions of a few seeded random hands (where asking partner is weighed)."""
-    config = rules.make_config(preset)
-    rng = random.Random(17)
-    match = rules.new_match(config, seed=17)
-    found: list[tuple[GameState, int]] = []
-    for _ in range(hands):
-        if match.phase is Phase.MATCH_OVER:
-            match = rules.new_match(config, seed=rng.getrandbits(32))
-        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
-        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
-            seat = state.actor()
-            assert seat is not None
-            if state.phase is Phase.PLAY:
-                found.append((state, seat))
-            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
-        match = state
-    return found
+    return random_positions(rules.make_config(preset), hands, 17, (Phase.PLAY,))
 
 
 @pytest.mark.parametrize("preset", CLASSIC_FAMILY)

@@ -8,8 +8,6 @@ offer an illegal one; seeded random play of every preset asks both at every cand
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from shared import rules
@@ -19,27 +17,14 @@ from shared.rules.engine import is_legal
 from shared.rules.pile import pile_takes, take_verdict
 from shared.rules.ruleset import rules as ruleset_of
 from shared.rules.state import GameState, Phase
+from tests.shared.rules.playout import random_positions
 
 HANDS = 4
 
 
 def _positions(preset: str) -> list[tuple[GameState, int]]:
     """Every decision of a few seeded random hands of ``preset``."""
-    config = rules.make_config(preset)
-    rng = random.Random(11)
-    match = rules.new_match(config, seed=11)
-    found: list[tuple[GameState, int]] = []
-    for _ in range(HANDS):
-        if match.phase is Phase.MATCH_OVER:
-            match = rules.new_match(config, seed=rng.getrandbits(32))
-        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
-        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
-            seat = state.actor()
-            assert seat is not None
-            found.append((state, seat))
-            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
-        match = state
-    return found
+    return random_positions(rules.make_config(preset), HANDS, 11)
 
 
 @pytest.mark.parametrize("preset", sorted(rules.PRESETS))

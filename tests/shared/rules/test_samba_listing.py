@@ -10,8 +10,6 @@ that change which candidates are legal asks both at every decision after the dra
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from shared import rules
@@ -22,25 +20,12 @@ from shared.rules.ruleset import rules_of
 from shared.rules.state import GameState, Phase
 from shared.rules.variants.samba import Samba
 from shared.rules.variants.samba.listing import samba_listing
+from tests.shared.rules.playout import random_positions
 
 
 def _play_positions(config: RuleConfig, hands: int, seed: int) -> list[tuple[GameState, int]]:
     """Every decision after the draw of a few seeded random hands of ``config``."""
-    rng = random.Random(seed)
-    match = rules.new_match(config, seed=seed)
-    found: list[tuple[GameState, int]] = []
-    for _ in range(hands):
-        if match.phase is Phase.MATCH_OVER:
-            match = rules.new_match(config, seed=rng.getrandbits(32))
-        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
-        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
-            seat = state.actor()
-            assert seat is not None
-            if state.phase is Phase.PLAY:
-                found.append((state, seat))
-            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
-        match = state
-    return found
+    return random_positions(config, hands, seed, (Phase.PLAY,))
 
 
 _CASES: list[tuple[str, dict[str, object]]] = [

@@ -22,27 +22,14 @@ from shared.rules import legal
 from shared.rules.actions import Meld, TakePile
 from shared.rules.cards import IS_BLACK3
 from shared.rules.engine import is_legal
-from shared.rules.state import GameState, Phase
+from shared.rules.state import GameState
 from shared.rules.variants.samba import melds
+from tests.shared.rules.playout import random_positions
 
 
 def _positions(preset: str, hands: int, seed: int) -> list[tuple[GameState, int]]:
     """Every decision of a few seeded random hands of ``preset``."""
-    config = rules.make_config(preset)
-    rng = random.Random(seed)
-    match = rules.new_match(config, seed=seed)
-    found: list[tuple[GameState, int]] = []
-    for _ in range(hands):
-        if match.phase is Phase.MATCH_OVER:
-            match = rules.new_match(config, seed=rng.getrandbits(32))
-        state = rules.deal_hand(match, rules.shuffled_deck(config, rng.getrandbits(64)))
-        while state.phase in (Phase.DRAW, Phase.PLAY, Phase.ANSWER):
-            seat = state.actor()
-            assert seat is not None
-            found.append((state, seat))
-            state = rules.apply(state, seat, rng.choice(rules.legal_actions(state, seat)))
-        match = state
-    return found
+    return random_positions(rules.make_config(preset), hands, seed)
 
 
 def _kind(action: object) -> str:
