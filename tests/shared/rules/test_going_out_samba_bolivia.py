@@ -349,11 +349,13 @@ class _Question(NamedTuple):
     extra: Extra
 
 
-def _played_questions(preset: str, hands: int, seed: int) -> list[_Question]:
-    """The going-out questions seeded random play of ``preset`` asks: at each decision after
-    the draw, the seat's hand (and that hand less each card it holds, as a listed play
-    would leave it) against its side's melds."""
-    config = make_config(preset)
+def _played_questions(
+    preset: str, hands: int, seed: int, options: dict[str, object] | None = None
+) -> list[_Question]:
+    """The going-out questions seeded random play of ``preset`` (with house-rule ``options``)
+    asks: at each decision after the draw, the seat's hand (and that hand less each card it
+    holds, as a listed play would leave it) against its side's melds."""
+    config = make_config(preset, options or {})
     searched = going_out.search_rules(config)
     rng = random.Random(seed)
     match = new_match(config, seed=seed)
@@ -396,17 +398,32 @@ def _placed_out(question: _Question, minimum: int, allow_discard: bool) -> bool:
     return False
 
 
-@pytest.mark.parametrize(("preset", "hands", "seed"), [("samba", 3, 5), ("bolivia", 8, 3)])
+@pytest.mark.parametrize(
+    ("preset", "hands", "seed", "options"),
+    [
+        ("samba", 3, 5, {}),
+        ("bolivia", 8, 3, {}),
+        # (the wild limit and the canastas asked change the cheap conditions' answers)
+        pytest.param("samba", 3, 5, {"wild_limit": "max2"}, marks=pytest.mark.slow),
+        pytest.param(
+            "samba", 3, 6, {"wild_limit": "not_more_than_naturals"}, marks=pytest.mark.slow
+        ),
+        pytest.param("samba", 3, 7, {"canastas_to_go_out": 1}, marks=pytest.mark.slow),
+        pytest.param("bolivia", 8, 5, {"canastas_to_go_out": 3}, marks=pytest.mark.slow),
+        pytest.param("bolivia", 8, 3, {"wild_limit": "max2"}, marks=pytest.mark.slow),
+    ],
+)
 def test_1_11_3_the_cheap_conditions_refuse_only_hands_that_cannot_go_out(
-    preset: str, hands: int, seed: int
+    preset: str, hands: int, seed: int, options: dict[str, object]
 ) -> None:
-    """§1.11.3 with §3.4, §3.5, §3.8a: the going-out answer (cheap necessary conditions
+    """§1.11.3 with §3.4, §3.5, §3.8a, D9: the going-out answer (cheap necessary conditions
     first, then a quick layout, then the search over the discards worth trying) is the
     whole search's over every discard, on the hands random play holds after its draws and
     on each of them less one card; with and without a final discard, and with an opening
-    minimum to reach (§1.10, an unopened side going out)."""
+    minimum to reach (§1.10, an unopened side going out); under the presets' rules and
+    under other wild limits and numbers of canastas to go out."""
     refused = outs = 0
-    for question in _played_questions(preset, hands, seed):
+    for question in _played_questions(preset, hands, seed, options):
         facts = going_out._table_facts(question.melds, question.extra)
         for minimum, allow_discard in ((-1, True), (-1, False), (120, True)):
             going_out._DECIDED.clear()

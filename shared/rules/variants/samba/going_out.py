@@ -542,7 +542,11 @@ def _search(
         return True
     if not allow_discard:
         return False
-    for card in useful_discards(hand, table[0], 2):
+    # (with sequences, any card may be the one to discard: a natural of a rank held three
+    # times may be left alone when its fellows go into sequences of their suits, §3.4, so
+    # ``useful_discards``' argument, that more naturals of a rank never hurt, fails there)
+    discards = dict.fromkeys(hand) if rules[3] else useful_discards(hand, table[0], 2)
+    for card in discards:
         rest = list(hand)
         rest.remove(card)
         if _might_go_out(rules, rest, facts, False) is None:
