@@ -13,6 +13,7 @@ the best opening is ``opening``'s: the end of the stock and the bot use them too
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .actions import (
     ASK,
@@ -185,23 +186,32 @@ def _decided(state: GameState, seat: int) -> list[Action] | None:
     fast = _FAST.get(ruleset)
     if fast is None:
         fast = _FAST[ruleset] = (
-            _keeps_classic(ruleset, _TAKE_HOOKS)
-            | _keeps_classic(ruleset, _PLAY_HOOKS) << 1
-            | (not _keeps_classic(ruleset, ("play_listing",))) << 2
-            | _keeps_classic(ruleset, _OUT_HOOKS) << 3
+            (_CLASSIC_DRAW if _keeps_classic(ruleset, _TAKE_HOOKS) else 0)
+            | (_CLASSIC_PLAY if _keeps_classic(ruleset, _PLAY_HOOKS) else 0)
+            | (0 if _keeps_classic(ruleset, ("play_listing",)) else _OWN_PLAY)
+            | (_CLASSIC_OUT if _keeps_classic(ruleset, _OUT_HOOKS) else 0)
         )
     may_ask = not state.asked and not state.turn_melded and state.config.has_partners
     if phase is Phase.DRAW:
-        return _draw_listing(state, seat, may_ask) if fast & 1 else None
-    if fast & 2 and not state.extra:
-        return _play_listing(state, seat, may_ask, bool(fast & 8))
-    return ruleset.play_listing(state, seat, may_ask, is_legal) if fast & 4 else None
+        return _draw_listing(state, seat, may_ask) if fast & _CLASSIC_DRAW else None
+    if fast & _CLASSIC_PLAY and not state.extra:
+        return _play_listing(state, seat, may_ask, bool(fast & _CLASSIC_OUT))
+    if fast & _OWN_PLAY:
+        return ruleset.play_listing(state, seat, may_ask, is_legal)
+    return None
 
 
 _FAST: dict[Ruleset, int] = {}
-"""Per ruleset, which phases ``_decided`` decides in place: 1 the start of a turn, 2 the
-play after the draw; 4: the ruleset's own ``play_listing`` may decide the play; 8: the
-ruleset keeps classic's going-out search (``_OUT_HOOKS``)."""
+"""Per ruleset, what ``_decided`` may decide in place (the flags below, or'ed)."""
+_CLASSIC_DRAW: Final = 1
+"""The ruleset keeps classic's take hooks: ``_draw_listing`` decides the start of a turn."""
+_CLASSIC_PLAY: Final = 2
+"""It keeps classic's meld hooks: ``_play_listing`` decides the play after the draw."""
+_OWN_PLAY: Final = 4
+"""It has its own ``play_listing``, which may decide the play after the draw."""
+_CLASSIC_OUT: Final = 8
+"""It keeps classic's going-out search (``_OUT_HOOKS``), whose quick refusal the listing
+may ask first."""
 
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
