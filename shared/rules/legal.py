@@ -269,9 +269,9 @@ def _play_listing(
     simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     opened = any(melds)
     if opened:
-        sure, check = _group_candidates(state, seat, hand, melds, simple, groups)
+        sure, check = group_candidates(state, seat, hand, melds, simple, groups)
     else:
-        sure, check = _opening_candidates(state, seat, hand, simple, groups)
+        sure, check = opening_candidates(state, seat, hand, simple, groups)
     listed.extend(sure)
     if not state.no_discard and discard_refusal(state, seat) is None:
         listed.extend([DISCARDS[card] for card in dict.fromkeys(hand)])
@@ -291,7 +291,7 @@ def _put_down_legal(
     opened: bool,
     action: Action,
 ) -> bool:
-    """Whether a candidate of ``_group_candidates`` that the dead-end guard may refuse is
+    """Whether a candidate of ``group_candidates`` that the dead-end guard may refuse is
     legal: a lay-off or new meld of naturals (with at most the one wild card the candidates
     add, within the wild limit) is valid by construction (§1.9), so only the guard can
     refuse it, and ``put_down_verdict`` asks the guard's own test of the hand and melds it
@@ -376,14 +376,14 @@ def _meld_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Ac
     # full, so there nothing is legal by construction: the engine checks every candidate.
     simple = not state.must_go_out and not state.no_discard and not state.config.closed_books
     if not state.opened(side):  # the first meld must reach the minimum: the best opening
-        known, check = _opening_candidates(state, seat, hand, simple)
+        known, check = opening_candidates(state, seat, hand, simple)
     else:
-        known, check = _group_candidates(state, seat, hand, state.melds[side], simple)
+        known, check = group_candidates(state, seat, hand, state.melds[side], simple)
     sure, unsure = rules(state).further_candidates(state, side, hand)
     return known + sure, check + unsure
 
 
-def _opening_candidates(
+def opening_candidates(
     state: GameState,
     seat: int,
     hand: tuple[Card, ...],
@@ -410,7 +410,7 @@ def _opening_candidates(
     return [], [meld_of(opening)] if concealed else []
 
 
-def _group_candidates(
+def group_candidates(
     state: GameState,
     seat: int,
     hand: tuple[Card, ...],

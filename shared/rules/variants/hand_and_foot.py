@@ -608,7 +608,7 @@ class _Books:
         one ``melds`` holds (``book_listing`` relies on it)."""
         self.wild_bits = wild_bits if onto_canasta else room_for_wild
         """The ranks whose rank-indexed meld the classic lists offer a wild card
-        (``legal._group_candidates``: under the wild limit, and under seven cards unless
+        (``legal.group_candidates``: under the wild limit, and under seven cards unless
         a wild card may join a canasta), as bits."""
         self.wild_places: dict[Card, _WildPlaces] = {}
         """Where each wild card asked of may go (``_wild_places``)."""
@@ -776,7 +776,7 @@ def foot_candidates(
 def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Action]]:
     """The melds and lay-offs an opened side's player is offered once books close at seven
     (§3.7), in one pass over the hand and the side's table (``_Books``): exactly what the
-    classic lists' group candidates (``legal._group_candidates``, where a lay-off past a
+    classic lists' group candidates (``legal.group_candidates``, where a lay-off past a
     book's seven cards is left out) followed by ``HandAndFoot.further_candidates`` give,
     in the same order, so a listing is the same action for action, only cheaper: the hand
     is sorted by rank once, the cheapest wild card found once, the table read once.
@@ -805,7 +805,7 @@ def book_candidates(state: GameState, seat: int) -> tuple[list[Action], list[Act
                 order.append(rank)
         else:
             found.append(card)
-    # The classic group candidates, every one to check (``legal._group_candidates``).
+    # The classic group candidates, every one to check (``legal.group_candidates``).
     check: list[Action] = []
     threes = by_rank[THREE]
     if threes is not None:
@@ -1111,7 +1111,7 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         return None  # (not a hand in ``SORT_KEY`` order: the lists decide)
     if discard_refusal(state, seat) is None:
         listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
-    # The classic group candidates (``legal._group_candidates``): black threes first.
+    # The classic group candidates (``legal.group_candidates``): black threes first.
     if len(threes) >= 3:  # (no black-three meld is down)
         black = meld_of((threes,))
         # black threes are melded only when going out, never from the hand (§3.7)

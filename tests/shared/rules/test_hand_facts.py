@@ -119,7 +119,7 @@ def test_the_wild_card_offered_is_the_cheapest_held(preset: str) -> None:
             if not wilds:
                 continue
             cheapest = min(wilds, key=VALUE.__getitem__)  # (the first of the least valuable)
-            sure, check = legal._group_candidates(state, seat, hand, melds, True)
+            sure, check = legal.group_candidates(state, seat, hand, melds, True)
             for action in (*sure, *check):
                 assert isinstance(action, LayOff | Meld)
                 cards = action.cards if isinstance(action, LayOff) else action.melds[0]

@@ -48,9 +48,9 @@ def test_verdicts_in_place_are_the_engines(preset: str) -> None:
             opened = any(melds)
             simple = not state.must_go_out and not state.no_discard
             if opened:
-                sure, check = legal._group_candidates(state, seat, hand, melds, simple)
+                sure, check = legal.group_candidates(state, seat, hand, melds, simple)
             else:
-                sure, check = legal._opening_candidates(state, seat, hand, simple)
+                sure, check = legal.opening_candidates(state, seat, hand, simple)
             assert all(is_legal(state, seat, a) for a in sure)
             for action in check:
                 puts += 1
@@ -73,9 +73,9 @@ def test_listing_is_every_candidate_the_engine_accepts(preset: str) -> None:
         melds = state.melds[state.side_of[seat]]
         simple = not state.must_go_out and not state.no_discard
         if any(melds):
-            sure, check = legal._group_candidates(state, seat, hand, melds, simple)
+            sure, check = legal.group_candidates(state, seat, hand, melds, simple)
         else:
-            sure, check = legal._opening_candidates(state, seat, hand, simple)
+            sure, check = legal.opening_candidates(state, seat, hand, simple)
         discards: list[Action] = [Discard(c) for c in dict.fromkeys(hand)]
         candidates: list[Action] = [ASK, *sure, *discards, *check]
         if state.no_discard:

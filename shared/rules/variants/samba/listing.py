@@ -10,12 +10,10 @@ content and order stay exactly ``legal``'s (issue 27: doing less, never cutting 
 
 from __future__ import annotations
 
-from ...actions import ASK, DISCARDS, Action, layoff_of, meld_of
-from ...cards import JOKER_RANK, NATURAL_RANKS, THREE, TWO, VALUE, hand_groups
-from ...config import wild_cap
+from ...actions import ASK, DISCARDS, Action
+from ...cards import hand_groups
 from ...goingout import ask_refused_why, discard_refusal
-from ...melds import CANASTA_SIZE, meld_facts
-from ...opening import opening_of_groups, opening_target
+from ...legal import group_candidates, opening_candidates
 from ...ruleset import Ruleset, Trial
 from ...state import GameState, Phase
 
@@ -52,56 +50,13 @@ def samba_listing(
     listed: list[Action] = []
     if may_ask and ask_refused_why(state, seat, counts) is None:
         listed.append(ASK)
-    unsure: list[Action] = []  # (in ``legal``'s order, decided after the discards)
-    room = len(hand)
+    # (classic's group moves, or the best opening, with nothing to oblige or close a book:
+    # ``legal``'s own candidates, sure ones listed now, unsure ones decided below)
     if state.opened(side):
-        twos = groups[TWO]
-        jokers = groups[JOKER_RANK]
-        # (the first held of the cheapest wild cards: a two, worth less than a joker, §1.2)
-        cheapest = twos[0] if twos is not None else jokers[0] if jokers is not None else -1
-        threes = groups[THREE]
-        if threes is not None:
-            if melds[THREE]:
-                unsure.append(layoff_of(THREE, tuple(threes)))
-            elif len(threes) >= 3:
-                unsure.append(meld_of((tuple(threes),)))
-        limit = config.wild_limit
-        onto_canasta = config.wild_onto_canasta
-        for rank in NATURAL_RANKS:
-            cards = groups[rank]
-            meld = melds[rank]
-            if cards is not None:
-                used = len(cards)
-                if meld:
-                    action: Action = layoff_of(rank, tuple(cards))
-                elif used >= 3:
-                    action = meld_of((tuple(cards),))
-                elif used == 2 and cheapest >= 0:
-                    action = meld_of(((*cards, cheapest),))
-                    used = 3
-                else:
-                    continue
-                (listed if room - used >= 2 else unsure).append(action)
-            if meld and cheapest >= 0:
-                in_meld = meld_facts(meld)[2]
-                if in_meld < wild_cap(limit, len(meld) - in_meld) and (
-                    onto_canasta or len(meld) < CANASTA_SIZE
-                ):
-                    action = layoff_of(rank, (cheapest,))
-                    (listed if room > 2 else unsure).append(action)
+        sure, unsure = group_candidates(state, seat, hand, melds, True, groups)
     else:  # the first meld must reach the minimum: the best opening (§1.10)
-        opening = opening_of_groups(config, groups)
-        if opening:
-            value = 0
-            left = room
-            for group in opening:
-                value += sum(map(VALUE.__getitem__, group))
-                left -= len(group)
-            if value >= opening_target(state, seat):
-                sure = left >= 2 and config.open_via_pile != "required"
-                (listed if sure else unsure).append(meld_of(opening))
-            elif config.concealed_min_exempt and state.drew_from_stock and left <= 1:
-                unsure.append(meld_of(opening))
+        sure, unsure = opening_candidates(state, seat, hand, True, groups)
+    listed.extend(sure)
     sure_further, further = ruleset.further_candidates(state, side, hand)
     listed.extend(sure_further)
     if discard_refusal(state, seat) is None:
