@@ -65,14 +65,44 @@ def test_a_standing_draw_draws_only_where_no_take_is_legal_and_is_server_atteste
     assert settings.orders.draw
     assert settings.orders.answer == ""
     match_id = ann.create_match(bot_seats=[1, 2, 3]).match.match_id
-    ann.deal(ann.view(match_id))
     rng = random.Random(5)
+    # Each deal is random (the server's secret and the cut), so how many of Ann's turns a take
+    # could begin varies; a hand can end before drawing alone ever begins one of hers. So
+    # whole hands are played, each checked, until one in which the server drew for her.
     ordered = waited = 0
+    for hand in range(1, MAX_HANDS + 1):
+        _deal_when_due(app, ann, match_id, hand)
+        waited += _play_hand_with_the_draw_order(app, ann, match_id, hand, rng)
+        ordered = _attested_draws(ann, match_id, hand)
+        if ordered:
+            break
+    assert ordered, (ordered, waited)
+
+
+MAX_HANDS = 6
+
+
+def _deal_when_due(app: App, ann: PlayerClient, match_id: str, hand: int) -> None:
+    """Hand ``hand`` dealt: by Ann when the cut is hers, else by the bot whose it is."""
+    app.bots.drain()
+    view = ann.view(match_id)
+    if view.HasField("dealing_seat") and view.dealing_seat == 0:
+        ann.deal(view)
+        app.bots.drain()
+    assert authoritative_state(app.service, match_id).hand_number == hand
+
+
+def _play_hand_with_the_draw_order(
+    app: App, ann: PlayerClient, match_id: str, hand: int, rng: random.Random
+) -> int:
+    """Hand ``hand`` played out, Ann's turns by the bot's choice, checking at each of them
+    that the server left nothing its orders would do; the number of turns the order waited."""
+    waited = 0
     for _ in range(400):
         app.bots.drain()
         state = authoritative_state(app.service, match_id)
-        if state.hand_number > 1 or state.phase in (Phase.DEAL, Phase.MATCH_OVER):
-            break
+        if state.hand_number > hand or state.phase in (Phase.DEAL, Phase.MATCH_OVER):
+            return waited
         assert state.actor() == 0
         # The server left nothing its orders would do (it moved, or nothing applies).
         assert standing_action(state, 0, draw=True, answer="") is None
@@ -85,19 +115,21 @@ def test_a_standing_draw_draws_only_where_no_take_is_legal_and_is_server_atteste
             waited += 1
             assert legal_actions(state, 0) != [Draw()] or not take_ruled_out(state, 0)
         ann.submit(view, _turn_rest(app, match_id, rng))
-    else:
-        raise AssertionError("the hand did not end")
+    raise AssertionError("the hand did not end")
+
+
+def _attested_draws(ann: PlayerClient, match_id: str, hand: int) -> int:
+    """How many of Ann's moves in hand ``hand`` the server made for her; each must be the
+    standing order's plain draw, never a bot's play."""
     entries, _ = ann.full_history(match_id)
-    mine = [e for e in entries if e.seat == 0 and e.hand_number == 1]
-    for entry in mine:
-        if entry.server_attested:
+    ordered = 0
+    for entry in entries:
+        if entry.seat == 0 and entry.hand_number == hand and entry.server_attested:
             ordered += 1
             assert list(entry.actions) == ["draw"]
             assert entry.standing_order
             assert not entry.played_by_bot
-    # The deal is random (the server's secret and Ann's cut), so how many turns a take could
-    # begin varies; the server drew for her at least once in a whole hand.
-    assert ordered, (ordered, waited)
+    return ordered
 
 
 def test_orders_of_one_match_override_the_default_and_show_only_to_their_player(
