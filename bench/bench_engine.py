@@ -27,8 +27,9 @@ Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.p
 (``bench/engine_worker.py``), the blocks of every round in one order and the next round's in
 the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands each:
 
-* this engine, every preset of ``--presets`` (default: all) with random legal play, and the
-  share of that play's CPU time spent listing legal actions;
+* this engine, every preset of ``--presets`` (default: all) with random legal play, the
+  share of that play's time spent listing legal actions, and one listing's mean wall
+  microseconds;
 * ``--baseline PATH``: another checkout of this project (an older engine, from ``git
   worktree add``), the same presets;
 * ``--apply listed`` (the default) applies each move with ``apply_listed`` where the timed
@@ -41,7 +42,8 @@ the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands 
   classic, its classic against the peer, and each preset against the pure ``new``);
 * ``--peer PATH``: a checkout of jhtschultz/canasta-openspiel (it needs the ``open_spiel``
   package in this Python; it is no dependency of the project), its four-player classic
-  game with random legal play, and its listing share read the same way.
+  game with random legal play, and its listing share read the same way; then one listing's
+  mean wall time, the peer's over this engine's (and the compiled one's).
 
 It prints per engine and preset the median hands per CPU second and their range, and the
 ratios (each round's pair, then the median and range of those): classic against the peer
@@ -297,13 +299,15 @@ def run_block(block: Block, hands: int, seed: int) -> dict[str, float | str]:
     result = json.loads(out.stdout)
     rate = result["hands"] / result["seconds"]
     share = result["listing"] if result["listing"] is not None else -1.0
-    return {"rate": rate, "share": share, "apply": result.get("apply") or "-"}
+    cost = result.get("listing_us", -1.0)  # (a baseline checkout's worker may not say)
+    return {"rate": rate, "share": share, "cost": cost, "apply": result.get("apply") or "-"}
 
 
 def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None:
     """Run ``blocks`` interleaved (ABBA) and print medians, ranges and paired ratios."""
     rates: dict[Block, list[float]] = {b: [] for b in blocks}
     shares: dict[Block, list[float]] = {b: [] for b in blocks}
+    costs: dict[Block, list[float]] = {b: [] for b in blocks}
     entries: dict[Block, str] = {}
     for number in range(rounds):
         order = blocks if number % 2 == 0 else list(reversed(blocks))
@@ -311,6 +315,7 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
             timed = run_block(block, hands, seed + number)
             rates[block].append(float(timed["rate"]))
             shares[block].append(float(timed["share"]))
+            costs[block].append(float(timed["cost"]))
             entries[block] = str(timed["apply"])
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     print(
@@ -319,15 +324,17 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
     )
     print(
         f"{'engine':<10} {'preset':<16} {'median h/s':>11} {'range':>17} {'listing':>9}"
-        f"  {'moves applied with'}"
+        f" {'us/listing':>10}  {'moves applied with'}"
     )
     for block in blocks:
         found = rates[block]
         share = statistics.median(shares[block])
         listed = f"{100 * share:>8.0f}%" if share >= 0 else f"{'-':>9}"
+        cost = statistics.median(costs[block])
+        each = f"{cost:>10.1f}" if cost >= 0 else f"{'-':>10}"
         print(
             f"{block.label:<10} {block.preset:<16} {statistics.median(found):>11.1f} "
-            f"{min(found):>8.1f}-{max(found):<8.1f} {listed}  {entries[block]}"
+            f"{min(found):>8.1f}-{max(found):<8.1f} {listed} {each}  {entries[block]}"
         )
     by_key = {(b.label, b.preset): b for b in blocks}
     classic = by_key.get(("new", "classic"))
@@ -368,6 +375,17 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
             f"{top.label} {top.preset} / {bottom.label} {bottom.preset}: "
             f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
         )
+    peer = by_key.get(("openspiel", "classic"))
+    if peer is not None:  # one listing's cost, the peer's over ours: how many times cheaper
+        print("\none listing's wall time, the peer's over ours (each round's pair)")
+        for ours in (classic, built):
+            if ours is None:
+                continue
+            ratios = [x / y for x, y in zip(costs[peer], costs[ours], strict=True)]
+            print(
+                f"listing {peer.label} / {ours.label} classic: "
+                f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+            )
 
 
 def nproc() -> int:

@@ -7,8 +7,8 @@ against the new one) or ``openspiel`` (a checkout of jhtschultz/canasta-openspie
 ``ROOT``, which needs the ``open_spiel`` package). It plays ``HANDS`` whole hands, a uniform
 choice among the listed legal actions at each decision, and prints one JSON line: the CPU
 seconds of the play, the hands, the decisions, the share of the play's time spent listing
-legal actions (by the wall clock, which costs far less a reading) and (``rules`` only) which
-entry point applied the moves.
+legal actions (by the wall clock, which costs far less a reading), the mean wall microseconds
+of one listing and (``rules`` only) which entry point applied the moves.
 
 ``APPLY`` (``rules`` only) is ``listed`` (the default: ``apply_listed``, the engine's entry
 point for a move it listed itself, where the checkout has it, else ``apply``) or ``public``
@@ -77,6 +77,7 @@ def time_rules(
         "hands": hands,
         "decisions": decisions,
         "listing": share,
+        "listing_us": 1e6 * listing / decisions,  # (one listing per decision)
         "apply": applied_with,
     }
 
@@ -94,7 +95,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
 
     rng = random.Random(seed)
     game = CanastaGame()
-    done = decisions = 0
+    done = decisions = listings = 0
     listing = 0.0
     clock = time.process_time
     wall = time.perf_counter
@@ -111,6 +112,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
                 before = wall()
                 legal = state.legal_actions()  # (at the stock's end it may deal a new hand)
                 listing += wall() - before
+                listings += 1
                 if legal and not state.is_chance_node() and not state.is_terminal():
                     state.apply_action(rng.choice(legal))
                     decisions += 1
@@ -125,6 +127,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
         "hands": done,
         "decisions": decisions,
         "listing": listing / (wall() - start_wall),
+        "listing_us": 1e6 * listing / listings,
         "apply": None,
     }
 
