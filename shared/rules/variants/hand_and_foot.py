@@ -646,52 +646,64 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
     the place's counts (``None``: no place the verdicts know, so the engine decides).
     Worked out once per table and wild card (the cheapest wild card in hand: a two or a
     joker, so a handful per table); ``lay_off_fits`` asks of a wild card only that it is
-    one, so the verdicts are the same for every wild card."""
+    one, so the verdicts are the same for every wild card.
+
+    Each place's entry depends on the place's counts alone, and a new table keeps most
+    places of the last one, so the entries are shared between tables (``_wild_spots_of``):
+    a table finds them instead of deciding them again."""
     found = books.wild_places.get(wild)
     if found is not None:
         return found
     config = books.config
     places = books.places
-    memo = _wild_fits_of(config)
-    cards = (wild,)
+    spots = _wild_spots_of(config)
     onto_open: list[tuple[int, int, bool | None, LayOff]] = []
+    for rank, open_places in books.open_melds.items():
+        for which, _size in open_places:
+            place = places.get((rank, which))
+            key = (wild, rank, which, place)
+            spot = spots.get(key)
+            if spot is None:
+                fits = None if place is None else lay_off_fits(config, rank, *place, (wild,))
+                spot = spots[key] = (rank, which, fits, layoff_of(rank, (wild,), which))
+            onto_open.append(spot)
     onto_first: list[tuple[bool, LayOff] | None] = [None] * 13
     bits = books.wild_bits
-    for rank, spots in books.open_melds.items():
-        for which, _size in spots:
-            place = places.get((rank, which))
-            fits = None
-            if place is not None:
-                key = (rank, *place)
-                fits = memo.get(key)
-                if fits is None:
-                    fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_open.append((rank, which, fits, layoff_of(rank, cards, which)))
-    for rank in range(FOUR, ACE + 1):
+    rank = FOUR
+    while bits >> rank:
         if bits >> rank & 1:
             place = places[rank, 1]  # (a rank-indexed meld: ``wild_bits``)
-            key = (rank, *place)
-            fits = memo.get(key)
-            if fits is None:
-                fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_first[rank] = (fits, layoff_of(rank, cards))
+            key = (wild, rank, 1, place)  # (the same entry as onto the open meld)
+            first = spots.get(key)
+            if first is None:
+                fits = lay_off_fits(config, rank, *place, (wild,))
+                first = spots[key] = (rank, 1, fits, layoff_of(rank, (wild,)))
+            onto_first[rank] = (bool(first[2]), first[3])
+        rank += 1
     found = books.wild_places[wild] = (onto_open, onto_first)
     return found
 
 
-_WILD_FITS: dict[int, tuple[RuleConfig, dict[tuple[int, int, int], bool]]] = {}
+_WildSpot = tuple[int, int, "bool | None", LayOff]
+_WILD_SPOTS: dict[int, tuple[RuleConfig, dict[tuple[Card, int, int, object], _WildSpot]]] = {}
 
 
-def _wild_fits_of(config: RuleConfig) -> dict[tuple[int, int, int], bool]:
-    """``_wild_places``' verdicts under ``config`` by (rank, the meld's cards, its wild
-    cards): the same few melds are met table after table. Found by the config's identity
-    (the entry holds it, so an id is never reused while its entry lives)."""
-    found = _WILD_FITS.get(id(config))
-    if found is None or found[0] is not config:
-        if len(_WILD_FITS) >= 64:
-            _WILD_FITS.clear()
-        found = _WILD_FITS[id(config)] = (config, {})
+def _wild_spots_of(config: RuleConfig) -> dict[tuple[Card, int, int, object], _WildSpot]:
+    """``_wild_places``' entries under ``config`` by (the wild card, the meld's rank and
+    place among the rank's melds, its counts as ``_Books.places`` holds them): the same few
+    melds are met table after table. Found by the config's identity
+    (the entry holds it, so an id is never reused while its entry lives); bounded."""
+    found = _WILD_SPOTS.get(id(config))
+    if found is None or found[0] is not config or len(found[1]) >= _SPOTS_LIMIT:
+        if len(_WILD_SPOTS) >= 64:
+            _WILD_SPOTS.clear()
+        found = _WILD_SPOTS[id(config)] = (config, {})
     return found[1]
+
+
+_SPOTS_LIMIT = 65_536
+"""Entries one config's ``_wild_spots_of`` keeps before it starts again (a bound on memory:
+a handful of wild cards times the ranks, places and counts a table holds, a few thousand)."""
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
@@ -1054,7 +1066,8 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     onto_first = wilds[1] if wilds is not None else None
     offered_first = 0  # the ranks whose first meld the classic list offers the wild card
     classic: list[Action] = []  # (decided: the legal ones)
-    foot: list[Action] = []  # (to decide after Samba's moves)
+    foot: list[tuple[Action, bool | None]] = []  # (to decide after Samba's moves)
+    several = config.multiple_melds_per_rank
     start = 0
     for rank in range(FOUR, ACE + 1):
         stop = start
@@ -1072,12 +1085,19 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
                     if len(added) <= room:
                         listed.append(layoff_of(rank, added, which))
                     elif which != 1 or len(meld) + used > CANASTA_SIZE:
-                        foot.append(layoff_of(rank, added, which))  # (else the classic's)
+                        foot.append((layoff_of(rank, added, which), None))  # (else classic's)
             elif rank in closed:  # the foot's new meld beside closed books
+                # (decided from its counts, ``new_group_fits``, as ``_table_verdict`` would
+                # where a further meld of the rank may be made and two cards stay in hand)
                 if used >= 3:
-                    foot.append(meld_of((cards[:CANASTA_SIZE],)))
+                    naturals = min(used, CANASTA_SIZE)
+                    new = meld_of((cards[:CANASTA_SIZE],))
+                    fits = new_group_fits(config, naturals, 0) if naturals <= room else None
+                    foot.append((new, fits if several else None))
                 elif used == 2 and cheapest >= 0:
-                    foot.append(meld_of(((*cards, cheapest),)))
+                    new = meld_of(((*cards, cheapest),))
+                    fits = new_group_fits(config, 2, 1) if room >= 3 else None
+                    foot.append((new, fits if several else None))
             if meld:
                 if len(meld) + used > CANASTA_SIZE:
                     continue  # past a book's seven cards: the foot's moves have what fits
@@ -1120,8 +1140,13 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     listed += classic
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
     on_hand = foot_waiting(state, seat)
-    for action in (*_further(books, state, side, hand), *foot):
+    for action in _further(books, state, side, hand):
         answer = _answer(state, side, books, room, on_hand, action)
+        if answer if answer is not None else trial(state, seat, action):
+            listed.append(action)
+    for action, answer in foot:
+        if answer is None:
+            answer = _answer(state, side, books, room, on_hand, action)
         if answer if answer is not None else trial(state, seat, action):
             listed.append(action)
     if wilds is not None:  # the foot's wild card onto each open meld
@@ -1225,7 +1250,7 @@ class HandAndFoot(Samba):
     ) -> tuple[list[Action], list[Action]]:
         known, check = super().further_candidates(s, side, hand)
         if s.config.closed_books:
-            if s.extra:
+            if s.extra and s.opened(side):  # (an unopened side has no meld to add to)
                 sure, unsure = foot_candidates(s, side, hand)
                 known += sure
                 check += unsure
