@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from ..actions import (
     ASK,
@@ -46,6 +47,7 @@ from ..cards import (
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
+    JOKER_RANK,
     RANK,
     SORT_KEY,
     THREE,
@@ -577,11 +579,14 @@ class _Books:
                     if size < CANASTA_SIZE:
                         room_for_wild |= 1 << index
                     wild_bits |= 1 << index
+        first_group = -1
         if extra:
             further: dict[int, int] = {}
             for cards in extra:
                 kind, rank, wilds = meld_facts(cards)
                 if kind == GROUP:
+                    if first_group < 0:
+                        first_group = rank
                     if melds[rank]:
                         further[rank] = which = further.get(rank, 1) + 1
                         places[rank, which] = (len(cards), wilds)
@@ -612,6 +617,9 @@ class _Books:
         a wild card may join a canasta), as bits."""
         self.wild_places: dict[Card, _WildPlaces] = {}
         """Where each wild card asked of may go (``_wild_places``)."""
+        self.first_group = first_group
+        """The rank of the first further group meld (-1: none), whose two first melds are
+        the ones Samba's list offers to combine (``samba.melds.sequence_candidates``)."""
         self.further: list[Action] | None = None
         """Samba's further moves (``sequence_candidates``) where they depend on the table
         alone (no sequences, no wild melds), listed once per table."""
@@ -1054,7 +1062,10 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         if cheapest < 0 or VALUE[hand[end]] <= VALUE[cheapest]:
             cheapest = hand[end]
     listed: list[Action] = []
-    if may_ask and ask_refused_why(state, seat) is None:
+    # (a player whose foot waits may not ask and may discard, both for the foot alone:
+    # ``goingout.ask_refused_why`` and ``discard_refusal`` answer so at once)
+    on_hand = foot_waiting(state, seat)
+    if may_ask and not on_hand and ask_refused_why(state, seat) is None:
         listed.append(ASK)
     # Rank by rank, the naturals held (one slice of the hand) and the side's melds of the
     # rank: the foot's lay-offs legal by construction go straight to the list; the classic
@@ -1129,17 +1140,16 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
                     classic.append(action)
     if start != end:
         return None  # (not a hand in ``SORT_KEY`` order: the lists decide)
-    if discard_refusal(state, seat) is None:
+    if on_hand or discard_refusal(state, seat) is None:
         listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
     # The classic group candidates (``legal.group_candidates``): black threes first.
     if len(threes) >= 3:  # (no black-three meld is down)
         black = meld_of((threes,))
         # black threes are melded only when going out, never from the hand (§3.7)
-        if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
+        if (len(threes) > room or not on_hand) and trial(state, seat, black):
             listed.append(black)
     listed += classic
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
-    on_hand = foot_waiting(state, seat)
     for action in _further(books, state, side, hand):
         answer = _answer(state, side, books, room, on_hand, action)
         if answer if answer is not None else trial(state, seat, action):
@@ -1164,11 +1174,20 @@ def _further(books: _Books, state: GameState, side: int, hand: Sequence[Card]) -
     found = books.further
     if found is not None:
         return found
-    found = sequence_candidates(state, side, hand)
     config = books.config
-    if not config.allow_sequences and not config.allow_wild_melds:
-        books.further = found
+    if config.allow_sequences or config.allow_wild_melds:
+        return sequence_candidates(state, side, hand)
+    # (``sequence_candidates`` without sequences and wild melds: combining the first two
+    # melds of the first further group meld's rank, where several melds of a rank may be)
+    rank = books.first_group
+    found = [_COMBINES[rank]] if rank >= 0 and config.multiple_melds_per_rank else []
+    books.further = found
     return found
+
+
+_COMBINES: Final = tuple(Combine(MeldRef(rank), MeldRef(rank, 2)) for rank in range(JOKER_RANK))
+"""The combination of a rank's first two melds, one shared instance per rank (the verdicts
+of ``_Books.verdicts`` are found by the action's identity)."""
 
 
 def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
