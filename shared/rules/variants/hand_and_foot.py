@@ -715,7 +715,11 @@ a handful of wild cards times the ranks, places and counts a table holds, a few 
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
-_BOOKS_LIMIT = 512
+_BOOKS_LIMIT = 32
+"""Tables ``_books_of`` keeps, the oldest going first. Only each side's current table is
+asked again (a table lives until its side melds), so a few suffice; more would only hold
+dead tables, whose thousands of small objects the garbage collector walks again and again
+(with 512, cleared at once when full, a tenth of Hand and Foot's random play went there)."""
 
 
 def _books_of(state: GameState, side: int) -> _Books:
@@ -735,7 +739,7 @@ def _books_of(state: GameState, side: int) -> _Books:
     ):
         return found
     if len(_BOOKS) >= _BOOKS_LIMIT:
-        _BOOKS.clear()
+        del _BOOKS[next(iter(_BOOKS))]  # (the oldest)
     found = _BOOKS[key] = _Books(config, melds, extra)
     return found
 
