@@ -60,6 +60,7 @@ from ..edits import Plan, remove_cards, set_hand
 from ..errors import IllegalMoveError
 from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
+from ..opening import best_opening, opening_target
 from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds, Phase
 from ..threes import lay_out_red_threes
@@ -1173,6 +1174,56 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     return listed
 
 
+def opening_listing(state: GameState, seat: int, trial: Trial) -> list[Action] | None:
+    """The listing after the draw of an unopened side's player once books close at seven
+    (§3.7), every candidate decided in place (``Ruleset.play_listing``): the same actions in
+    the same order as ``legal``'s lists give (the discards, then the best opening where
+    ``legal.opening_candidates`` offers it, if the engine accepts it). ``trial`` is the
+    engine's check (``engine.is_legal``), asked only where the opening is not legal by
+    construction.
+
+    Only where those lists hold nothing else (``None`` otherwise, and they decide): nothing
+    obliges the player to go out, the player may discard, and the game has no sequences
+    and no wild melds (Samba's further moves: an unopened side has no meld to combine).
+    The player's foot waits (a player on the foot belongs to a side that has opened: only
+    melding empties a hand), so asking partner is refused and every discard allowed
+    (``goingout.ask_refused_why`` and ``discard_refusal`` answer so for a waiting foot)."""
+    config = state.config
+    if (
+        state.must_go_out
+        or state.no_discard
+        or config.allow_sequences
+        or config.allow_wild_melds
+        or not foot_waiting(state, seat)
+    ):
+        return None
+    hand = state.hands[seat]
+    listed: list[Action] = list(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    opening = best_opening(config, hand)  # (``legal.opening_candidates``' candidate)
+    if not opening:
+        return listed
+    value = 0
+    left = len(hand)
+    fits = config.open_via_pile != "required"
+    for group in opening:
+        value += sum(map(VALUE.__getitem__, group))
+        left -= len(group)
+        wilds = sum(map(IS_WILD.__getitem__, group))
+        fits = fits and new_group_fits(config, len(group) - wilds, wilds)
+    if value < opening_target(state, seat) and not (
+        config.concealed_min_exempt and state.drew_from_stock and left <= 1
+    ):
+        return listed  # (not offered: short of the minimum, §1.10; else a concealed
+        # going-out, rule 6, which leaves fewer than two cards: the engine decides)
+    # Legal by construction (``engine._quick_check``): Samba's plan of a new meld of each
+    # rank's naturals with its wild cards is ``new_group_fits`` of its counts, the opening
+    # reaches the minimum (``opening.check_opening_meld``), and two cards stay in hand.
+    action = meld_of(opening)
+    if (fits and left >= 2) or trial(state, seat, action):
+        listed.append(action)
+    return listed
+
+
 def _further(books: _Books, state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Samba's further moves (``samba.melds.sequence_candidates``), read from the table once
     where they depend on it alone (no sequences, no wild melds: only combining two melds)."""
@@ -1315,6 +1366,8 @@ class HandAndFoot(Samba):
         self, s: GameState, seat: int, may_ask: bool, trial: Trial
     ) -> list[Action] | None:
         if s.config.closed_books and s.extra:
+            if not s.opened(s.side_of[seat]):
+                return opening_listing(s, seat, trial)
             return book_listing(s, seat, may_ask, trial)
         return None
 

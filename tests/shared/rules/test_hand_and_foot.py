@@ -375,6 +375,57 @@ def test_the_listing_decided_in_place_is_the_engines_3_7(options: dict[str, obje
     assert decided > 500
 
 
+_OPENING_OPTIONS: list[dict[str, object]] = [
+    {},
+    {"open_via_pile": "required"},
+    {"concealed_min_exempt": True},
+    {"wild_limit": "max3"},
+    {"allow_wild_melds": True},
+    {"players": 2, "partnerships": [[0], [1]]},
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        for o in _OPENING_OPTIONS
+    ],
+)
+def test_the_opening_listing_decided_in_place_is_the_engines_3_7(
+    options: dict[str, object],
+) -> None:
+    """§1.10, §3.7: the listing after the draw of an unopened side that Hand and Foot decides
+    in place (``opening_listing``: the best opening legal by construction when it reaches
+    the minimum, two cards stay and each meld's counts fit) is, action for action and in
+    order, what the move lists give with the engine's check of every candidate. Seeded
+    random play of the preset and of options that change which openings are legal
+    (opening only by the pile, a concealed going-out exempt from the minimum, the wild
+    limit, wild melds, two players)."""
+    from shared.rules import legal
+    from shared.rules.actions import Meld
+    from shared.rules.engine import is_legal
+    from shared.rules.variants.hand_and_foot import opening_listing
+
+    config = make_config("hand_and_foot", options)
+    decided: Counter[str] = Counter()
+    for state, seat in _book_positions(config, 10, 9 + len(options)):
+        if state.opened(state.side_of[seat]):
+            continue
+        listing = opening_listing(state, seat, is_legal)
+        if listing is None:
+            decided["left to the lists"] += 1
+            continue
+        known, candidates, _verdict = legal._listing(state, seat)
+        expected = known + [a for a in candidates if is_legal(state, seat, a)]
+        assert listing == expected, (options, state.hands[seat])
+        assert rules.legal_actions(state, seat) == listing
+        decided["opening" if any(type(a) is Meld for a in listing) else "no opening"] += 1
+    if not config.allow_wild_melds:
+        assert decided["no opening"] > 30, decided
+        assert decided["opening"] > 10 or config.open_via_pile == "required", decided
+
+
 @pytest.mark.parametrize(
     "options",
     [
