@@ -1263,19 +1263,25 @@ def plan_first_lay_off(s: GameState, seat: int, action: LayOff) -> Plan | None:
     """The plan of a lay-off onto a rank's first meld (the rank-indexed one, four to ace),
     the most made move after the discard: validated as Samba's plan validates it
     (``samba.melds.plan_variant_lay_off``: the cards held, then ``check_group`` on the meld,
-    raising the same refusals in the same order), without copying the side's further melds,
-    which the move leaves as they are (``Plan.extra`` ``None``). ``None`` for any other
-    lay-off: Samba's plan decides it."""
+    raising the same refusals in the same order; ``lay_off_fits`` is its verdict from the
+    meld's counts, so a refusal is built only where there is one), without copying the
+    side's further melds, which the move leaves as they are (``Plan.extra`` ``None``).
+    ``None`` for any other lay-off: Samba's plan decides it."""
     rank = action.rank
     if action.which != 1 or action.suit >= 0 or not FOUR <= rank <= ACE or not action.cards:
         return None
     side = s.side_of[seat]
     melds = s.melds[side]
     old = melds[rank]
-    if not old or meld_facts(old)[:2] != (GROUP, rank):
+    if not old:
+        return None
+    kind, old_rank, wilds = meld_facts(old)
+    if kind != GROUP or old_rank != rank:
         return None
     hand = remove_cards(s.hands[seat], action.cards, "to lay off")
-    check_group(s.config, rank, old, action.cards, new=False)
+    config = s.config
+    if not lay_off_fits(config, rank, len(old), wilds, action.cards):  # (its verdict, cheaper)
+        check_group(config, rank, old, action.cards, new=False)  # (raises the refusal)
     after = list(melds)
     after[rank] = (*old, *action.cards)
     return Plan(side, hand, tuple(after), ((rank, True),), len(hand), False)
