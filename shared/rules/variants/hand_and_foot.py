@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Final
 
 from ..actions import (
     ASK,
@@ -46,6 +47,7 @@ from ..cards import (
     IS_NATURAL,
     IS_RED3,
     IS_WILD,
+    JOKER_RANK,
     RANK,
     SORT_KEY,
     THREE,
@@ -54,15 +56,17 @@ from ..cards import (
     Card,
 )
 from ..config import RuleConfig, wild_cap
-from ..edits import set_hand
+from ..edits import Plan, remove_cards, set_hand
 from ..errors import IllegalMoveError
 from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
+from ..opening import best_opening, opening_target
 from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds, Phase
 from ..threes import lay_out_red_threes
 from .samba import Samba
 from .samba.melds import (
+    check_group,
     combine_verdict,
     group_fault,
     lay_off_fits,
@@ -577,11 +581,14 @@ class _Books:
                     if size < CANASTA_SIZE:
                         room_for_wild |= 1 << index
                     wild_bits |= 1 << index
+        first_group = -1
         if extra:
             further: dict[int, int] = {}
             for cards in extra:
                 kind, rank, wilds = meld_facts(cards)
                 if kind == GROUP:
+                    if first_group < 0:
+                        first_group = rank
                     if melds[rank]:
                         further[rank] = which = further.get(rank, 1) + 1
                         places[rank, which] = (len(cards), wilds)
@@ -612,6 +619,9 @@ class _Books:
         a wild card may join a canasta), as bits."""
         self.wild_places: dict[Card, _WildPlaces] = {}
         """Where each wild card asked of may go (``_wild_places``)."""
+        self.first_group = first_group
+        """The rank of the first further group meld (-1: none), whose two first melds are
+        the ones Samba's list offers to combine (``samba.melds.sequence_candidates``)."""
         self.further: list[Action] | None = None
         """Samba's further moves (``sequence_candidates``) where they depend on the table
         alone (no sequences, no wild melds), listed once per table."""
@@ -646,56 +656,72 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
     the place's counts (``None``: no place the verdicts know, so the engine decides).
     Worked out once per table and wild card (the cheapest wild card in hand: a two or a
     joker, so a handful per table); ``lay_off_fits`` asks of a wild card only that it is
-    one, so the verdicts are the same for every wild card."""
+    one, so the verdicts are the same for every wild card.
+
+    Each place's entry depends on the place's counts alone, and a new table keeps most
+    places of the last one, so the entries are shared between tables (``_wild_spots_of``):
+    a table finds them instead of deciding them again."""
     found = books.wild_places.get(wild)
     if found is not None:
         return found
     config = books.config
     places = books.places
-    memo = _wild_fits_of(config)
-    cards = (wild,)
+    spots = _wild_spots_of(config)
     onto_open: list[tuple[int, int, bool | None, LayOff]] = []
+    for rank, open_places in books.open_melds.items():
+        for which, _size in open_places:
+            place = places.get((rank, which))
+            key = (wild, rank, which, place)
+            spot = spots.get(key)
+            if spot is None:
+                fits = None if place is None else lay_off_fits(config, rank, *place, (wild,))
+                spot = spots[key] = (rank, which, fits, layoff_of(rank, (wild,), which))
+            onto_open.append(spot)
     onto_first: list[tuple[bool, LayOff] | None] = [None] * 13
     bits = books.wild_bits
-    for rank, spots in books.open_melds.items():
-        for which, _size in spots:
-            place = places.get((rank, which))
-            fits = None
-            if place is not None:
-                key = (rank, *place)
-                fits = memo.get(key)
-                if fits is None:
-                    fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_open.append((rank, which, fits, layoff_of(rank, cards, which)))
-    for rank in range(FOUR, ACE + 1):
+    rank = FOUR
+    while bits >> rank:
         if bits >> rank & 1:
             place = places[rank, 1]  # (a rank-indexed meld: ``wild_bits``)
-            key = (rank, *place)
-            fits = memo.get(key)
-            if fits is None:
-                fits = memo[key] = lay_off_fits(config, rank, place[0], place[1], cards)
-            onto_first[rank] = (fits, layoff_of(rank, cards))
+            key = (wild, rank, 1, place)  # (the same entry as onto the open meld)
+            first = spots.get(key)
+            if first is None:
+                fits = lay_off_fits(config, rank, *place, (wild,))
+                first = spots[key] = (rank, 1, fits, layoff_of(rank, (wild,)))
+            onto_first[rank] = (bool(first[2]), first[3])
+        rank += 1
     found = books.wild_places[wild] = (onto_open, onto_first)
     return found
 
 
-_WILD_FITS: dict[int, tuple[RuleConfig, dict[tuple[int, int, int], bool]]] = {}
+_WildSpot = tuple[int, int, "bool | None", LayOff]
+_WILD_SPOTS: dict[int, tuple[RuleConfig, dict[tuple[Card, int, int, object], _WildSpot]]] = {}
 
 
-def _wild_fits_of(config: RuleConfig) -> dict[tuple[int, int, int], bool]:
-    """``_wild_places``' verdicts under ``config`` by (rank, the meld's cards, its wild
-    cards): the same few melds are met table after table. Found by the config's identity
-    (the entry holds it, so an id is never reused while its entry lives)."""
-    found = _WILD_FITS.get(id(config))
-    if found is None or found[0] is not config:
-        if len(_WILD_FITS) >= 64:
-            _WILD_FITS.clear()
-        found = _WILD_FITS[id(config)] = (config, {})
+def _wild_spots_of(config: RuleConfig) -> dict[tuple[Card, int, int, object], _WildSpot]:
+    """``_wild_places``' entries under ``config`` by (the wild card, the meld's rank and
+    place among the rank's melds, its counts as ``_Books.places`` holds them): the same few
+    melds are met table after table. Found by the config's identity
+    (the entry holds it, so an id is never reused while its entry lives); bounded."""
+    found = _WILD_SPOTS.get(id(config))
+    if found is None or found[0] is not config or len(found[1]) >= _SPOTS_LIMIT:
+        if len(_WILD_SPOTS) >= 64:
+            _WILD_SPOTS.clear()
+        found = _WILD_SPOTS[id(config)] = (config, {})
     return found[1]
 
 
+_SPOTS_LIMIT = 65_536
+"""Entries one config's ``_wild_spots_of`` keeps before it starts again (a bound on memory:
+a handful of wild cards times the ranks, places and counts a table holds, a few thousand)."""
+
+
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
-_BOOKS_LIMIT = 512
+_BOOKS_LIMIT = 32
+"""Tables ``_books_of`` keeps, the oldest going first. Only each side's current table is
+asked again (a table lives until its side melds), so a few suffice; more would only hold
+dead tables, whose thousands of small objects the garbage collector walks again and again
+(with 512, cleared at once when full, a tenth of Hand and Foot's random play went there)."""
 
 
 def _books_of(state: GameState, side: int) -> _Books:
@@ -715,7 +741,7 @@ def _books_of(state: GameState, side: int) -> _Books:
     ):
         return found
     if len(_BOOKS) >= _BOOKS_LIMIT:
-        _BOOKS.clear()
+        del _BOOKS[next(iter(_BOOKS))]  # (the oldest)
     found = _BOOKS[key] = _Books(config, melds, extra)
     return found
 
@@ -1042,7 +1068,10 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
         if cheapest < 0 or VALUE[hand[end]] <= VALUE[cheapest]:
             cheapest = hand[end]
     listed: list[Action] = []
-    if may_ask and ask_refused_why(state, seat) is None:
+    # (a player whose foot waits may not ask and may discard, both for the foot alone:
+    # ``goingout.ask_refused_why`` and ``discard_refusal`` answer so at once)
+    on_hand = foot_waiting(state, seat)
+    if may_ask and not on_hand and ask_refused_why(state, seat) is None:
         listed.append(ASK)
     # Rank by rank, the naturals held (one slice of the hand) and the side's melds of the
     # rank: the foot's lay-offs legal by construction go straight to the list; the classic
@@ -1054,7 +1083,8 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     onto_first = wilds[1] if wilds is not None else None
     offered_first = 0  # the ranks whose first meld the classic list offers the wild card
     classic: list[Action] = []  # (decided: the legal ones)
-    foot: list[Action] = []  # (to decide after Samba's moves)
+    foot: list[tuple[Action, bool | None]] = []  # (to decide after Samba's moves)
+    several = config.multiple_melds_per_rank
     start = 0
     for rank in range(FOUR, ACE + 1):
         stop = start
@@ -1072,12 +1102,19 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
                     if len(added) <= room:
                         listed.append(layoff_of(rank, added, which))
                     elif which != 1 or len(meld) + used > CANASTA_SIZE:
-                        foot.append(layoff_of(rank, added, which))  # (else the classic's)
+                        foot.append((layoff_of(rank, added, which), None))  # (else classic's)
             elif rank in closed:  # the foot's new meld beside closed books
+                # (decided from its counts, ``new_group_fits``, as ``_table_verdict`` would
+                # where a further meld of the rank may be made and two cards stay in hand)
                 if used >= 3:
-                    foot.append(meld_of((cards[:CANASTA_SIZE],)))
+                    naturals = min(used, CANASTA_SIZE)
+                    new = meld_of((cards[:CANASTA_SIZE],))
+                    fits = new_group_fits(config, naturals, 0) if naturals <= room else None
+                    foot.append((new, fits if several else None))
                 elif used == 2 and cheapest >= 0:
-                    foot.append(meld_of(((*cards, cheapest),)))
+                    new = meld_of(((*cards, cheapest),))
+                    fits = new_group_fits(config, 2, 1) if room >= 3 else None
+                    foot.append((new, fits if several else None))
             if meld:
                 if len(meld) + used > CANASTA_SIZE:
                     continue  # past a book's seven cards: the foot's moves have what fits
@@ -1109,19 +1146,23 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
                     classic.append(action)
     if start != end:
         return None  # (not a hand in ``SORT_KEY`` order: the lists decide)
-    if discard_refusal(state, seat) is None:
+    if on_hand or discard_refusal(state, seat) is None:
         listed.extend(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
     # The classic group candidates (``legal.group_candidates``): black threes first.
     if len(threes) >= 3:  # (no black-three meld is down)
         black = meld_of((threes,))
         # black threes are melded only when going out, never from the hand (§3.7)
-        if (len(threes) > room or not foot_waiting(state, seat)) and trial(state, seat, black):
+        if (len(threes) > room or not on_hand) and trial(state, seat, black):
             listed.append(black)
     listed += classic
     # Samba's further moves, then the foot's (``HandAndFoot.further_candidates``).
-    on_hand = foot_waiting(state, seat)
-    for action in (*_further(books, state, side, hand), *foot):
+    for action in _further(books, state, side, hand):
         answer = _answer(state, side, books, room, on_hand, action)
+        if answer if answer is not None else trial(state, seat, action):
+            listed.append(action)
+    for action, answer in foot:
+        if answer is None:
+            answer = _answer(state, side, books, room, on_hand, action)
         if answer if answer is not None else trial(state, seat, action):
             listed.append(action)
     if wilds is not None:  # the foot's wild card onto each open meld
@@ -1133,17 +1174,76 @@ def book_listing(state: GameState, seat: int, may_ask: bool, trial: Trial) -> li
     return listed
 
 
+def opening_listing(state: GameState, seat: int, trial: Trial) -> list[Action] | None:
+    """The listing after the draw of an unopened side's player once books close at seven
+    (§3.7), every candidate decided in place (``Ruleset.play_listing``): the same actions in
+    the same order as ``legal``'s lists give (the discards, then the best opening where
+    ``legal.opening_candidates`` offers it, if the engine accepts it). ``trial`` is the
+    engine's check (``engine.is_legal``), asked only where the opening is not legal by
+    construction.
+
+    Only where those lists hold nothing else (``None`` otherwise, and they decide): nothing
+    obliges the player to go out, the player may discard, and the game has no sequences
+    and no wild melds (Samba's further moves: an unopened side has no meld to combine).
+    The player's foot waits (a player on the foot belongs to a side that has opened: only
+    melding empties a hand), so asking partner is refused and every discard allowed
+    (``goingout.ask_refused_why`` and ``discard_refusal`` answer so for a waiting foot)."""
+    config = state.config
+    if (
+        state.must_go_out
+        or state.no_discard
+        or config.allow_sequences
+        or config.allow_wild_melds
+        or not foot_waiting(state, seat)
+    ):
+        return None
+    hand = state.hands[seat]
+    listed: list[Action] = list(map(DISCARDS.__getitem__, dict.fromkeys(hand)))
+    opening = best_opening(config, hand)  # (``legal.opening_candidates``' candidate)
+    if not opening:
+        return listed
+    value = 0
+    left = len(hand)
+    fits = config.open_via_pile != "required"
+    for group in opening:
+        value += sum(map(VALUE.__getitem__, group))
+        left -= len(group)
+        wilds = sum(map(IS_WILD.__getitem__, group))
+        fits = fits and new_group_fits(config, len(group) - wilds, wilds)
+    if value < opening_target(state, seat) and not (
+        config.concealed_min_exempt and state.drew_from_stock and left <= 1
+    ):
+        return listed  # (not offered: short of the minimum, §1.10; else a concealed
+        # going-out, rule 6, which leaves fewer than two cards: the engine decides)
+    # Legal by construction (``engine._quick_check``): Samba's plan of a new meld of each
+    # rank's naturals with its wild cards is ``new_group_fits`` of its counts, the opening
+    # reaches the minimum (``opening.check_opening_meld``), and two cards stay in hand.
+    action = meld_of(opening)
+    if (fits and left >= 2) or trial(state, seat, action):
+        listed.append(action)
+    return listed
+
+
 def _further(books: _Books, state: GameState, side: int, hand: Sequence[Card]) -> list[Action]:
     """Samba's further moves (``samba.melds.sequence_candidates``), read from the table once
     where they depend on it alone (no sequences, no wild melds: only combining two melds)."""
     found = books.further
     if found is not None:
         return found
-    found = sequence_candidates(state, side, hand)
     config = books.config
-    if not config.allow_sequences and not config.allow_wild_melds:
-        books.further = found
+    if config.allow_sequences or config.allow_wild_melds:
+        return sequence_candidates(state, side, hand)
+    # (``sequence_candidates`` without sequences and wild melds: combining the first two
+    # melds of the first further group meld's rank, where several melds of a rank may be)
+    rank = books.first_group
+    found = [_COMBINES[rank]] if rank >= 0 and config.multiple_melds_per_rank else []
+    books.further = found
     return found
+
+
+_COMBINES: Final = tuple(Combine(MeldRef(rank), MeldRef(rank, 2)) for rank in range(JOKER_RANK))
+"""The combination of a rank's first two melds, one shared instance per rank (the verdicts
+of ``_Books.verdicts`` are found by the action's identity)."""
 
 
 def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
@@ -1159,6 +1259,34 @@ def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
     return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
 
 
+def plan_first_lay_off(s: GameState, seat: int, action: LayOff) -> Plan | None:
+    """The plan of a lay-off onto a rank's first meld (the rank-indexed one, four to ace),
+    the most made move after the discard: validated as Samba's plan validates it
+    (``samba.melds.plan_variant_lay_off``: the cards held, then ``check_group`` on the meld,
+    raising the same refusals in the same order; ``lay_off_fits`` is its verdict from the
+    meld's counts, so a refusal is built only where there is one), without copying the
+    side's further melds, which the move leaves as they are (``Plan.extra`` ``None``).
+    ``None`` for any other lay-off: Samba's plan decides it."""
+    rank = action.rank
+    if action.which != 1 or action.suit >= 0 or not FOUR <= rank <= ACE or not action.cards:
+        return None
+    side = s.side_of[seat]
+    melds = s.melds[side]
+    old = melds[rank]
+    if not old:
+        return None
+    kind, old_rank, wilds = meld_facts(old)
+    if kind != GROUP or old_rank != rank:
+        return None
+    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
+    config = s.config
+    if not lay_off_fits(config, rank, len(old), wilds, action.cards):  # (its verdict, cheaper)
+        check_group(config, rank, old, action.cards, new=False)  # (raises the refusal)
+    after = list(melds)
+    after[rank] = (*old, *action.cards)
+    return Plan(side, hand, tuple(after), ((rank, True),), len(hand), False)
+
+
 # -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
 
 
@@ -1172,6 +1300,13 @@ class HandAndFoot(Samba):
         self, config: RuleConfig, order: Sequence[Card], start: int, dealer: int
     ) -> tuple[tuple[tuple[Card, ...], ...], int]:
         return deal_feet(config, order, start, dealer)
+
+    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
+        if s.extra:
+            plan = plan_first_lay_off(s, seat, action)
+            if plan is not None:
+                return plan
+        return super().plan_lay_off(s, seat, action)
 
     def holds_reserve(self, s: GameState, seat: int) -> bool:
         return foot_waiting(s, seat)
@@ -1225,7 +1360,7 @@ class HandAndFoot(Samba):
     ) -> tuple[list[Action], list[Action]]:
         known, check = super().further_candidates(s, side, hand)
         if s.config.closed_books:
-            if s.extra:
+            if s.extra and s.opened(side):  # (an unopened side has no meld to add to)
                 sure, unsure = foot_candidates(s, side, hand)
                 known += sure
                 check += unsure
@@ -1237,6 +1372,8 @@ class HandAndFoot(Samba):
         self, s: GameState, seat: int, may_ask: bool, trial: Trial
     ) -> list[Action] | None:
         if s.config.closed_books and s.extra:
+            if not s.opened(s.side_of[seat]):
+                return opening_listing(s, seat, trial)
             return book_listing(s, seat, may_ask, trial)
         return None
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
@@ -24,8 +25,10 @@ from shared.rules import (
     make_config,
     parse_cards,
 )
+from shared.rules.actions import LayOff
 from shared.rules.cards import IS_RED3, IS_WILD, JOKER, VALUE
 from shared.rules.dealing import deal_position, new_match
+from shared.rules.edits import Plan
 from shared.rules.goingout import can_go_out
 from tests.shared.rules.playout import random_positions
 
@@ -372,6 +375,57 @@ def test_the_listing_decided_in_place_is_the_engines_3_7(options: dict[str, obje
     assert decided > 500
 
 
+_OPENING_OPTIONS: list[dict[str, object]] = [
+    {},
+    {"open_via_pile": "required"},
+    {"concealed_min_exempt": True},
+    {"wild_limit": "max3"},
+    {"allow_wild_melds": True},
+    {"players": 2, "partnerships": [[0], [1]]},
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        for o in _OPENING_OPTIONS
+    ],
+)
+def test_the_opening_listing_decided_in_place_is_the_engines_3_7(
+    options: dict[str, object],
+) -> None:
+    """§1.10, §3.7: the listing after the draw of an unopened side that Hand and Foot decides
+    in place (``opening_listing``: the best opening legal by construction when it reaches
+    the minimum, two cards stay and each meld's counts fit) is, action for action and in
+    order, what the move lists give with the engine's check of every candidate. Seeded
+    random play of the preset and of options that change which openings are legal
+    (opening only by the pile, a concealed going-out exempt from the minimum, the wild
+    limit, wild melds, two players)."""
+    from shared.rules import legal
+    from shared.rules.actions import Meld
+    from shared.rules.engine import is_legal
+    from shared.rules.variants.hand_and_foot import opening_listing
+
+    config = make_config("hand_and_foot", options)
+    decided: Counter[str] = Counter()
+    for state, seat in _book_positions(config, 10, 9 + len(options)):
+        if state.opened(state.side_of[seat]):
+            continue
+        listing = opening_listing(state, seat, is_legal)
+        if listing is None:
+            decided["left to the lists"] += 1
+            continue
+        known, candidates, _verdict = legal._listing(state, seat)
+        expected = known + [a for a in candidates if is_legal(state, seat, a)]
+        assert listing == expected, (options, state.hands[seat])
+        assert rules.legal_actions(state, seat) == listing
+        decided["opening" if any(type(a) is Meld for a in listing) else "no opening"] += 1
+    if not config.allow_wild_melds:
+        assert decided["no opening"] > 30, decided
+        assert decided["opening"] > 10 or config.open_via_pile == "required", decided
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -473,3 +527,63 @@ def test_the_combine_verdict_on_counts_agrees_with_combine_fault_3_7() -> None:
                                 compared[expected] += 1
     assert compared[True] > 500, compared
     assert compared[False] > 500, compared
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        for o in _BOOK_OPTIONS
+    ],
+)
+def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str, object]) -> None:
+    """§1.6 T2, §3.4, §3.7: Hand and Foot plans a lay-off onto a rank's first meld itself
+    (``plan_first_lay_off``, without copying the further melds); the plan, or the refusal,
+    is Samba's (``samba.melds.plan_variant_lay_off``) for every lay-off of each rank's cards
+    held, of each wild card held, of a card of another rank and of a card not held, onto
+    every first meld of the side, in seeded random play of the preset and of options that
+    change which lay-offs are valid."""
+    from shared.rules.cards import RANK
+    from shared.rules.variants.hand_and_foot import plan_first_lay_off
+    from shared.rules.variants.samba.melds import plan_variant_lay_off
+
+    config = make_config("hand_and_foot", options)
+    outcomes: Counter[str] = Counter()
+    for state, seat in _book_positions(config, 6, 3 + len(options)):
+        melds = state.melds[state.side_of[seat]]
+        hand = state.hands[seat]
+        not_held = next(c for c in range(52) if c not in hand)  # (a hand holds few faces)
+        for rank in range(2, 13):
+            if not melds[rank]:
+                continue
+            natural = tuple(c for c in hand if RANK[c] == rank)
+            other = tuple(c for c in hand if RANK[c] not in (rank, 0, 1))[:1]
+            wild = tuple(c for c in hand if IS_WILD[c])[:1]
+            tried = {natural, natural[:1], wild, (*natural[:2], *wild), other, (not_held,)}
+            for cards in tried - {()}:  # (no cards at all: Samba's plan names the refusal)
+                action = LayOff(rank, cards)
+                expected, refusal = _planned(plan_variant_lay_off, state, seat, action)
+                plan, why = _planned(plan_first_lay_off, state, seat, action)
+                assert why == refusal, action
+                if expected is None:
+                    outcomes["refused"] += 1
+                    continue
+                assert plan is not None
+                assert plan._replace(extra=expected.extra) == expected
+                assert expected.extra == state.extra_of(state.side_of[seat])
+                outcomes["planned"] += 1
+    assert outcomes["planned"] > 100, outcomes
+    assert outcomes["refused"] > 100, outcomes
+
+
+def _planned(
+    plan: Callable[[GameState, int, LayOff], Plan | None],
+    state: GameState,
+    seat: int,
+    action: LayOff,
+) -> tuple[Plan | None, tuple[str, str | None] | None]:
+    """What ``plan`` makes of ``action``: the plan, or the refusal (message and section)."""
+    try:
+        return plan(state, seat, action), None
+    except IllegalMoveError as refused:
+        return None, (refused.message, refused.rule)
