@@ -913,21 +913,25 @@ def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
     nothing but the melds can refuse it (``sequence_verdicts``)."""
     first, second = action.first, action.second
     rank = first.rank
-    if (
-        first != MeldRef(rank)
-        or second != MeldRef(rank, 2)
+    if (  # (``MeldRef(rank)`` and ``MeldRef(rank, 2)``, field by field)
+        first.which != 1
+        or first.suit != -1
+        or first.high != -1
+        or second.rank != rank
+        or second.which != 2
+        or second.suit != -1
+        or second.high != -1
         or not FOUR <= rank <= ACE
         or not s.config.multiple_melds_per_rank
         or not s.melds[side][rank]
     ):
         return None
     keep = s.melds[side][rank]
-    gone = next(
-        (m for m in s.extra_of(side) if meld_kind(m) == GROUP and meld_rank(m) == rank), None
-    )
-    if gone is None:
-        return None
-    return combine_fault(s.config, rank, keep, gone) is None
+    for gone in s.extra_of(side):  # (the side's second meld of the rank, in table order)
+        facts = further_facts(gone)
+        if facts[0] == GROUP and facts[1] == rank:
+            return combine_fault(s.config, rank, keep, gone) is None
+    return None
 
 
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
