@@ -187,13 +187,16 @@ def _decided(state: GameState, seat: int) -> list[Action] | None:
     if fast is None:
         fast = _FAST[ruleset] = (
             (_CLASSIC_DRAW if _keeps_classic(ruleset, _TAKE_HOOKS) else 0)
+            | (_CLASSIC_TAKES if _keeps_classic(ruleset, ("take_candidates",)) else 0)
             | (_CLASSIC_PLAY if _keeps_classic(ruleset, _PLAY_HOOKS) else 0)
             | (0 if _keeps_classic(ruleset, ("play_listing",)) else _OWN_PLAY)
             | (_CLASSIC_OUT if _keeps_classic(ruleset, _OUT_HOOKS) else 0)
         )
     may_ask = not state.asked and not state.turn_melded and state.config.has_partners
     if phase is Phase.DRAW:
-        return _draw_listing(state, seat, may_ask) if fast & _CLASSIC_DRAW else None
+        if fast & _CLASSIC_DRAW:
+            return _draw_listing(state, seat, may_ask)
+        return _judged_draw_listing(state, seat, may_ask) if fast & _CLASSIC_TAKES else None
     if fast & _CLASSIC_PLAY and not state.extra:
         return _play_listing(state, seat, may_ask, bool(fast & _CLASSIC_OUT))
     if fast & _OWN_PLAY:
@@ -212,6 +215,9 @@ _OWN_PLAY: Final = 4
 _CLASSIC_OUT: Final = 8
 """It keeps classic's going-out search (``_OUT_HOOKS``), whose quick refusal the listing
 may ask first."""
+_CLASSIC_TAKES: Final = 16
+"""It keeps classic's candidate takes (``take_candidates``), none of which repeats another:
+``_judged_draw_listing`` decides the start of a turn with the ruleset's verdicts."""
 
 
 def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
@@ -237,6 +243,25 @@ def _draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
         and ask_refused_why(state, seat) is None
     ):
         listed.append(ASK)
+    return listed
+
+
+def _judged_draw_listing(state: GameState, seat: int, may_ask: bool) -> list[Action]:
+    """The start of a turn for a ruleset that keeps classic's candidate takes but not its
+    rules on taking (Samba's, §3.4): ``_listing``'s actions in its order, each candidate
+    decided as it comes by the ruleset's verdict (``candidate_verdicts``), else the engine's
+    check, with no pass to drop repeats: ``classic_takes`` lists each take once, and none
+    is a draw, a pass or a question to partner."""
+    listed: list[Action] = [DRAW] if state.stock else []
+    candidates: list[Action] = [] if state.stock else [PASS]
+    candidates.extend(classic_takes(state, seat))
+    if may_ask and state.config.ask_timing == "before_or_after_draw":
+        candidates.append(ASK)
+    if candidates:
+        verdict = rules(state).candidate_verdicts(state, seat)
+        for action in candidates:
+            if _accepted(state, seat, action, verdict):
+                listed.append(action)
     return listed
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from shared import rules
 from shared.rules import legal
-from shared.rules.actions import ASK, PASS, Action, Discard
+from shared.rules.actions import ASK, DRAW, PASS, Action, Discard
 from shared.rules.engine import is_legal
 from shared.rules.pile import pile_takes, take_verdict
 from shared.rules.ruleset import rules as ruleset_of
@@ -81,3 +81,35 @@ def test_listing_is_every_candidate_the_engine_accepts(preset: str) -> None:
         if state.no_discard:
             candidates.append(PASS)
         assert listed == [a for a in candidates if is_legal(state, seat, a)]
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("samba", {}),
+        ("bolivia", {}),
+        ("samba", {"ask_timing": "before_or_after_draw"}),
+        ("bolivia", {"frozen_allows_layoff": True, "black3_top_takeable_to_go_out": True}),
+        ("hand_and_foot", {}),
+    ],
+)
+def test_1_6_a_turn_start_decided_in_place_is_every_candidate_the_engine_accepts(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§1.6, §1.8, §1.11.2, §3.4: at the start of a turn, for a ruleset that keeps classic's
+    candidate takes but its own rules on taking (``legal._judged_draw_listing``), the
+    listing is the draw (or, at the stock's end, the pass the engine accepts), then each
+    candidate take and the question to partner the engine accepts, in that order."""
+    config = rules.make_config(preset, options)
+    takes = 0
+    for state, seat in random_positions(config, HANDS, 13, (Phase.DRAW,)):
+        ruleset = ruleset_of(state)
+        assert legal._keeps_classic(ruleset, ("take_candidates",))
+        assert not legal._keeps_classic(ruleset, legal._TAKE_HOOKS)
+        listed = rules.legal_actions(state, seat)
+        candidates: list[Action] = [DRAW] if state.stock else [PASS]
+        candidates.extend(pile_takes(state, seat))
+        takes += len(candidates) - 1
+        candidates.append(ASK)
+        assert listed == [a for a in candidates if is_legal(state, seat, a)], preset
+    assert takes  # (the random hands reach takes of the pile)

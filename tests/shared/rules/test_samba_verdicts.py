@@ -20,9 +20,10 @@ import pytest
 from shared import rules
 from shared.rules import legal
 from shared.rules.actions import Meld, TakePile
-from shared.rules.cards import IS_BLACK3
+from shared.rules.cards import IS_BLACK3, THREE
 from shared.rules.engine import is_legal
-from shared.rules.state import GameState
+from shared.rules.goingout import can_go_out
+from shared.rules.state import GameState, Phase
 from shared.rules.variants.samba import melds
 from tests.shared.rules.playout import random_positions
 
@@ -85,3 +86,51 @@ def test_3_4_a_sequence_in_one_pass_is_the_checked_sequence() -> None:
     for cards in shapes:
         assert melds.sequence_ok(cards) is (melds.sequence_fault(cards) is None), cards
     assert 0 < good < len(shapes)
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("samba", {}),
+        ("bolivia", {}),
+        ("samba", {"wild_limit": "max3", "wild_onto_canasta": True}),
+        ("bolivia", {"canastas_to_go_out": 1, "sequence_canastas_to_go_out": 0}),
+    ],
+)
+def test_1_9_black_threes_melded_leave_the_whole_hands_way_out(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§1.9, §1.11.3: ``black_threes_verdict`` asks whether the whole hand can go out on the
+    melds as they are in place of the hand left after melding all its black threes: the
+    going-out search gives both the same answer. Random positions of seeded play, with one
+    to four of the hand's cards turned into black threes, with and without a black-three
+    meld on the table (the threes melded being three or more, or onto that meld)."""
+    config = rules.make_config(preset, options)
+    threes = [card for card in range(len(IS_BLACK3)) if IS_BLACK3[card]]
+    rng = random.Random(19)
+    answers: Counter[bool] = Counter()
+    for state, seat in random_positions(config, 6, 19, (Phase.PLAY,)):
+        side = state.side_of[seat]
+        if not state.extra or not state.opened(side):
+            continue
+        extra = state.extra_of(side)
+        for count in range(1, 5):
+            hand = [c for c in state.hands[seat] if not IS_BLACK3[c]]
+            if len(hand) < count + 2:
+                continue
+            for i in rng.sample(range(len(hand)), count):
+                hand[i] = rng.choice(threes)
+            cards = tuple(c for c in hand if IS_BLACK3[c])
+            rest = [c for c in hand if not IS_BLACK3[c]]
+            for old in ((), (threes[0], threes[-1], threes[0])):
+                if not old and count < 3:
+                    continue
+                melds = list(state.melds[side])
+                melds[THREE] = old
+                whole = can_go_out(config, hand, tuple(melds), extra=extra)
+                melds[THREE] = (*old, *cards)
+                after = can_go_out(config, rest, tuple(melds), extra=extra)
+                assert whole is after, (preset, options, hand, old)
+                answers[whole] += 1
+    assert answers[True]  # (both answers reached)
+    assert answers[False]

@@ -124,7 +124,40 @@ def _decide(
 ) -> bool:
     """``variant_can_go_out``: the cheap necessary conditions (``_might_go_out``), which
     most positions fail, then the search, memoised (the move lists ask it of one hand again,
-    and of hands that differ by the candidate played)."""
+    and of hands that differ by the candidate played). The question asked last is kept by
+    the identity of its hand and melds: after the draw the listing asks it of the very
+    same hand and melds twice, whether partner may be asked (§1.11.2) and whether black
+    threes may meld (``melds.black_threes_verdict``), and most answers are refusals, which
+    the memo of searches does not keep."""
+    last = _LAST_ASKED[0]
+    if (
+        last is not None
+        and last[1] is hand
+        and last[2] is melds
+        and last[3] is extra
+        and last[0] is rules
+        and last[4] == minimum
+        and last[5] is allow_discard
+    ):
+        return last[6]
+    answer = _answer(rules, hand, melds, extra, minimum, allow_discard)
+    _LAST_ASKED[0] = (rules, hand, melds, extra, minimum, allow_discard, answer)
+    return answer
+
+
+_LAST_ASKED: list[tuple[Rules, tuple[Card, ...], Melds, Extra, int, bool, bool] | None] = [None]
+"""``_decide``'s last question and answer (holding its tuples, so their ids stay theirs)."""
+
+
+def _answer(
+    rules: Rules,
+    hand: tuple[Card, ...],
+    melds: Melds,
+    extra: Extra,
+    minimum: int,
+    allow_discard: bool,
+) -> bool:
+    """``_decide``'s answer, worked out."""
     known = _FACTS_OF.get((id(melds), id(extra)))
     if known is not None and known[0] is melds and known[1] is extra:
         facts = known[2]

@@ -742,7 +742,15 @@ def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -
     three or more of them (or onto the side's black-three meld), never while going out is
     forbidden, and, since they meld only in the turn the player goes out (§1.9), only where
     the hand left can still go out onto the melds after them (the dead-end guard, §1.11.3,
-    asks ``goingout.can_go_out`` of the same)."""
+    asks ``goingout.can_go_out`` of the same).
+
+    Where ``cards`` are all the black threes in hand (as the move lists offer them), that
+    question is asked of the whole hand on the melds as they are, which has the same
+    answer: black threes join nothing but the black-three meld, so a way out of the whole
+    hand melds them (three or more, or onto that meld; a fourth may be the discard) and
+    places the rest as a way out of the hand left would, and a way out of the hand left
+    is one of the whole hand with the threes melded first. The listing has asked it
+    already when weighing a question to partner (§1.11.2), so its memo answers."""
     config = state.config
     hand = state.hands[seat]
     if (
@@ -760,6 +768,8 @@ def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -
     old = melds[THREE]
     if (not old and len(cards) < 3) or out_forbidden(state):
         return False
+    if sum(map(IS_BLACK3.__getitem__, hand)) == len(cards):
+        return can_go_out(config, hand, state.melds[side], extra=state.extra_of(side))
     melds[THREE] = (*old, *cards)
     rest = list(hand)
     for card in cards:
@@ -903,21 +913,25 @@ def combine_verdict(s: GameState, side: int, action: Combine) -> bool | None:
     nothing but the melds can refuse it (``sequence_verdicts``)."""
     first, second = action.first, action.second
     rank = first.rank
-    if (
-        first != MeldRef(rank)
-        or second != MeldRef(rank, 2)
+    if (  # (``MeldRef(rank)`` and ``MeldRef(rank, 2)``, field by field)
+        first.which != 1
+        or first.suit != -1
+        or first.high != -1
+        or second.rank != rank
+        or second.which != 2
+        or second.suit != -1
+        or second.high != -1
         or not FOUR <= rank <= ACE
         or not s.config.multiple_melds_per_rank
         or not s.melds[side][rank]
     ):
         return None
     keep = s.melds[side][rank]
-    gone = next(
-        (m for m in s.extra_of(side) if meld_kind(m) == GROUP and meld_rank(m) == rank), None
-    )
-    if gone is None:
-        return None
-    return combine_fault(s.config, rank, keep, gone) is None
+    for gone in s.extra_of(side):  # (the side's second meld of the rank, in table order)
+        facts = further_facts(gone)
+        if facts[0] == GROUP and facts[1] == rank:
+            return combine_fault(s.config, rank, keep, gone) is None
+    return None
 
 
 # -- candidates for the move lists (``legal``, bots) ----------------------------------------------
