@@ -28,8 +28,8 @@ Run ``.venv/bin/python -m bench.bench_engine`` (or ``python bench/bench_engine.p
 the reverse order (ABBA), over ``--rounds`` rounds of ``--compare-hands`` hands each:
 
 * this engine, every preset of ``--presets`` (default: all) with random legal play, the
-  share of that play's time spent listing legal actions, and one listing's mean wall
-  microseconds;
+  share of that play's time spent listing legal actions, one listing's mean wall
+  microseconds, the mean actions a listing offers and the decisions a hand;
 * ``--baseline PATH``: another checkout of this project (an older engine, from ``git
   worktree add``), the same presets;
 * ``--apply listed`` (the default) applies each move with ``apply_listed`` where the timed
@@ -300,7 +300,14 @@ def run_block(block: Block, hands: int, seed: int) -> dict[str, float | str]:
     rate = result["hands"] / result["seconds"]
     share = result["listing"] if result["listing"] is not None else -1.0
     cost = result.get("listing_us", -1.0)  # (a baseline checkout's worker may not say)
-    return {"rate": rate, "share": share, "cost": cost, "apply": result.get("apply") or "-"}
+    return {
+        "rate": rate,
+        "share": share,
+        "cost": cost,
+        "offered": result.get("listed", -1.0),
+        "per_hand": result["decisions"] / result["hands"],
+        "apply": result.get("apply") or "-",
+    }
 
 
 def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None:
@@ -308,6 +315,8 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
     rates: dict[Block, list[float]] = {b: [] for b in blocks}
     shares: dict[Block, list[float]] = {b: [] for b in blocks}
     costs: dict[Block, list[float]] = {b: [] for b in blocks}
+    offered: dict[Block, list[float]] = {b: [] for b in blocks}
+    per_hand: dict[Block, list[float]] = {b: [] for b in blocks}
     entries: dict[Block, str] = {}
     for number in range(rounds):
         order = blocks if number % 2 == 0 else list(reversed(blocks))
@@ -316,6 +325,8 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
             rates[block].append(float(timed["rate"]))
             shares[block].append(float(timed["share"]))
             costs[block].append(float(timed["cost"]))
+            offered[block].append(float(timed["offered"]))
+            per_hand[block].append(float(timed["per_hand"]))
             entries[block] = str(timed["apply"])
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     print(
@@ -324,7 +335,7 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
     )
     print(
         f"{'engine':<10} {'preset':<16} {'median h/s':>11} {'range':>17} {'listing':>9}"
-        f" {'us/listing':>10}  {'moves applied with'}"
+        f" {'us/listing':>10} {'offered':>7} {'dec/hand':>8}  {'moves applied with'}"
     )
     for block in blocks:
         found = rates[block]
@@ -332,9 +343,12 @@ def compare(blocks: Sequence[Block], rounds: int, hands: int, seed: int) -> None
         listed = f"{100 * share:>8.0f}%" if share >= 0 else f"{'-':>9}"
         cost = statistics.median(costs[block])
         each = f"{cost:>10.1f}" if cost >= 0 else f"{'-':>10}"
+        offers = statistics.median(offered[block])
+        offer = f"{offers:>7.1f}" if offers >= 0 else f"{'-':>7}"
         print(
             f"{block.label:<10} {block.preset:<16} {statistics.median(found):>11.1f} "
-            f"{min(found):>8.1f}-{max(found):<8.1f} {listed} {each}  {entries[block]}"
+            f"{min(found):>8.1f}-{max(found):<8.1f} {listed} {each} {offer} "
+            f"{statistics.median(per_hand[block]):>8.0f}  {entries[block]}"
         )
     by_key = {(b.label, b.preset): b for b in blocks}
     classic = by_key.get(("new", "classic"))

@@ -8,7 +8,8 @@ against the new one) or ``openspiel`` (a checkout of jhtschultz/canasta-openspie
 choice among the listed legal actions at each decision, and prints one JSON line: the CPU
 seconds of the play, the hands, the decisions, the share of the play's time spent listing
 legal actions (by the wall clock, which costs far less a reading), the mean wall microseconds
-of one listing and (``rules`` only) which entry point applied the moves.
+of one listing, the mean actions a listing offers and (``rules`` only) which entry point
+applied the moves.
 
 ``APPLY`` (``rules`` only) is ``listed`` (the default: ``apply_listed``, the engine's entry
 point for a move it listed itself, where the checkout has it, else ``apply``) or ``public``
@@ -47,7 +48,7 @@ def time_rules(
     config = engine.make_config(preset)
     rng = random.Random(seed)
     listing = 0.0
-    decisions = 0
+    decisions = listed = 0
     clock = time.process_time
     wall = time.perf_counter  # (cheap: the CPU clock costs microseconds a call on some VMs)
     match = engine.new_match(config, seed=seed)
@@ -64,6 +65,7 @@ def time_rules(
             before = wall()
             actions = engine.legal_actions(state, seat)
             listing += wall() - before
+            listed += len(actions)
             state = apply(state, seat, rng.choice(actions))
             made += 1
             if made > MAX_DECISIONS_PER_HAND:
@@ -78,6 +80,7 @@ def time_rules(
         "decisions": decisions,
         "listing": share,
         "listing_us": 1e6 * listing / decisions,  # (one listing per decision)
+        "listed": listed / decisions,
         "apply": applied_with,
     }
 
@@ -95,7 +98,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
 
     rng = random.Random(seed)
     game = CanastaGame()
-    done = decisions = listings = 0
+    done = decisions = listings = listed = 0
     listing = 0.0
     clock = time.process_time
     wall = time.perf_counter
@@ -113,6 +116,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
                 legal = state.legal_actions()  # (at the stock's end it may deal a new hand)
                 listing += wall() - before
                 listings += 1
+                listed += len(legal)
                 if legal and not state.is_chance_node() and not state.is_terminal():
                     state.apply_action(rng.choice(legal))
                     decisions += 1
@@ -128,6 +132,7 @@ def time_openspiel(root: str, hands: int, seed: int) -> dict[str, Any]:
         "decisions": decisions,
         "listing": listing / (wall() - start_wall),
         "listing_us": 1e6 * listing / listings,
+        "listed": listed / listings,
         "apply": None,
     }
 
