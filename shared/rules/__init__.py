@@ -41,7 +41,8 @@ Where each rule is (docs/rules.md section: module); every module's docstring nam
   threes, always-frozen pile, seven-card melds, special canastas, penalties, its scoring):
   ``variants.modern_american``
 * resigning the match (the rulebooks are silent; a correspondence server needs it): ``concede``
-* edits of a position that every move shares: ``edits``; refusals: ``errors``
+* edits of a position that every move shares: ``edits``; refusals: ``errors``; how the
+  engine's memos between positions let go of entries: ``memo``
 * what one seat may see (DESIGN.md): ``view``; the listed legal moves: ``legal``; the bot:
   ``bot``; scenario files (§4's test vectors): ``scenario``
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .cards import JOKER_RANK, RANK_TEXT, SUIT_LETTERS, Card, cards_text, rank_text
+from .memo import remember
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +260,9 @@ DISCARDS: Final = tuple(Discard(c) for c in range(53))
 # -- shared instances of the actions the move lists build again and again ---------------------
 
 _MEMO_LIMIT = 65_536
-"""Entries each memo below keeps before it starts again (a bound on memory, never reached by
-a game of six packs: the distinct lay-offs and melds of a rank's naturals number thousands)."""
+"""Entries each memo below keeps, the oldest going first (``memo.remember``): a bound on
+memory. A long run reaches it (random play meets a few new melds a hand, and asks again of
+old and new alike), so a full memo keeps most of what it holds instead of starting again."""
 _LAYOFFS: dict[tuple[int, tuple[Card, ...], int], LayOff] = {}
 _MELDS: dict[tuple[tuple[Card, ...], ...], Meld] = {}
 _TAKES: dict[tuple[tuple[Card, ...], tuple[tuple[Card, ...], ...]], TakePile] = {}
@@ -273,9 +275,7 @@ def layoff_of(rank: int, cards: tuple[Card, ...], which: int = 1) -> LayOff:
     key = (rank, cards, which)
     found = _LAYOFFS.get(key)
     if found is None:
-        if len(_LAYOFFS) >= _MEMO_LIMIT:
-            _LAYOFFS.clear()
-        found = _LAYOFFS[key] = LayOff(rank, cards, which)
+        found = remember(_LAYOFFS, key, LayOff(rank, cards, which), _MEMO_LIMIT)
     return found
 
 
@@ -283,9 +283,7 @@ def meld_of(melds: tuple[tuple[Card, ...], ...]) -> Meld:
     """``Meld(melds)``, one shared instance per value (``layoff_of``)."""
     found = _MELDS.get(melds)
     if found is None:
-        if len(_MELDS) >= _MEMO_LIMIT:
-            _MELDS.clear()
-        found = _MELDS[melds] = Meld(melds)
+        found = remember(_MELDS, melds, Meld(melds), _MEMO_LIMIT)
     return found
 
 
@@ -294,7 +292,5 @@ def take_of(cards: tuple[Card, ...], melds: tuple[tuple[Card, ...], ...] = ()) -
     key = (cards, melds)
     found = _TAKES.get(key)
     if found is None:
-        if len(_TAKES) >= _MEMO_LIMIT:
-            _TAKES.clear()
-        found = _TAKES[key] = TakePile(cards, melds)
+        found = remember(_TAKES, key, TakePile(cards, melds), _MEMO_LIMIT)
     return found

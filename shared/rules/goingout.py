@@ -405,7 +405,7 @@ def can_go_out(
     return _search(rules, tuple(hand), melds, minimum, allow_discard)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=32)
 def _search(
     rules: tuple[int, int, bool],
     hand: tuple[Card, ...],
@@ -416,7 +416,11 @@ def _search(
     """The exact search, memoised: a player obliged to go out has every candidate play
     checked against it, and nearby positions repeat from one decision to the next. ``rules``
     is (wild cap: 3, 2 or -1 for "no more than the naturals"; canastas still needed; whether
-    a wild may join a completed canasta): all the search needs of the config, cheap to hash."""
+    a wild may join a completed canasta): all the search needs of the config, cheap to hash.
+
+    Few entries: only the last dozen or so are ever asked again (random play of classic
+    asks about one position in seventeen again, all of them among the sixteen newest), and
+    each dead one would keep its position's melds alive for the garbage collector to walk."""
     if _can_place_all(rules, hand, melds, minimum):
         return True
     if not allow_discard:

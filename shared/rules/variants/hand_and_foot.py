@@ -60,6 +60,7 @@ from ..edits import Plan, remove_cards, set_hand
 from ..errors import IllegalMoveError
 from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
+from ..memo import remember
 from ..opening import best_opening, opening_target
 from ..ruleset import Trial, Verdict, register
 from ..state import Event, Extra, GameState, Melds, Phase
@@ -636,9 +637,8 @@ def _caps_of(limit: str) -> tuple[int, ...]:
     there are each kept once."""
     found = _CAPS.get(limit)
     if found is None:
-        if len(_CAPS) >= 16:  # (a bound, never reached: the config allows four limits)
-            _CAPS.clear()
-        found = _CAPS[limit] = tuple(wild_cap(limit, n) for n in range(8 * 54 + 1))
+        caps = tuple(wild_cap(limit, n) for n in range(8 * 54 + 1))
+        found = remember(_CAPS, limit, caps, 16)  # (never full: the config allows four limits)
     return found
 
 
@@ -675,7 +675,8 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
             spot = spots.get(key)
             if spot is None:
                 fits = None if place is None else lay_off_fits(config, rank, *place, (wild,))
-                spot = spots[key] = (rank, which, fits, layoff_of(rank, (wild,), which))
+                spot = (rank, which, fits, layoff_of(rank, (wild,), which))
+                remember(spots, key, spot, _SPOTS_LIMIT)
             onto_open.append(spot)
     onto_first: list[tuple[bool, LayOff] | None] = [None] * 13
     bits = books.wild_bits
@@ -687,7 +688,8 @@ def _wild_places(books: _Books, wild: Card) -> _WildPlaces:
             first = spots.get(key)
             if first is None:
                 fits = lay_off_fits(config, rank, *place, (wild,))
-                first = spots[key] = (rank, 1, fits, layoff_of(rank, (wild,)))
+                first = (rank, 1, fits, layoff_of(rank, (wild,)))
+                remember(spots, key, first, _SPOTS_LIMIT)
             onto_first[rank] = (bool(first[2]), first[3])
         rank += 1
     found = books.wild_places[wild] = (onto_open, onto_first)
@@ -704,24 +706,23 @@ def _wild_spots_of(config: RuleConfig) -> dict[tuple[Card, int, int, object], _W
     melds are met table after table. Found by the config's identity
     (the entry holds it, so an id is never reused while its entry lives); bounded."""
     found = _WILD_SPOTS.get(id(config))
-    if found is None or found[0] is not config or len(found[1]) >= _SPOTS_LIMIT:
-        if len(_WILD_SPOTS) >= 64:
-            _WILD_SPOTS.clear()
-        found = _WILD_SPOTS[id(config)] = (config, {})
+    if found is None or found[0] is not config:
+        found = remember(_WILD_SPOTS, id(config), (config, {}), 64)
     return found[1]
 
 
 _SPOTS_LIMIT = 65_536
-"""Entries one config's ``_wild_spots_of`` keeps before it starts again (a bound on memory:
+"""Entries one config's ``_wild_spots_of`` keeps, the oldest going first (a bound on memory:
 a handful of wild cards times the ranks, places and counts a table holds, a few thousand)."""
 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
 _BOOKS_LIMIT = 32
-"""Tables ``_books_of`` keeps, the oldest going first. Only each side's current table is
-asked again (a table lives until its side melds), so a few suffice; more would only hold
-dead tables, whose thousands of small objects the garbage collector walks again and again
-(with 512, cleared at once when full, a tenth of Hand and Foot's random play went there)."""
+"""Tables ``_books_of`` keeps, the oldest going first (``memo.remember``). Only each side's
+current table is asked again (a table lives until its side melds), so a few suffice; more
+would only hold dead tables, whose thousands of small objects the garbage collector walks
+again and again (with 512, cleared at once when full, a tenth of Hand and Foot's random
+play went there)."""
 
 
 def _books_of(state: GameState, side: int) -> _Books:
@@ -740,10 +741,7 @@ def _books_of(state: GameState, side: int) -> _Books:
         and found.config is config
     ):
         return found
-    if len(_BOOKS) >= _BOOKS_LIMIT:
-        del _BOOKS[next(iter(_BOOKS))]  # (the oldest)
-    found = _BOOKS[key] = _Books(config, melds, extra)
-    return found
+    return remember(_BOOKS, key, _Books(config, melds, extra), _BOOKS_LIMIT)
 
 
 def foot_candidates(
