@@ -64,6 +64,7 @@ from ...cards import (
 from ...config import RuleConfig, wild_cap
 from ...goingout import useful_discards
 from ...melds import CANASTA_SIZE, SEQUENCE, WILD, meld_facts
+from ...memo import remember
 from ...state import Extra, Melds
 from .melds import further_facts, sequence_span
 
@@ -103,9 +104,7 @@ def search_rules(config: RuleConfig) -> Rules:
         config.allow_wild_melds,
         config.sequence_canastas_to_go_out,
     )
-    if len(_RULES_OF) >= 64:
-        _RULES_OF.clear()
-    _RULES_OF[id(config)] = (config, rules)
+    remember(_RULES_OF, id(config), (config, rules), 64)
     return rules
 
 
@@ -163,20 +162,16 @@ def _answer(
         facts = known[2]
     else:
         facts = _table_facts(melds, extra)
-        if len(_FACTS_OF) >= _FACTS_MOST:
-            _FACTS_OF.clear()
-        _FACTS_OF[id(melds), id(extra)] = (melds, extra, facts)
+        remember(_FACTS_OF, (id(melds), id(extra)), (melds, extra, facts), _FACTS_MOST)
     homeless = _might_go_out(rules, hand, facts, allow_discard)
     if homeless is None:
         return False
     key = (rules, hand, facts.serial, minimum, allow_discard)
     found = _DECIDED.get(key)
     if found is None:
-        if len(_DECIDED) >= _DECIDED_MOST:
-            _DECIDED.clear()
         table = _search_table(melds, extra)
         found = _search(rules, hand, table, facts, minimum, allow_discard, homeless)
-        _DECIDED[key] = found
+        remember(_DECIDED, key, found, _DECIDED_MOST)
     return found
 
 
@@ -184,10 +179,11 @@ _FACTS_OF: dict[tuple[int, int], tuple[Melds, Extra, TableFacts]] = {}
 """``_table_facts`` by the identity of the melds asked about (the same tuples, passed from one
 position to the next until the side melds, are asked about at each of its turns): no
 hashing of their cards. Each entry holds its tuples, so their ids stay theirs."""
-_FACTS_MOST = 256
+_FACTS_MOST = 32
 _DECIDED: dict[tuple[Rules, tuple[Card, ...], int, int, bool], bool] = {}
-"""``_decide``'s searches, by hand and table (``TableFacts.serial``); emptied when full."""
-_DECIDED_MOST = 4096
+"""``_decide``'s searches, by hand and table (``TableFacts.serial``); the oldest dropped when
+full (``remember``): every hit is among the newest few dozen."""
+_DECIDED_MOST = 64
 
 
 Table = tuple[tuple[tuple[Part, ...], ...], tuple[tuple[int, int, int], ...], tuple[int, ...]]
@@ -232,7 +228,7 @@ class TableFacts(NamedTuple):
 _SERIALS = itertools.count()
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=32)
 def _table_facts(melds: Melds, extra: Extra) -> TableFacts:
     grouped = canastas = escaleras = 0
     loose = [0] * 14
@@ -303,7 +299,7 @@ def _windows(spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
     return tuple(found)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=32)
 def _search_table(melds: Melds, extra: Extra) -> Table:
     """A side's melds as the search sees them (``Table``)."""
     groups: list[list[Part]] = [[] for _ in range(13)]
