@@ -15,11 +15,19 @@ to the collector).
 
 from __future__ import annotations
 
+import threading
 from itertools import islice
 from typing import TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+_STORING = threading.Lock()
+"""Held while ``remember`` changes a memo. The server lists and applies moves of several matches
+at once in its worker threads, and an eviction reads the oldest keys and then drops them: another
+thread's eviction between the two would fail it (a key gone, or a dict changed while read).
+Lookups need no lock (``dict.get`` is atomic); a miss costs building the answer, not the lock."""
 
 
 def remember(memo: dict[K, V], key: K, value: V, limit: int) -> V:
@@ -30,8 +38,9 @@ def remember(memo: dict[K, V], key: K, value: V, limit: int) -> V:
     the holes only when it grows, so dropping its oldest entry one at a time would scan the
     holes the earlier drops left, each time (tens of microseconds at 65,536 entries); a
     quarter costs one such scan for a quarter of the inserts."""
-    if len(memo) >= limit:
-        for old in list(islice(memo, max(1, limit // 4))):
-            del memo[old]
-    memo[key] = value
+    with _STORING:
+        if len(memo) >= limit:
+            for old in list(islice(memo, max(1, limit // 4))):
+                del memo[old]
+        memo[key] = value
     return value

@@ -3,6 +3,9 @@ at a time, and the newest stay, so a full memo keeps what is still being asked a
 
 from __future__ import annotations
 
+import sys
+import threading
+
 from shared.rules.memo import remember
 
 
@@ -42,3 +45,30 @@ def test_a_tiny_memo_still_drops_one_entry() -> None:
     remember(memo, "a", 1, 1)
     remember(memo, "b", 2, 1)
     assert memo == {"b": 2}
+
+
+def test_threads_storing_into_one_full_memo_never_fail_it() -> None:
+    """The server's worker threads list moves of several matches at once, so two evictions
+    can meet in one memo: each must find the keys it drops (review of issue 27's caches)."""
+    memo: dict[tuple[int, int], int] = {}
+    failures: list[BaseException] = []
+
+    def store(thread: int) -> None:
+        for i in range(20_000):
+            try:
+                remember(memo, (thread, i), i, 32)
+            except Exception as exc:  # (a KeyError or RuntimeError, before the lock)
+                failures.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (threads switch often, so a race shows within the test)
+    try:
+        threads = [threading.Thread(target=store, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, failures[:3]
+    assert len(memo) <= 32
