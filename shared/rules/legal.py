@@ -177,8 +177,10 @@ def _listing(state: GameState, seat: int) -> tuple[list[Action], list[Action], V
 
 def _decided(state: GameState, seat: int) -> list[Action] | None:
     """The listing with every candidate decided in place, where the ruleset keeps classic's
-    hooks for the phase (``_draw_listing``, ``_play_listing``); ``None``: ``_listing``'s
-    candidates and the engine's check decide."""
+    hooks for the phase (``_draw_listing``, ``_play_listing``), keeps classic's candidate
+    takes with its own verdicts on them (``_judged_draw_listing``) or lists its own moves
+    after the draw (``Ruleset.play_listing``); ``None``: ``_listing``'s candidates and the
+    engine's check decide."""
     phase = state.phase
     if state.turn != seat or not (phase is Phase.DRAW or phase is Phase.PLAY):
         return None  # (not this seat's move, or an answer: ``_listing`` says)

@@ -718,11 +718,12 @@ a handful of wild cards times the ranks, places and counts a table holds, a few 
 
 _BOOKS: dict[tuple[int, int, int], _Books] = {}
 _BOOKS_LIMIT = 32
-"""Tables ``_books_of`` keeps, the oldest going first (``memo.remember``). Only each side's
-current table is asked again (a table lives until its side melds), so a few suffice; more
-would only hold dead tables, whose thousands of small objects the garbage collector walks
-again and again (with 512, cleared at once when full, a tenth of Hand and Foot's random
-play went there)."""
+"""Tables ``_books_of`` keeps, the oldest going first (``memo.remember``). In one game only
+each side's current table is asked again (a table lives until its side melds), so a few
+suffice. A server's matches and the strong bot's search share them: a miss there costs
+reading a table again, never a wrong answer. More would mostly hold dead tables, whose
+thousands of small objects the garbage collector walks again and again (with 512, cleared
+at once when full, a tenth of Hand and Foot's random play went there)."""
 
 
 def _books_of(state: GameState, side: int) -> _Books:

@@ -421,7 +421,12 @@ def test_the_opening_listing_decided_in_place_is_the_engines_3_7(
         assert listing == expected, (options, state.hands[seat])
         assert rules.legal_actions(state, seat) == listing
         decided["opening" if any(type(a) is Meld for a in listing) else "no opening"] += 1
-    if not config.allow_wild_melds:
+    if config.allow_wild_melds:
+        # Wild melds open by ways the in-place listing does not build, so it leaves every
+        # such listing to the move lists (and the engine's check), never a wrong answer.
+        assert set(decided) == {"left to the lists"}, decided
+        assert decided["left to the lists"] > 30, decided
+    else:
         assert decided["no opening"] > 30, decided
         assert decided["opening"] > 10 or config.open_via_pile == "required", decided
 

@@ -12,6 +12,7 @@ seeded random play asks both at every candidate.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections import Counter
 
@@ -134,3 +135,43 @@ def test_1_9_black_threes_melded_leave_the_whole_hands_way_out(
                 answers[whole] += 1
     assert answers[True]  # (both answers reached)
     assert answers[False]
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [
+        ("samba", {}),
+        ("bolivia", {}),
+        ("samba", {"canastas_to_go_out": 1}),
+        ("bolivia", {"canastas_to_go_out": 1, "sequence_canastas_to_go_out": 0}),
+    ],
+)
+def test_1_9_the_black_threes_verdict_is_the_engines_with_up_to_six_threes(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§1.9, §1.11.3: ``black_threes_verdict`` on melding every black three in hand is the
+    engine's check of that meld, with three to six of them (three decks hold six), the rest
+    of the hand a random part of a seeded position's."""
+    config = rules.make_config(preset, options)
+    threes = [card for card in range(len(IS_BLACK3)) if IS_BLACK3[card]]
+    rng = random.Random(23)
+    answers: Counter[bool] = Counter()
+    for state, seat in random_positions(config, 6, 23, (Phase.PLAY,)):
+        if state.must_go_out or state.no_discard:
+            continue
+        for count in range(3, 7):
+            kept = [c for c in state.hands[seat] if not IS_BLACK3[c]]
+            if len(kept) < 2:
+                continue
+            kept = rng.sample(kept, rng.randint(2, len(kept)))
+            hand = tuple(sorted(kept + [rng.choice(threes) for _ in range(count)]))
+            position = copy.copy(state)
+            position.hands = tuple(hand if s == seat else h for s, h in enumerate(state.hands))
+            cards = tuple(c for c in hand if IS_BLACK3[c])
+            verdict = melds.black_threes_verdict(position, seat, cards)
+            if verdict is None:
+                continue
+            assert verdict is is_legal(position, seat, Meld((cards,))), (preset, options, hand)
+            answers[verdict] += 1
+    assert answers[True] > 5, answers  # (both answers reached, often)
+    assert answers[False] > 5, answers

@@ -747,7 +747,7 @@ def black_threes_verdict(state: GameState, seat: int, cards: tuple[Card, ...]) -
     Where ``cards`` are all the black threes in hand (as the move lists offer them), that
     question is asked of the whole hand on the melds as they are, which has the same
     answer: black threes join nothing but the black-three meld, so a way out of the whole
-    hand melds them (three or more, or onto that meld; a fourth may be the discard) and
+    hand melds them (three or more; past three, one may instead be the discard) and
     places the rest as a way out of the hand left would, and a way out of the hand left
     is one of the whole hand with the threes melded first. The listing has asked it
     already when weighing a question to partner (§1.11.2), so its memo answers."""
