@@ -542,7 +542,7 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
     is Samba's (``samba.melds.plan_variant_lay_off``) for every lay-off of each rank's cards
     held, of each wild card held, of a card of another rank and of a card not held, onto
     every first meld of the side, in seeded random play of the preset and of options that
-    change which lay-offs are valid."""
+    change which lay-offs are valid; a valid one planned as listed (unchecked) alike."""
     from shared.rules.cards import RANK
     from shared.rules.variants.hand_and_foot import plan_first_lay_off
     from shared.rules.variants.samba.melds import plan_variant_lay_off
@@ -570,6 +570,7 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
                     continue
                 assert plan is not None
                 assert plan._replace(extra=expected.extra) == expected
+                assert plan_first_lay_off(state, seat, action, True) == plan  # (listed)
                 assert expected.extra == state.extra_of(state.side_of[seat])
                 outcomes["planned"] += 1
     assert outcomes["planned"] > 100, outcomes
@@ -577,13 +578,13 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
 
 
 def _planned(
-    plan: Callable[[GameState, int, LayOff], Plan | None],
+    plan: Callable[[GameState, int, LayOff, bool], Plan | None],
     state: GameState,
     seat: int,
     action: LayOff,
 ) -> tuple[Plan | None, tuple[str, str | None] | None]:
     """What ``plan`` makes of ``action``: the plan, or the refusal (message and section)."""
     try:
-        return plan(state, seat, action), None
+        return plan(state, seat, action, False), None
     except IllegalMoveError as refused:
         return None, (refused.message, refused.rule)
