@@ -188,9 +188,19 @@ def plan_take(s: GameState, seat: int, action: TakePile, listed: bool = False) -
     if planned is not None:
         return planned
     config = s.config
-    side, top, rank, hand, opened, naturals, wilds = take_prologue(
-        s, seat, action, refuse_black_top=not config.black3_top_takeable_to_go_out, listed=listed
-    )
+    naturals = wilds = 0
+    if listed:  # (take_prologue's listed path, without counting the support: not needed here)
+        if not s.pile:
+            raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
+        side = s.side_of[seat]
+        top = s.pile[-1]
+        rank = RANK[top]
+        hand = remove_cards(s.hands[seat], action.cards, "to take the pile with")
+        opened = s.opened(side)
+    else:
+        side, top, rank, hand, opened, naturals, wilds = take_prologue(
+            s, seat, action, refuse_black_top=not config.black3_top_takeable_to_go_out
+        )
     black_top = IS_BLACK3[top]
     support = action.cards
     melds = list(s.melds[side])
