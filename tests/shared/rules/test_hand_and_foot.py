@@ -530,24 +530,30 @@ def test_the_combine_verdict_on_counts_agrees_with_combine_fault_3_7() -> None:
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("preset", "options"),
     [
-        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        pytest.param(
+            "hand_and_foot", o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else []
+        )
         for o in _BOOK_OPTIONS
-    ],
+    ]
+    + [pytest.param(preset, {}, id=preset) for preset in ("samba", "bolivia")],
 )
-def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str, object]) -> None:
-    """§1.6 T2, §3.4, §3.7: Hand and Foot plans a lay-off onto a rank's first meld itself
-    (``plan_first_lay_off``, without copying the further melds); the plan, or the refusal,
-    is Samba's (``samba.melds.plan_variant_lay_off``) for every lay-off of each rank's cards
-    held, of each wild card held, of a card of another rank and of a card not held, onto
-    every first meld of the side, in seeded random play of the preset and of options that
-    change which lay-offs are valid; a valid one planned as listed (unchecked) alike."""
+def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§1.6 T2, §3.4, §3.7: the Samba family plans a lay-off onto a rank's first meld the
+    short way (``samba.melds.plan_first_lay_off``, without copying the further melds); the
+    plan, or the refusal, is the one found by the meld's name on the table
+    (``plan_lay_off_on_table``) for every lay-off of each rank's cards held, of each wild
+    card held, of a card of another rank and of a card not held, onto every first meld of
+    the side, in seeded random play of Hand and Foot, of options that change which
+    lay-offs are valid, of Samba and of Bolivia; a valid one planned as listed (unchecked)
+    alike."""
     from shared.rules.cards import RANK
-    from shared.rules.variants.hand_and_foot import plan_first_lay_off
-    from shared.rules.variants.samba.melds import plan_variant_lay_off
+    from shared.rules.variants.samba.melds import plan_first_lay_off, plan_lay_off_on_table
 
-    config = make_config("hand_and_foot", options)
+    config = make_config(preset, options)
     outcomes: Counter[str] = Counter()
     for state, seat in _book_positions(config, 6, 3 + len(options)):
         melds = state.melds[state.side_of[seat]]
@@ -562,7 +568,7 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
             tried = {natural, natural[:1], wild, (*natural[:2], *wild), other, (not_held,)}
             for cards in tried - {()}:  # (no cards at all: Samba's plan names the refusal)
                 action = LayOff(rank, cards)
-                expected, refusal = _planned(plan_variant_lay_off, state, seat, action)
+                expected, refusal = _planned(plan_lay_off_on_table, state, seat, action)
                 plan, why = _planned(plan_first_lay_off, state, seat, action)
                 assert why == refusal, action
                 if expected is None:

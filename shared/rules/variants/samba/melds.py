@@ -471,7 +471,41 @@ def plan_variant_meld(s: GameState, seat: int, action: Meld, listed: bool) -> Pl
 
 def plan_variant_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
     """§1.6 T2, §3.4, §3.5: cards from hand onto the named meld of the side (``listed``:
-    the cards' fit is not checked again)."""
+    the cards' fit is not checked again); a rank's first meld planned the short way."""
+    plan = plan_first_lay_off(s, seat, action, listed)
+    return plan if plan is not None else plan_lay_off_on_table(s, seat, action, listed)
+
+
+def plan_first_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan | None:
+    """The plan of a lay-off onto a rank's first meld (the rank-indexed one, four to ace),
+    the most made move after the discard: validated as ``plan_lay_off_on_table`` validates
+    it (the cards held, then ``check_group`` on the meld, raising the same refusals in the
+    same order; ``lay_off_fits`` is its verdict from the meld's counts, so a refusal is
+    built only where there is one), without finding the meld by a ``MeldRef`` or copying
+    the side's further melds, which the move leaves as they are (``Plan.extra`` ``None``).
+    ``None`` for any other lay-off. ``listed``: the fit is not checked again."""
+    rank = action.rank
+    if action.which != 1 or action.suit >= 0 or not FOUR <= rank <= ACE or not action.cards:
+        return None
+    side = s.side_of[seat]
+    melds = s.melds[side]
+    old = melds[rank]
+    if not old:
+        return None
+    kind, old_rank, wilds = meld_facts(old)
+    if kind != GROUP or old_rank != rank:
+        return None
+    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
+    config = s.config
+    if not listed and not lay_off_fits(config, rank, len(old), wilds, action.cards):
+        check_group(config, rank, old, action.cards, new=False)  # (raises the refusal)
+    after = list(melds)
+    after[rank] = (*old, *action.cards)
+    return Plan(side, hand, tuple(after), ((rank, True),), len(hand), False)
+
+
+def plan_lay_off_on_table(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
+    """``plan_variant_lay_off`` onto any meld, found by its ``MeldRef``."""
     side = s.side_of[seat]
     if not action.cards:
         raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
