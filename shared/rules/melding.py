@@ -9,7 +9,8 @@ and afterwards the dead-end guard must let the turn end (``goingout``, §1.11.3)
 Each move is validated into a ``Plan`` (``plan_meld``, ``plan_lay_off``) and then executed
 from it. A move the engine listed itself (``engine.apply_listed``) builds the same plan
 with ``listed=True``, which leaves out the checks of the cards' validity and the opening
-minimum (the listing made them) but never the building, so both paths execute alike.
+minimum (the listing made them) but never the building, so both paths execute alike; a
+ruleset's own plan (``Ruleset.plan_meld``, ``plan_lay_off``) is told ``listed`` too.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from .threes import check_black_threes
 
 def plan_meld(s: GameState, seat: int, action: Meld, listed: bool = False) -> Plan:
     """§1.9, §1.10: validate new melds (or cards joining melds of their rank); ``listed``:
-    only build the plan of a listed meld (a ruleset's own plan still validates)."""
-    planned = rules(s).plan_meld(s, seat, action)
+    only build the plan of a listed meld, without the checks the listing made."""
+    planned = rules(s).plan_meld(s, seat, action, listed)
     if planned is not None:
         return planned
     config = s.config
@@ -73,8 +74,8 @@ def meld(s: GameState, seat: int, action: Meld, listed: bool = False) -> None:
 
 def plan_lay_off(s: GameState, seat: int, action: LayOff, listed: bool = False) -> Plan:
     """§1.6 T2 LAY_OFF: naturals of the meld's rank and/or wild cards onto a side meld;
-    ``listed``: only build the plan of a listed lay-off (a ruleset's own plan validates)."""
-    planned = rules(s).plan_lay_off(s, seat, action)
+    ``listed``: only build the plan of a listed lay-off, without the checks the listing made."""
+    planned = rules(s).plan_lay_off(s, seat, action, listed)
     if planned is not None:
         return planned
     if action.which != 1 or action.suit >= 0:
@@ -116,9 +117,9 @@ def lay_off(s: GameState, seat: int, action: LayOff, listed: bool = False) -> No
 
 
 def combine(s: GameState, seat: int, action: Combine, listed: bool = False) -> None:
-    """§3.4: join two group melds of one rank (Samba and Bolivia); ``listed``: the dead-end
-    guard is not asked again (the ruleset's plan still validates)."""
-    plan = rules(s).plan_combine(s, seat, action)
+    """§3.4: join two group melds of one rank (Samba and Bolivia); ``listed``: a move the
+    engine listed, executed without its checks (the ruleset's plan, the dead-end guard)."""
+    plan = rules(s).plan_combine(s, seat, action, listed)
     put_down(s, plan)
     s.turn_melded = True
     s.events = (*s.events, Event(seat, "combine", text=str(action)))

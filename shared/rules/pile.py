@@ -98,19 +98,31 @@ class TakeStart(NamedTuple):
 
 
 def take_prologue(
-    s: GameState, seat: int, action: TakePile, *, refuse_black_top: bool, onto: bool = False
+    s: GameState,
+    seat: int,
+    action: TakePile,
+    *,
+    refuse_black_top: bool,
+    onto: bool = False,
+    listed: bool = False,
 ) -> TakeStart:
     """The checks that open every ruleset's take of the pile, in order (§1.8.2): a pile to
     take, no wild card (nor, with ``refuse_black_top``, a black three) on top, the
     one-card rule (D15), a meld named with ``onto`` only where a side may have several of a
     rank, an opening by the pile allowed (D21), the support cards in hand, and every one
-    of them of the top card's rank or wild."""
+    of them of the top card's rank or wild. ``listed`` (a take the engine listed): only
+    what building the take needs, a pile to take and the support cards held."""
     if not s.pile:
         raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
     config = s.config
     side = s.side_of[seat]
     top = s.pile[-1]
     rank = RANK[top]
+    support = action.cards
+    if listed:
+        hand = remove_cards(s.hands[seat], support, "to take the pile with")
+        naturals = sum(1 for c in support if not IS_WILD[c])  # (listed: of the top's rank)
+        return TakeStart(side, top, rank, hand, s.opened(side), naturals, len(support) - naturals)
     if IS_WILD[top]:
         raise IllegalMoveError(
             f"a wild card ({card_text(top)}) is on top of the pile, so it cannot be taken", "1.8.2"
@@ -131,7 +143,6 @@ def take_prologue(
     opened = s.opened(side)
     if not opened:
         check_opening_by_take_allowed(config)
-    support = action.cards
     hand = remove_cards(hand, support, "to take the pile with")
     naturals = sum(1 for c in support if RANK[c] == rank and not IS_WILD[c] and not IS_RED3[c])
     wilds = sum(1 for c in support if IS_WILD[c])
@@ -171,14 +182,14 @@ def plan_take(s: GameState, seat: int, action: TakePile, listed: bool = False) -
 
     ``listed``: the take was listed as legal here (``engine.apply_listed``), so the same plan
     is built without the checks of the support, the freeze, the melds and the minimum; what
-    building needs (a pile to take, the cards held) is still asked, and a ruleset's own plan
-    (``Ruleset.plan_take``) still validates."""
-    planned = rules(s).plan_take(s, seat, action)
+    building needs (a pile to take, the cards held) is still asked. A ruleset's own plan
+    (``Ruleset.plan_take``) is told ``listed`` too."""
+    planned = rules(s).plan_take(s, seat, action, listed)
     if planned is not None:
         return planned
     config = s.config
     naturals = wilds = 0
-    if listed:
+    if listed:  # (take_prologue's listed path, without counting the support: not needed here)
         if not s.pile:
             raise IllegalMoveError("the discard pile is empty: draw from the stock", "1.8.2")
         side = s.side_of[seat]

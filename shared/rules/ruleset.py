@@ -101,8 +101,12 @@ class Ruleset:
         ``pile.frozen_reason`` has it."""
         return None
 
-    def plan_take(self, s: GameState, seat: int, action: TakePile) -> Plan | None:
-        """Every check on taking the pile (``None``: §1.8.2 as ``pile.plan_take`` has it)."""
+    def plan_take(self, s: GameState, seat: int, action: TakePile, listed: bool) -> Plan | None:
+        """Every check on taking the pile (``None``: §1.8.2 as ``pile.plan_take`` has it).
+
+        ``listed`` (in each move hook): the engine listed the move itself
+        (``engine.apply_listed``), so the plan is only built, without the checks the listing
+        made; what building needs (the cards held, the meld named) still raises."""
         return None
 
     def take_candidates(self, s: GameState, seat: int) -> list[TakePile] | None:
@@ -111,15 +115,15 @@ class Ruleset:
 
     # -- melding (§1.9, §1.10) -------------------------------------------------------------------
 
-    def plan_meld(self, s: GameState, seat: int, action: Meld) -> Plan | None:
+    def plan_meld(self, s: GameState, seat: int, action: Meld, listed: bool) -> Plan | None:
         """Validate a MELD (``None``: ``melding.plan_meld``'s classic rules)."""
         return None
 
-    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
+    def plan_lay_off(self, s: GameState, seat: int, action: LayOff, listed: bool) -> Plan | None:
         """Validate a LAY_OFF (``None``: ``melding.plan_lay_off``'s classic rules)."""
         return None
 
-    def plan_combine(self, s: GameState, seat: int, action: Combine) -> Plan:
+    def plan_combine(self, s: GameState, seat: int, action: Combine, listed: bool) -> Plan:
         """Validate joining two melds of a side: only games with several melds of a rank."""
         raise IllegalMoveError("in this game a side has one meld per rank: nothing to combine")
 

@@ -34,14 +34,17 @@ def draw(s: GameState, seat: int) -> None:
     got: list[Card] = []
     threes: list[Card] = []
     out = rules(s).laid_out_threes()  # (Modern American: black threes too, §3.6)
-    while need and s.stock:
-        card = s.stock[0]
-        s.stock = s.stock[1:]
+    stock = s.stock
+    taken = 0  # (the stock is cut once: Samba's holds a hundred cards, and one draws two)
+    while need and taken < len(stock):
+        card = stock[taken]
+        taken += 1
         if out[card]:
             threes.append(card)
             continue
         got.append(card)
         need -= 1
+    s.stock = stock[taken:]
     give(s, seat, got)
     if threes:
         add_red_threes(s, seat, threes)

@@ -56,7 +56,7 @@ from ..cards import (
     Card,
 )
 from ..config import RuleConfig, wild_cap
-from ..edits import Plan, remove_cards, set_hand
+from ..edits import set_hand
 from ..errors import IllegalMoveError
 from ..goingout import ask_refused_why, discard_refusal
 from ..melds import CANASTA_SIZE, GROUP, meld_facts
@@ -67,7 +67,6 @@ from ..state import Event, Extra, GameState, Melds, Phase
 from ..threes import lay_out_red_threes
 from .samba import Samba
 from .samba.melds import (
-    check_group,
     combine_verdict,
     group_fault,
     lay_off_fits,
@@ -1258,34 +1257,6 @@ def new_group_fits(config: RuleConfig, naturals: int, wilds: int) -> bool:
     return wilds <= 0 or wilds <= wild_cap(config.wild_limit, naturals)
 
 
-def plan_first_lay_off(s: GameState, seat: int, action: LayOff) -> Plan | None:
-    """The plan of a lay-off onto a rank's first meld (the rank-indexed one, four to ace),
-    the most made move after the discard: validated as Samba's plan validates it
-    (``samba.melds.plan_variant_lay_off``: the cards held, then ``check_group`` on the meld,
-    raising the same refusals in the same order; ``lay_off_fits`` is its verdict from the
-    meld's counts, so a refusal is built only where there is one), without copying the
-    side's further melds, which the move leaves as they are (``Plan.extra`` ``None``).
-    ``None`` for any other lay-off: Samba's plan decides it."""
-    rank = action.rank
-    if action.which != 1 or action.suit >= 0 or not FOUR <= rank <= ACE or not action.cards:
-        return None
-    side = s.side_of[seat]
-    melds = s.melds[side]
-    old = melds[rank]
-    if not old:
-        return None
-    kind, old_rank, wilds = meld_facts(old)
-    if kind != GROUP or old_rank != rank:
-        return None
-    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
-    config = s.config
-    if not lay_off_fits(config, rank, len(old), wilds, action.cards):  # (its verdict, cheaper)
-        check_group(config, rank, old, action.cards, new=False)  # (raises the refusal)
-    after = list(melds)
-    after[rank] = (*old, *action.cards)
-    return Plan(side, hand, tuple(after), ((rank, True),), len(hand), False)
-
-
 # -- the ruleset: classic's and Samba's hooks answered by the rules above ----------------------
 
 
@@ -1299,13 +1270,6 @@ class HandAndFoot(Samba):
         self, config: RuleConfig, order: Sequence[Card], start: int, dealer: int
     ) -> tuple[tuple[tuple[Card, ...], ...], int]:
         return deal_feet(config, order, start, dealer)
-
-    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
-        if s.extra:
-            plan = plan_first_lay_off(s, seat, action)
-            if plan is not None:
-                return plan
-        return super().plan_lay_off(s, seat, action)
 
     def holds_reserve(self, s: GameState, seat: int) -> bool:
         return foot_waiting(s, seat)

@@ -247,18 +247,23 @@ def check_opening(s: GameState, seat: int, from_hand: Sequence[Sequence[Card]], 
 # -- the moves -------------------------------------------------------------------------------------
 
 
-def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
-    """§3.6: new melds from the hand, or cards joining the side's melds of their rank."""
+def plan_meld(s: GameState, seat: int, action: Meld, listed: bool) -> Plan:
+    """§3.6: new melds from the hand, or cards joining the side's melds of their rank
+    (``listed``: a meld the engine listed, built without its checks)."""
     side = s.side_of[seat]
     if not action.melds:
         raise IllegalMoveError("name the cards to meld, for example: meld 7h 7c 7s", "1.9")
     hand = remove_cards(s.hands[seat], [c for g in action.melds for c in g], "to meld")
     by_rank = group_by_meld(action.melds)
+    melds = list(s.melds[side])
+    touched = tuple((rank, bool(melds[rank])) for rank in by_rank)
+    if listed:
+        for rank, cards in by_rank.items():
+            melds[rank] = (*melds[rank], *cards)
+        return Plan(side, hand, tuple(melds), touched, len(hand), False)
     opened = s.opened(side)
     opening = () if opened else tuple(c for g in action.melds for c in g)
     aces_wild = aces_take_wilds(s, side, opening)
-    melds = list(s.melds[side])
-    touched = tuple((rank, bool(melds[rank])) for rank in by_rank)
     for rank, cards in by_rank.items():
         melds[rank] = check_addition(s, rank, melds[rank], cards, aces_wild)
     if not opened:
@@ -270,9 +275,9 @@ def plan_meld(s: GameState, seat: int, action: Meld) -> Plan:
     return Plan(side, hand, tuple(melds), touched, len(hand), False)
 
 
-def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
+def plan_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
     """§1.6 T2, §3.6: cards from the hand onto the side's meld of a rank (``lay wild``: its
-    wild meld)."""
+    wild meld; ``listed``: the cards' fit is not checked again)."""
     if action.which != 1 or action.suit >= 0:
         raise IllegalMoveError("in this game a side has one meld per rank: name it by its rank")
     side = s.side_of[seat]
@@ -285,18 +290,25 @@ def plan_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
         raise IllegalMoveError(f"your side has no {what} to add to", "1.6")
     hand = remove_cards(s.hands[seat], action.cards, "to lay off")
     melds = list(s.melds[side])
-    melds[rank] = check_addition(s, rank, existing, action.cards, aces_take_wilds(s, side))
+    melds[rank] = (
+        (*existing, *action.cards)
+        if listed
+        else check_addition(s, rank, existing, action.cards, aces_take_wilds(s, side))
+    )
     return Plan(side, hand, tuple(melds), ((rank, True),), len(hand), False)
 
 
-def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
+def plan_take(s: GameState, seat: int, action: TakePile, listed: bool) -> Plan:
     """§3.6 taking the pile, every check in order: it is always frozen, so a natural pair
     of the top card's rank from the hand takes it, never while the side has five or more
     cards of that rank down (the meld would pass seven); an unopened side's opening counts
-    the cards from its hand only (SC39)."""
+    the cards from its hand only (SC39). ``listed``: a take the engine listed, built
+    without its checks."""
     side, top, rank, hand, opened, naturals, _ = take_prologue(
-        s, seat, action, refuse_black_top=False
+        s, seat, action, refuse_black_top=False, listed=listed
     )
+    if listed:
+        return _listed_take(s, side, top, rank, hand, action)
     support = action.cards
     if naturals < 2:
         raise IllegalMoveError(
@@ -323,6 +335,22 @@ def plan_take(s: GameState, seat: int, action: TakePile) -> Plan:
             melds[r] = check_addition(s, r, melds[r], cards, aces_wild)
     if not opened:
         check_opening(s, seat, [support, *action.melds], sum(VALUE[c] for c in from_hand))
+    return Plan(side, hand, tuple(melds), tuple(touched), len(hand) + len(s.pile) - 1, False)
+
+
+def _listed_take(
+    s: GameState, side: int, top: Card, rank: int, hand: tuple[Card, ...], action: TakePile
+) -> Plan:
+    """``plan_take``'s plan of a take the engine listed: the top card and the support join
+    the meld of its rank, the further groups theirs, unchecked."""
+    melds = list(s.melds[side])
+    touched = [(rank, bool(melds[rank]))]
+    melds[rank] = (*melds[rank], top, *action.cards)
+    if action.melds:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+        for r, cards in group_by_meld(action.melds).items():
+            touched.append((r, bool(melds[r]) and r != rank))
+            melds[r] = (*melds[r], *cards)
     return Plan(side, hand, tuple(melds), tuple(touched), len(hand) + len(s.pile) - 1, False)
 
 
@@ -887,17 +915,17 @@ class ModernAmerican(Ruleset):
     def frozen_reason(self, s: GameState, side: int) -> str | None:
         return "it is always frozen in Modern American" if s.pile else ""
 
-    def plan_take(self, s: GameState, seat: int, action: TakePile) -> Plan | None:
-        return plan_take(s, seat, action)
+    def plan_take(self, s: GameState, seat: int, action: TakePile, listed: bool) -> Plan | None:
+        return plan_take(s, seat, action, listed)
 
     def take_candidates(self, s: GameState, seat: int) -> list[TakePile] | None:
         return take_candidates(s, seat)
 
-    def plan_meld(self, s: GameState, seat: int, action: Meld) -> Plan | None:
-        return plan_meld(s, seat, action)
+    def plan_meld(self, s: GameState, seat: int, action: Meld, listed: bool) -> Plan | None:
+        return plan_meld(s, seat, action, listed)
 
-    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
-        return plan_lay_off(s, seat, action)
+    def plan_lay_off(self, s: GameState, seat: int, action: LayOff, listed: bool) -> Plan | None:
+        return plan_lay_off(s, seat, action, listed)
 
     def side_opened(self, s: GameState, seat: int, cards: Sequence[Card], by_take: bool) -> None:
         note_opening(s, seat, cards, by_take=by_take)

@@ -250,3 +250,42 @@ def test_apply_listed_keeps_the_cheap_guards() -> None:
     with pytest.raises(rules.IllegalMoveError) as refused:
         rules.apply_listed(state, 0, rules.parse_action("meld 7h 7d 7c"))
     assert refused.value.rule == "1.11.1"
+
+
+def test_a_take_onto_a_named_meld_reaches_the_position_apply_reaches() -> None:
+    """§3.4: the move lists never name the meld a take joins (``pickup to 9#2``), but a take
+    a player names and ``check`` accepts may be applied with ``apply_listed`` (the bot's
+    choices are): a pair onto a rank's second meld, and the top card alone onto a named
+    sequence or group, reach the same position both ways; a named meld that is not there
+    is still refused (finding it is part of building the take)."""
+    config = rules.make_config("samba")
+
+    def table(pile: str) -> GameState:
+        return rules.deal_position(
+            rules.new_match(config, seed=0),
+            [parse_cards(h) for h in ("9d 9s 5c kd", "10c 10d", "4c 6d", "jc")],
+            parse_cards("7c 8c"),
+            pile=parse_cards(pile),
+            melds=[
+                [parse_cards(m) for m in ("9c 9d 2c", "9c 9h 9s", "4s 5s 6s")],
+                [],
+            ],
+            turn=0,
+        )
+
+    seen: Counter[str] = Counter()
+    for pile, text in (
+        ("4c 9h", "pickup to 9#2 9d 9s"),
+        ("4c 9h", "pickup to 9 9d 9s"),
+        ("4c 7s", "pickup to 4s-6s"),
+        ("4c 9h", "pickup to 9#2"),
+    ):
+        state = table(pile)
+        action = rules.parse_action(text)
+        assert isinstance(action, TakePile)
+        assert action.onto is not None
+        rules.check(state, 0, action)
+        _same_both_ways(state, 0, action, seen)
+    assert seen["TakePile"] == 4
+    with pytest.raises(rules.IllegalMoveError):
+        rules.apply_listed(table("4c 9h"), 0, rules.parse_action("pickup to 9#3 9d 9s"))

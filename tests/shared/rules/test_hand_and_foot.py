@@ -535,24 +535,30 @@ def test_the_combine_verdict_on_counts_agrees_with_combine_fault_3_7() -> None:
 
 
 @pytest.mark.parametrize(
-    "options",
+    ("preset", "options"),
     [
-        pytest.param(o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else [])
+        pytest.param(
+            "hand_and_foot", o, id=",".join(o) or "preset", marks=[pytest.mark.slow] if o else []
+        )
         for o in _BOOK_OPTIONS
-    ],
+    ]
+    + [pytest.param(preset, {}, id=preset) for preset in ("samba", "bolivia")],
 )
-def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str, object]) -> None:
-    """§1.6 T2, §3.4, §3.7: Hand and Foot plans a lay-off onto a rank's first meld itself
-    (``plan_first_lay_off``, without copying the further melds); the plan, or the refusal,
-    is Samba's (``samba.melds.plan_variant_lay_off``) for every lay-off of each rank's cards
-    held, of each wild card held, of a card of another rank and of a card not held, onto
-    every first meld of the side, in seeded random play of the preset and of options that
-    change which lay-offs are valid."""
+def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(
+    preset: str, options: dict[str, object]
+) -> None:
+    """§1.6 T2, §3.4, §3.7: the Samba family plans a lay-off onto a rank's first meld the
+    short way (``samba.melds.plan_first_lay_off``, without copying the further melds); the
+    plan, or the refusal, is the one found by the meld's name on the table
+    (``plan_lay_off_on_table``) for every lay-off of each rank's cards held, of each wild
+    card held, of a card of another rank and of a card not held, onto every first meld of
+    the side, in seeded random play of Hand and Foot, of options that change which
+    lay-offs are valid, of Samba and of Bolivia; a valid one planned as listed (unchecked)
+    alike."""
     from shared.rules.cards import RANK
-    from shared.rules.variants.hand_and_foot import plan_first_lay_off
-    from shared.rules.variants.samba.melds import plan_variant_lay_off
+    from shared.rules.variants.samba.melds import plan_first_lay_off, plan_lay_off_on_table
 
-    config = make_config("hand_and_foot", options)
+    config = make_config(preset, options)
     outcomes: Counter[str] = Counter()
     for state, seat in _book_positions(config, 6, 3 + len(options)):
         melds = state.melds[state.side_of[seat]]
@@ -567,7 +573,7 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
             tried = {natural, natural[:1], wild, (*natural[:2], *wild), other, (not_held,)}
             for cards in tried - {()}:  # (no cards at all: Samba's plan names the refusal)
                 action = LayOff(rank, cards)
-                expected, refusal = _planned(plan_variant_lay_off, state, seat, action)
+                expected, refusal = _planned(plan_lay_off_on_table, state, seat, action)
                 plan, why = _planned(plan_first_lay_off, state, seat, action)
                 assert why == refusal, action
                 if expected is None:
@@ -575,6 +581,7 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
                     continue
                 assert plan is not None
                 assert plan._replace(extra=expected.extra) == expected
+                assert plan_first_lay_off(state, seat, action, True) == plan  # (listed)
                 assert expected.extra == state.extra_of(state.side_of[seat])
                 outcomes["planned"] += 1
     assert outcomes["planned"] > 100, outcomes
@@ -582,13 +589,13 @@ def test_the_plan_of_a_lay_off_onto_a_first_meld_is_sambas_3_7(options: dict[str
 
 
 def _planned(
-    plan: Callable[[GameState, int, LayOff], Plan | None],
+    plan: Callable[[GameState, int, LayOff, bool], Plan | None],
     state: GameState,
     seat: int,
     action: LayOff,
 ) -> tuple[Plan | None, tuple[str, str | None] | None]:
     """What ``plan`` makes of ``action``: the plan, or the refusal (message and section)."""
     try:
-        return plan(state, seat, action), None
+        return plan(state, seat, action, False), None
     except IllegalMoveError as refused:
         return None, (refused.message, refused.rule)

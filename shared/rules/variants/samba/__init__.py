@@ -44,17 +44,17 @@ class Samba(Ruleset):
 
     name = "samba"
 
-    def plan_take(self, s: GameState, seat: int, action: TakePile) -> Plan | None:
-        return plan_variant_take(s, seat, action) if s.extra else None
+    def plan_take(self, s: GameState, seat: int, action: TakePile, listed: bool) -> Plan | None:
+        return plan_variant_take(s, seat, action, listed) if s.extra else None
 
-    def plan_meld(self, s: GameState, seat: int, action: Meld) -> Plan | None:
-        return plan_variant_meld(s, seat, action) if s.extra else None
+    def plan_meld(self, s: GameState, seat: int, action: Meld, listed: bool) -> Plan | None:
+        return plan_variant_meld(s, seat, action, listed) if s.extra else None
 
-    def plan_lay_off(self, s: GameState, seat: int, action: LayOff) -> Plan | None:
-        return plan_variant_lay_off(s, seat, action) if s.extra else None
+    def plan_lay_off(self, s: GameState, seat: int, action: LayOff, listed: bool) -> Plan | None:
+        return plan_variant_lay_off(s, seat, action, listed) if s.extra else None
 
-    def plan_combine(self, s: GameState, seat: int, action: Combine) -> Plan:
-        return plan_combine(s, seat, action)
+    def plan_combine(self, s: GameState, seat: int, action: Combine, listed: bool) -> Plan:
+        return plan_combine(s, seat, action, listed)
 
     def further_candidates(
         self, s: GameState, side: int, hand: Sequence[Card]

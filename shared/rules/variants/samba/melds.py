@@ -10,6 +10,9 @@ more ranks are a sequence, wild cards only are a wild meld, otherwise a group of
 The functions here validate a move into a ``Plan`` (``edits``) without changing anything,
 like ``melding`` and ``pile`` do for classic; those modules hand a move over here when the
 config has these melds (``RuleConfig.variant_melds``), so the classic paths run unchanged.
+A move the engine listed itself (``listed``, ``engine.apply_listed``) builds the same plan
+without the validations the listing made; what building needs (the cards held, the meld
+named, where a card goes) is still asked.
 """
 
 from __future__ import annotations
@@ -364,11 +367,17 @@ class _Table:
         )
 
 
-def _add_to(config: RuleConfig, table: _Table, where: Where, added: Sequence[Card]) -> None:
-    """Validate ``added`` joining the meld at ``where`` and put the result on ``table``."""
+def _add_to(
+    config: RuleConfig, table: _Table, where: Where, added: Sequence[Card], listed: bool
+) -> None:
+    """Validate ``added`` joining the meld at ``where`` (``listed``: it was) and put the
+    result on ``table``."""
     old = table.get(where)
-    kind = meld_kind(old)
     merged = (*old, *added)
+    if listed:
+        table.put(where, merged, True)
+        return
+    kind = meld_kind(old)
     if kind == SEQUENCE:
         if len(old) >= CANASTA_SIZE:
             raise IllegalMoveError(
@@ -383,11 +392,14 @@ def _add_to(config: RuleConfig, table: _Table, where: Where, added: Sequence[Car
     table.put(where, merged, True)
 
 
-def _meld_group(s: GameState, table: _Table, group: tuple[Card, ...]) -> bool:
-    """Lay one new group from hand onto ``table`` (§3.4, §3.5); True for black threes."""
+def _meld_group(s: GameState, table: _Table, group: tuple[Card, ...], listed: bool) -> bool:
+    """Lay one new group from hand onto ``table`` (§3.4, §3.5; ``listed``: unchecked, it
+    was); True for black threes."""
     config = s.config
     if not group:
         raise IllegalMoveError("a meld needs cards", "1.9")
+    if listed:
+        return _place_group(config, table, group)
     if any(IS_RED3[c] for c in group):
         raise IllegalMoveError(
             "red threes cannot be melded: they are laid out by themselves", "1.7"
@@ -422,11 +434,28 @@ def _meld_group(s: GameState, table: _Table, group: tuple[Card, ...]) -> bool:
     return False
 
 
+def _place_group(config: RuleConfig, table: _Table, group: tuple[Card, ...]) -> bool:
+    """Put a listed new group on ``table`` where ``_meld_group`` puts it once validated (a
+    sequence or wild meld, or a group beside its rank's first meld where a side may have
+    several, as a further meld; else onto the rank's first meld); True for black threes."""
+    kind, rank, _ = meld_facts(group)
+    if kind != GROUP:
+        table.add_new(group)
+        return False
+    old = table.melds[rank]
+    if old and rank != THREE and config.multiple_melds_per_rank:
+        table.add_new(group)
+    else:
+        table.put((False, rank), (*old, *group), bool(old))
+    return rank == THREE
+
+
 # -- the moves -------------------------------------------------------------------------------------
 
 
-def plan_variant_meld(s: GameState, seat: int, action: Meld) -> Plan:
-    """§3.4, §3.5: new melds from hand (each group its own meld), or the side's opening."""
+def plan_variant_meld(s: GameState, seat: int, action: Meld, listed: bool) -> Plan:
+    """§3.4, §3.5: new melds from hand (each group its own meld), or the side's opening
+    (``listed``: the melds and the opening's minimum are not checked again)."""
     side = s.side_of[seat]
     if not action.melds:
         raise IllegalMoveError("name the cards to meld, for example: meld 7h 7c 2s", "1.9")
@@ -434,27 +463,63 @@ def plan_variant_meld(s: GameState, seat: int, action: Meld) -> Plan:
     table = _Table(s, side)
     threes = False
     for group in action.melds:
-        threes = _meld_group(s, table, group) or threes
-    if not s.opened(side):
+        threes = _meld_group(s, table, group, listed) or threes
+    if not listed and not s.opened(side):
         check_opening_meld(s, seat, hand, dict(enumerate(action.melds)))
     return table.plan(side, hand, len(hand), threes and bool(hand))
 
 
-def plan_variant_lay_off(s: GameState, seat: int, action: LayOff) -> Plan:
-    """§1.6 T2, §3.4, §3.5: cards from hand onto the named meld of the side."""
+def plan_variant_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
+    """§1.6 T2, §3.4, §3.5: cards from hand onto the named meld of the side (``listed``:
+    the cards' fit is not checked again); a rank's first meld planned the short way."""
+    plan = plan_first_lay_off(s, seat, action, listed)
+    return plan if plan is not None else plan_lay_off_on_table(s, seat, action, listed)
+
+
+def plan_first_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan | None:
+    """The plan of a lay-off onto a rank's first meld (the rank-indexed one, four to ace),
+    the most made move after the discard: validated as ``plan_lay_off_on_table`` validates
+    it (the cards held, then ``check_group`` on the meld, raising the same refusals in the
+    same order; ``lay_off_fits`` is its verdict from the meld's counts, so a refusal is
+    built only where there is one), without finding the meld by a ``MeldRef`` or copying
+    the side's further melds, which the move leaves as they are (``Plan.extra`` ``None``).
+    ``None`` for any other lay-off. ``listed``: the fit is not checked again."""
+    rank = action.rank
+    if action.which != 1 or action.suit >= 0 or not FOUR <= rank <= ACE or not action.cards:
+        return None
+    side = s.side_of[seat]
+    melds = s.melds[side]
+    old = melds[rank]
+    if not old:
+        return None
+    kind, old_rank, wilds = meld_facts(old)
+    if kind != GROUP or old_rank != rank:
+        return None
+    hand = remove_cards(s.hands[seat], action.cards, "to lay off")
+    config = s.config
+    if not listed and not lay_off_fits(config, rank, len(old), wilds, action.cards):
+        check_group(config, rank, old, action.cards, new=False)  # (raises the refusal)
+    after = list(melds)
+    after[rank] = (*old, *action.cards)
+    return Plan(side, hand, tuple(after), ((rank, True),), len(hand), False)
+
+
+def plan_lay_off_on_table(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
+    """``plan_variant_lay_off`` onto any meld, found by its ``MeldRef``."""
     side = s.side_of[seat]
     if not action.cards:
         raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
     where = find_meld(s, side, action.ref)
     hand = remove_cards(s.hands[seat], action.cards, "to lay off")
     table = _Table(s, side)
-    _add_to(s.config, table, where, action.cards)
+    _add_to(s.config, table, where, action.cards, listed)
     return table.plan(side, hand, len(hand), False)
 
 
-def plan_combine(s: GameState, seat: int, action: Combine) -> Plan:
+def plan_combine(s: GameState, seat: int, action: Combine, listed: bool) -> Plan:
     """§3.4, §3.8a: two group melds of one rank become one, within the wild limit; joining
-    a meld that holds a wild card to a completed canasta adds a wild to it (refused)."""
+    a meld that holds a wild card to a completed canasta adds a wild to it (refused).
+    ``listed``: the two melds are found, their union not checked again."""
     config = s.config
     if not config.multiple_melds_per_rank:
         raise IllegalMoveError("in this game a side has one meld per rank: nothing to combine")
@@ -467,97 +532,127 @@ def plan_combine(s: GameState, seat: int, action: Combine) -> Plan:
     if (second[0], second[1]) < (first[0], first[1]):
         first, second = second, first  # the combined meld keeps the earlier place
     keep, gone = table.get(first), table.get(second)
-    if meld_kind(keep) != GROUP or meld_kind(gone) != GROUP or (meld_rank(keep) != meld_rank(gone)):
-        raise IllegalMoveError("only group melds of one rank can be combined", "3.4")
-    rank = meld_rank(keep)
-    fault = combine_fault(config, rank, keep, gone)
-    if fault is not None:
-        raise IllegalMoveError(*fault)
+    if not listed:
+        if (
+            meld_kind(keep) != GROUP
+            or meld_kind(gone) != GROUP
+            or (meld_rank(keep) != meld_rank(gone))
+        ):
+            raise IllegalMoveError("only group melds of one rank can be combined", "3.4")
+        fault = combine_fault(config, meld_rank(keep), keep, gone)
+        if fault is not None:
+            raise IllegalMoveError(*fault)
     table.put(first, (*keep, *gone), True)
     del table.extra[second[1]]
     hand = s.hands[seat]
     return table.plan(side, hand, len(hand), False)
 
 
-def plan_variant_take(s: GameState, seat: int, action: TakePile) -> Plan:
+def plan_variant_take(s: GameState, seat: int, action: TakePile, listed: bool) -> Plan:
     """§3.4 taking the pile in Samba and Bolivia, every check in order.
 
     A natural pair from hand always takes it (with the top card, a new group meld, or the
     named one); an unfrozen pile may also be taken by adding the top card alone to a group
     or sequence meld that is not yet a canasta; natural + wild never takes it (D8 option
     ``unfrozen_take_methods``). Only the top card joins a sequence during the take (§3.8a).
+    ``listed``: the take is built where the checks would put it, without the checks.
     """
     config = s.config
     side, top, rank, hand, opened, naturals, wilds = take_prologue(
-        s, seat, action, refuse_black_top=True, onto=True
+        s, seat, action, refuse_black_top=True, onto=True, listed=listed
     )
     support = action.cards
     frozen = s.pile_frozen or not opened
+    pair = naturals >= 2 or (naturals == 1 and wilds > 0 and not frozen)
+    if not listed:
+        _check_take_way(s, rank, top, naturals, pair, frozen, support)
     table = _Table(s, side)
-    if naturals >= 2 or (naturals == 1 and wilds and not frozen):
+    if pair:
+        cards = (top, *support)
+        if action.onto is not None:
+            where = find_meld(s, side, action.onto)
+            if not listed and meld_kind(table.get(where)) != GROUP:
+                raise IllegalMoveError("a pair taking the pile joins a group meld", "3.4")
+            _add_to(config, table, where, cards, listed)
+        elif table.melds[rank] and config.multiple_melds_per_rank:
+            if not listed:
+                check_group(config, rank, (), cards, new=True)
+            table.add_new(cards)
+        else:
+            old = table.melds[rank]
+            if not listed:
+                check_group(config, rank, old, cards, new=not old)
+            table.put((False, rank), (*old, *cards), bool(old))
+    else:
+        where = _layoff_target(s, side, table, top, action.onto, listed)
+        _add_to(config, table, where, (top,), listed)
+    if action.melds:
+        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
+        for group in action.melds:
+            if _meld_group(s, table, group, listed) and not listed:
+                raise IllegalMoveError("black threes are melded only when going out", "1.9")
+    if not opened and not listed:
+        value = VALUE[top] + sum(VALUE[c] for c in support)
+        value += sum(VALUE[c] for g in action.melds for c in g)
+        require_minimum(s, seat, value, with_pile=True)
+    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
+    return table.plan(side, hand, len(hand) + taken, False)
+
+
+def _check_take_way(
+    s: GameState,
+    rank: int,
+    top: Card,
+    naturals: int,
+    pair: bool,
+    frozen: bool,
+    support: tuple[Card, ...],
+) -> None:
+    """§3.4, §1.8.2, D8: whether the pile may be taken the way the support says, a pair
+    (``pair``: a natural pair, or a natural and a wild card on an unfrozen pile) or the top
+    card alone laid onto a meld, before where the cards go is asked."""
+    config = s.config
+    if pair:
         if naturals < 2 and "natural_plus_wild" not in config.unfrozen_take_methods:
             raise IllegalMoveError(
                 f"in this game the pile is taken with two natural {rank_name(rank)}, not with "
                 "a natural card and a wild card",
                 "3.4",
             )
-        cards = (top, *support)
-        if action.onto is not None:
-            where = find_meld(s, side, action.onto)
-            if meld_kind(table.get(where)) != GROUP:
-                raise IllegalMoveError("a pair taking the pile joins a group meld", "3.4")
-            _add_to(config, table, where, cards)
-        elif table.melds[rank] and config.multiple_melds_per_rank:
-            check_group(config, rank, (), cards, new=True)
-            table.add_new(cards)
-        else:
-            old = table.melds[rank]
-            check_group(config, rank, old, cards, new=not old)
-            table.put((False, rank), (*old, *cards), bool(old))
-    else:
-        if frozen:
-            why = "it holds a wild card" if s.pile_frozen else "your side has not opened"
-            raise IllegalMoveError(
-                f"the pile is frozen ({why}): to take it you need two natural "
-                f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
-                "1.8.2",
-            )
-        if "layoff" not in config.unfrozen_take_methods:  # Hand and Foot (§3.7)
-            raise IllegalMoveError(
-                f"in this game the pile is taken only with two natural {rank_name(rank)} from "
-                f"your hand to meld with the {card_text(top)}",
-                "D8",
-            )
-        if support:
-            raise IllegalMoveError(
-                f"to take the pile you need two natural {rank_name(rank)}, or a meld that is "
-                f"not yet a canasta to add the {card_text(top)} to (§3.4: a sequence is never "
-                "started or extended by hand cards in the take)",
-                "3.4",
-            )
-        where = _layoff_target(s, side, table, top, action.onto)
-        _add_to(config, table, where, (top,))
-    value = VALUE[top] + sum(VALUE[c] for c in support)
-    value += sum(VALUE[c] for g in action.melds for c in g)
-    if action.melds:
-        hand = remove_cards(hand, [c for g in action.melds for c in g], "to meld")
-        for group in action.melds:
-            if _meld_group(s, table, group):
-                raise IllegalMoveError("black threes are melded only when going out", "1.9")
-    if not opened:
-        require_minimum(s, seat, value, with_pile=True)
-    taken = sum(1 for c in pile_cards_taken(s) if not IS_RED3[c])
-    return table.plan(side, hand, len(hand) + taken, False)
+        return
+    if frozen:
+        why = "it holds a wild card" if s.pile_frozen else "your side has not opened"
+        raise IllegalMoveError(
+            f"the pile is frozen ({why}): to take it you need two natural "
+            f"{rank_name(rank)} from your hand to meld with the {card_text(top)}",
+            "1.8.2",
+        )
+    if "layoff" not in config.unfrozen_take_methods:  # Hand and Foot (§3.7)
+        raise IllegalMoveError(
+            f"in this game the pile is taken only with two natural {rank_name(rank)} from "
+            f"your hand to meld with the {card_text(top)}",
+            "D8",
+        )
+    if support:
+        raise IllegalMoveError(
+            f"to take the pile you need two natural {rank_name(rank)}, or a meld that is "
+            f"not yet a canasta to add the {card_text(top)} to (§3.4: a sequence is never "
+            "started or extended by hand cards in the take)",
+            "3.4",
+        )
 
 
 def _layoff_target(
-    s: GameState, side: int, table: _Table, top: Card, onto: MeldRef | None
+    s: GameState, side: int, table: _Table, top: Card, onto: MeldRef | None, listed: bool
 ) -> Where:
-    """The meld the top card alone joins (§3.4): the named one, else the first that takes
-    it: the group of its rank, a further group of it, a sequence it extends."""
+    """The meld the top card alone joins (§3.4): the named one (``listed``: not checked
+    again), else the first that takes it: the group of its rank, a further group of it, a
+    sequence it extends."""
     config = s.config
     if onto is not None:
         where = find_meld(s, side, onto)
+        if listed:
+            return where
         if not config.pile_layoff_onto_canasta and len(table.get(where)) >= CANASTA_SIZE:
             raise IllegalMoveError(
                 f"the {card_text(top)} may not be added to a completed canasta when taking "
@@ -721,7 +816,7 @@ def obliged_verdicts(state: GameState, seat: int) -> Verdict | None:
                 plan = plan_lay_off(state, seat, action)
             elif kind is Combine:
                 assert isinstance(action, Combine)
-                plan = ruleset.plan_combine(state, seat, action)
+                plan = ruleset.plan_combine(state, seat, action, listed=False)
             else:
                 return None
         except IllegalMoveError:
