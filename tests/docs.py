@@ -3,6 +3,7 @@ line with the real Typer apps (``canasta`` and ``canasta-server``) without runni
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from pathlib import Path
@@ -13,6 +14,7 @@ from typer.main import get_command
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PROGRAMS = ("canasta", "canasta-server")
 
 
 def code_blocks(text: str, *languages: str) -> list[str]:
@@ -64,20 +66,28 @@ def parse_command_line(argv: list[str], *, mention: bool = False) -> None:
     ``mention``: the words name a command in prose (`canasta verify`, `canasta create
     --days`), so required arguments may be left out, but the command and every option named
     must exist."""
+    while argv and re.fullmatch(r"[A-Z_]+=\S*", argv[0]):
+        argv = argv[1:]
+    program, *args = argv
+    if program not in PROGRAMS:
+        raise CommandLineError(f"not a command of this project: {argv}")
+    try:
+        _parse(_click_command(program), program, args, None, mention, set())
+    except Exception as error:  # the app's usage error, or an unknown command or option
+        if getattr(error, "exit_code", None) != 0:  # --help ends parsing, with exit code 0
+            raise CommandLineError(f"`{' '.join(argv)}`: {error}") from None
+
+
+@functools.cache
+def _click_command(program: str) -> Any:
+    """The click command Typer builds for ``program``, built once per test process: building
+    it reads every command's signature and type hints (about 30 ms for ``canasta``), and the
+    docs tests parse hundreds of command lines. Parsing never changes it."""
     from client.main import app as client_app
     from server.cli import app as server_app
 
     apps: dict[str, typer.Typer] = {"canasta": client_app, "canasta-server": server_app}
-    while argv and re.fullmatch(r"[A-Z_]+=\S*", argv[0]):
-        argv = argv[1:]
-    program, *args = argv
-    if program not in apps:
-        raise CommandLineError(f"not a command of this project: {argv}")
-    try:
-        _parse(get_command(apps[program]), program, args, None, mention, set())
-    except Exception as error:  # the app's usage error, or an unknown command or option
-        if getattr(error, "exit_code", None) != 0:  # --help ends parsing, with exit code 0
-            raise CommandLineError(f"`{' '.join(argv)}`: {error}") from None
+    return get_command(apps[program])
 
 
 def _parse(

@@ -14,6 +14,7 @@ import pytest
 
 from tests.docs import (
     PAGES,
+    PROGRAMS,
     REPO,
     CommandLineError,
     code_blocks,
@@ -21,8 +22,6 @@ from tests.docs import (
     section,
     shell_commands,
 )
-
-PROGRAMS = ("canasta", "canasta-server")
 
 
 def _shown_commands(text: str) -> list[tuple[list[str], bool]]:

@@ -29,6 +29,7 @@ __all__ = [
     "authoritative_state",
     "banner_port",
     "examples",
+    "inner_loop",
     "next_plain_move",
     "partners_and_bots",
     "plain_turn",
@@ -51,7 +52,13 @@ def examples(full: int) -> int:
     """How many examples a property test draws: ``full`` in ``make test``, a third in the
     inner loop (``make test-fast`` sets ``CANASTA_INNER_LOOP``), where the whole suite must
     stay under a minute. The examples are derandomized, so either run is repeatable."""
-    return max(full // 3, 10) if os.environ.get("CANASTA_INNER_LOOP") else full
+    return max(full // 3, 10) if inner_loop() else full
+
+
+def inner_loop() -> bool:
+    """Whether this run is the inner loop (``make test-fast`` sets ``CANASTA_INNER_LOOP``),
+    for a test that asks fewer questions there (as ``examples`` does)."""
+    return bool(os.environ.get("CANASTA_INNER_LOOP"))
 
 
 def next_plain_move(

@@ -85,16 +85,17 @@ def smtp_sender(config: ServerConfig) -> MailSender:
     """Send a message through the configured SMTP server (standard library only)."""
 
     def send(message: EmailMessage) -> None:
-        context = ssl.create_default_context()
+        # Only for a connection that uses TLS: loading the system's certificates costs about
+        # 25 ms of CPU, more than the rest of sending a mail to a local relay.
         if config.smtp_security == "tls":
             client: smtplib.SMTP = smtplib.SMTP_SSL(
-                config.smtp_host, config.smtp_port, timeout=30, context=context
+                config.smtp_host, config.smtp_port, timeout=30, context=ssl.create_default_context()
             )
         else:
             client = smtplib.SMTP(config.smtp_host, config.smtp_port, timeout=30)
         with client:
             if config.smtp_security == "starttls":
-                client.starttls(context=context)
+                client.starttls(context=ssl.create_default_context())
             if config.smtp_user:
                 client.login(config.smtp_user, config.smtp_password)
             client.send_message(message)

@@ -87,14 +87,17 @@ def migrate(db: Database, target: str = "head", scripts: Path = SCRIPTS) -> list
         connection = session.connection()
         _lock(db, session)
         config = _config(scripts, connection)
+        # One ScriptDirectory for every question: each new one loads every revision file
+        # again (most of what a server's start costs when the schema is already at head).
         revisions = ScriptDirectory.from_config(config)
         current = _current(connection)
-        if current is not None and current not in known_revisions(scripts):
+        if current is not None and current not in {r.revision for r in revisions.walk_revisions()}:
             raise MigrationError(
                 f"the database schema is at revision {current}, which this server does not "
                 "know (a newer server made it?): upgrade the server"
             )
-        goal = head_revision(scripts) if target == "head" else target
+        goal = revisions.get_current_head() if target == "head" else target
+        assert goal is not None, "no revisions"
         if current == goal:
             return []
         adopted = MigrationContext.configure(connection).get_current_revision() is not None

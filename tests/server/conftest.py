@@ -88,6 +88,28 @@ def make_app(
     """Build (and by default start) a server whose data lives in ``tmp_path / name`` (keys,
     and the SQLite file) and in storage ``name``: the same name again is the same server's
     data, as after a restart."""
+    yield from app_factory(tmp_path, database_url, migrated_sqlite)
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def module_make_app(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    migrated_sqlite: Path,
+) -> Iterator[AppFactory]:
+    """``make_app`` for a whole test module, once on each database: for a module whose tests
+    share a server they never change (each asserts that it stored nothing), where building
+    the same table for each would cost more than the test."""
+    engine = str(request.param)
+    for urls in database_urls(engine, request, migrated=True):
+        yield from app_factory(tmp_path_factory.mktemp(f"apps-{engine}"), urls, migrated_sqlite)
+
+
+def app_factory(
+    root: Path, database_url: DatabaseUrl, migrated_sqlite: Path
+) -> Iterator[AppFactory]:
+    """The body of a ``make_app`` fixture whose servers keep their data under ``root``; stops
+    them all when the fixture ends."""
     apps: list[App] = []
 
     def make(
@@ -97,7 +119,7 @@ def make_app(
         # Tests read views far faster than a person: the per-player read budget (300 a
         # minute) is off unless a test is about it (test_attacks sets its own).
         settings.setdefault("limit_reads_per_minute", 0)
-        data_dir = tmp_path / name
+        data_dir = root / name
         if not settings["database_url"] and not (data_dir / "canasta.db").exists():
             data_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(migrated_sqlite, data_dir / "canasta.db")

@@ -92,7 +92,9 @@ def hooks() -> Iterator[Hooks]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     found.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever looks for shutdown() every poll_interval: its default 0.5 s would be the
+    # teardown's wait in every test that uses the fixture.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     yield found
     server.shutdown()

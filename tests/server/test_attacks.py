@@ -16,7 +16,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -256,14 +256,23 @@ HOSTILE_OPTIONS: list[tuple[dict[str, str], int, str]] = [
 ]
 
 
+@pytest.fixture(scope="module")
+def refusing(module_make_app: AppFactory) -> Iterator[tuple[App, PlayerClient]]:
+    """One server, and Alice on it, for all the hostile options and small-order keys, on each
+    database: each test asserts that its refusal stored nothing, so none changes what the
+    next one sees, and a new server for each cost more than the test."""
+    app = module_make_app("refusing")
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        yield app, PlayerClient(channel).join_server("alice")
+
+
 @pytest.mark.parametrize(
     ("options", "target", "named"),
     HOSTILE_OPTIONS,
     ids=[f"{n}-{i}" for i, (_, _, n) in enumerate(HOSTILE_OPTIONS)],
 )
 def test_options_out_of_type_or_range_are_refused_and_store_nothing(
-    app: App,
-    players: Players,
+    refusing: tuple[App, PlayerClient],
     dump: Callable[[App], Any],
     options: dict[str, str],
     target: int,
@@ -271,7 +280,7 @@ def test_options_out_of_type_or_range_are_refused_and_store_nothing(
 ) -> None:
     """Issue 10, parts 2 and 3: each value the attack used is INVALID_ARGUMENT naming the
     option, quickly, and no match is stored."""
-    alice = players("alice")
+    app, alice = refusing
     before = dump(app)
     started = time.perf_counter()
     error = _refused(lambda: alice.create_match(options=options, target=target, bot_seats=[1]))
@@ -298,11 +307,12 @@ def test_history_after_any_seq_is_an_empty_page(app: App, players: Players, afte
 
 @pytest.mark.parametrize("weak", SMALL_ORDER, ids=[k.hex()[:8] for k in SMALL_ORDER])
 def test_small_order_keys_cannot_register_or_sign_in(
-    app: App, channel: grpc.Channel, dump: Callable[[App], Any], weak: bytes
+    refusing: tuple[App, PlayerClient], dump: Callable[[App], Any], weak: bytes
 ) -> None:
     """Issue 10, part 4. The identity point with the "signature" 01 00..00 verified over any
     registration before the fix."""
-    client = PlayerClient(channel)
+    app, alice = refusing
+    client = PlayerClient(alice.channel)
     payload = pb.RegisterPayload(
         public_key=weak, display_name="mallory", server_public_key=client.server_key
     ).SerializeToString()
@@ -323,11 +333,22 @@ def test_small_order_keys_cannot_register_or_sign_in(
 SERVICE = pb.DESCRIPTOR.services_by_name["Canasta"]
 
 
+@pytest.fixture(scope="module")
+def undecoding(module_make_app: AppFactory) -> Iterator[grpc.Channel]:
+    """A channel to one server for all the undecodable requests, on each database (a server
+    of their own: each counts the log lines that name its method, which no other test of
+    theirs names)."""
+    app = module_make_app("undecoding")
+    with grpc.insecure_channel(f"127.0.0.1:{app.port}") as channel:
+        yield channel
+
+
 @pytest.mark.parametrize("method", [m.name for m in SERVICE.methods])
 def test_undecodable_requests_are_invalid_argument_with_one_log_line(
-    app: App, channel: grpc.Channel, caplog: pytest.LogCaptureFixture, method: str
+    undecoding: grpc.Channel, caplog: pytest.LogCaptureFixture, method: str
 ) -> None:
     """Issue 10, part 5: gRPC itself answered UNKNOWN with a traceback per request."""
+    channel = undecoding
     path = f"/{SERVICE.full_name}/{method}"
     streaming = SERVICE.methods_by_name[method].server_streaming
     garbage = b"\xff\xff\xff\xff\x0f"  # a varint that never ends
