@@ -41,9 +41,10 @@ test: $(STAMP)
 	$(BIN)/mypy
 	TMPDIR=$(TEST_TMPDIR) $(BIN)/pytest -n 2
 
-# The inner loop, about 70 s of CPU: no lint, no slow tests, no PostgreSQL, a third of the
-# property tests' examples and fewer hands in a few seeded tests (tests/testkit.py: examples,
-# inner_loop), both cores (pytest-xdist). `make test` stays the whole suite and what CI runs.
+# The inner loop, under a minute on two cores: no lint, no slow tests, no PostgreSQL, a
+# third of the property tests' examples and fewer hands in a few seeded tests
+# (tests/testkit.py: examples, inner_loop), both cores (pytest-xdist). `make test` stays the
+# whole suite and what CI runs.
 test-fast: $(STAMP)
 	CANASTA_INNER_LOOP=1 TMPDIR=$(TEST_TMPDIR) $(BIN)/pytest -m "not slow and not postgres" -n 2
 
