@@ -26,8 +26,13 @@ serve: $(STAMP)
 
 # The tests' files (their servers' SQLite databases, keys, logs) in memory where /dev/shm is:
 # every commit to a server's SQLite file waits for the disk (synchronous=FULL; about 0.7 ms a
-# flush on the project's machines), and no test can tell that wait from tmpfs's none.
-TEST_TMPDIR := $(or $(wildcard /dev/shm),$(TMPDIR),/tmp)
+# flush on the project's machines), and no test can tell that wait from tmpfs's none. Only
+# where it has room: a container's /dev/shm is often 64 MB (Docker's default), and one
+# PostgreSQL cluster a worker takes about 70 MB, so initdb and the SQLite copies fail there
+# with "No space left on device". `make test TEST_TMPDIR=...` chooses.
+SHM ?= /dev/shm
+SHM_NEEDS_KB ?= 1048576
+TEST_TMPDIR ?= $(or $(shell df -Pk $(SHM) 2>/dev/null | awk 'NR == 2 && $$4 >= $(SHM_NEEDS_KB) {print "$(SHM)"}'),$(TMPDIR),/tmp)
 
 # Each line stops make on failure; pytest exits 5 when it collects no tests, which fails too.
 # Both cores (pytest-xdist): each worker starts its own PostgreSQL, on a free port.
