@@ -282,9 +282,11 @@ def plan_lay_off(s: GameState, seat: int, action: LayOff, listed: bool) -> Plan:
         raise IllegalMoveError("in this game a side has one meld per rank: name it by its rank")
     side = s.side_of[seat]
     rank = WILD_MELD if action.rank == JOKER_RANK else action.rank
+    if not 0 <= rank < 13:
+        raise IllegalMoveError("name the rank of the meld to lay off to, for example: lay 9 9d")
     if not action.cards:
         raise IllegalMoveError("name the cards to lay off, for example: lay 9 9d", "1.6")
-    existing = s.melds[side][rank] if 0 <= rank < 13 else ()
+    existing = s.melds[side][rank]
     if not existing:
         what = "wild meld" if rank == WILD_MELD else f"meld of {rank_name(rank)}"
         raise IllegalMoveError(f"your side has no {what} to add to", "1.6")

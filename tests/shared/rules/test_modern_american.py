@@ -247,3 +247,20 @@ def test_unopened_side_may_ask_only_when_its_opening_goes_out_3_6(hand: str, all
     out = rules.apply_turn(said_yes, 0, rules.parse_turn(turn))
     assert out.last_hand is not None
     assert out.last_hand.went_out == 0
+
+
+@pytest.mark.parametrize("preset", playout.PRESET_NAMES)
+def test_1_6_a_lay_off_naming_no_rank_is_refused_in_every_game(preset: str) -> None:
+    """§1.6 T2: a lay-off must name the rank of a meld. A rank past the cards' ranks (or
+    below them) is refused as an illegal move in every game, never a crash: Modern
+    American's own plan once looked its name up past the end of the ranks (review)."""
+    config = make_config(preset)
+    for state, seat in playout.random_positions(config, 8, 3, (rules.Phase.PLAY,)):
+        if not state.opened(state.side_of[seat]):
+            continue
+        card = state.hands[seat][0]
+        for rank in (-1, 14, 15, 99):
+            with pytest.raises(IllegalMoveError):
+                rules.check(state, seat, rules.LayOff(rank, (card,)))
+        return
+    raise AssertionError("no opened side's turn to play")
