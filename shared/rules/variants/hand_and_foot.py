@@ -627,18 +627,12 @@ class _Books:
         alone (no sequences, no wild melds), listed once per table."""
 
 
-_CAPS: dict[str, tuple[int, ...]] = {}
-
-
+@lru_cache(maxsize=8)  # (the config allows four wild limits)
 def _caps_of(limit: str) -> tuple[int, ...]:
     """``wild_cap(limit, naturals)`` for every count of naturals a meld may hold (up to the
     cards of eight packs), read by index where a table's melds are read: the few wild limits
     there are each kept once."""
-    found = _CAPS.get(limit)
-    if found is None:
-        caps = tuple(wild_cap(limit, n) for n in range(8 * 54 + 1))
-        found = remember(_CAPS, limit, caps, 16)  # (never full: the config allows four limits)
-    return found
+    return tuple(wild_cap(limit, n) for n in range(8 * 54 + 1))
 
 
 _WildPlaces = tuple[

@@ -766,23 +766,16 @@ def _packed(counts: Sequence[int]) -> int:
     return packed
 
 
+@lru_cache(maxsize=8192)
 def _spread(used: int) -> int:
     """One card of each rank in ``used`` (rank bits), packed as ``_packed`` packs counts;
     memoised (at most one entry per set of the thirteen ranks, 8192)."""
-    found = _SPREADS.get(used)
-    if found is None:
-        found = 0
-        bits = used
-        while bits:
-            bit = bits & -bits
-            found |= 1 << ((bit.bit_length() - 1) * _FIELD)
-            bits ^= bit
-        _SPREADS[used] = found
+    found = 0
+    while used:
+        bit = used & -used
+        found |= 1 << ((bit.bit_length() - 1) * _FIELD)
+        used ^= bit
     return found
-
-
-_SPREADS: dict[int, int] = {}
-"""``_spread`` by rank bits (bounded by the 8192 sets of thirteen ranks)."""
 
 
 @lru_cache(maxsize=4096)
